@@ -1,0 +1,509 @@
+//! The content file format (documented in `content/README.md`) and its validation.
+//! A quiz is `quiz.toml` in its source language plus one `<locale>.toml` per translation.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Deserialize;
+
+use super::model::{Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey};
+use super::{ContentError, Question};
+use crate::i18n::{Text, canonical_tag};
+use crate::policy::Policy;
+
+/// One file's name (for messages) and text.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+}
+
+/// The files of one quiz: `quiz.toml` and its translations keyed by locale tag as written.
+#[derive(Debug, Clone)]
+pub struct QuizSource {
+    pub quiz: SourceFile,
+    pub translations: Vec<(String, SourceFile)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuizFile {
+    slug: String,
+    source_locale: Option<String>,
+    title: String,
+    intro: Option<String>,
+    #[serde(default)]
+    practice: Policy,
+    #[serde(default)]
+    questions: Vec<QuestionFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuestionFile {
+    key: String,
+    kind: String,
+    points: Option<f64>,
+    prompt: String,
+    explanation: String,
+    options: Option<Vec<OptionFile>>,
+    answer: Option<toml::Value>,
+    tolerance: Option<f64>,
+    accepted: Option<Vec<String>>,
+    case_sensitive: Option<bool>,
+    wrong_feedback: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionFile {
+    key: String,
+    text: String,
+    #[serde(default)]
+    correct: bool,
+    feedback: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TranslationFile {
+    title: Option<String>,
+    intro: Option<String>,
+    #[serde(default)]
+    questions: BTreeMap<String, QuestionTranslation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QuestionTranslation {
+    prompt: Option<String>,
+    explanation: Option<String>,
+    wrong_feedback: Option<String>,
+    accepted: Option<Vec<String>>,
+    #[serde(default)]
+    options: BTreeMap<String, OptionTranslation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionTranslation {
+    text: Option<String>,
+    feedback: Option<String>,
+}
+
+/// Labels for generated true/false options, in the locales quizd knows.
+const TRUE_FALSE_LABELS: [(&str, &str, &str); 3] = [
+    ("en", "True", "False"),
+    ("bn", "সত্য", "মিথ্যা"),
+    ("id", "Benar", "Salah"),
+];
+
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 64
+        && key.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// Shown in messages so a bad file can be found and fixed.
+struct Errors<'a> {
+    file: &'a str,
+    list: Vec<ContentError>,
+}
+
+impl Errors<'_> {
+    fn add(&mut self, question: Option<&str>, message: impl Into<String>) {
+        self.list.push(ContentError {
+            file: self.file.to_string(),
+            question: question.map(str::to_string),
+            message: message.into(),
+        });
+    }
+}
+
+fn text_in(locale: &str, s: &str) -> Text {
+    BTreeMap::from([(locale.to_string(), s.to_string())])
+}
+
+/// Compiles a quiz's files into its normalized content, or every problem found.
+pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
+    let mut errs = Errors {
+        file: &source.quiz.name,
+        list: Vec::new(),
+    };
+    let file: QuizFile = match toml::from_str(&source.quiz.text) {
+        Ok(f) => f,
+        Err(e) => {
+            errs.add(None, format!("malformed TOML: {}", e.to_string().trim()));
+            return Err(errs.list);
+        }
+    };
+    if !valid_key(&file.slug) || file.slug.contains('_') {
+        errs.add(
+            None,
+            format!(
+                "slug '{}' must be lowercase letters, digits and '-'",
+                file.slug
+            ),
+        );
+    }
+    let source_locale = match file.source_locale.as_deref() {
+        None => "en".to_string(),
+        Some(tag) => match canonical_tag(tag) {
+            Some(c) if c == tag => c,
+            _ => {
+                errs.add(
+                    None,
+                    format!("source_locale '{tag}' is not a canonical BCP 47 language tag"),
+                );
+                "en".to_string()
+            }
+        },
+    };
+    let sl = source_locale.as_str();
+    if file.title.trim().is_empty() {
+        errs.add(None, "title is empty");
+    }
+    if file.questions.is_empty() {
+        errs.add(None, "the quiz has no questions");
+    }
+
+    let mut questions = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, q) in file.questions.into_iter().enumerate() {
+        let label = if q.key.is_empty() {
+            format!("#{}", i + 1)
+        } else {
+            q.key.clone()
+        };
+        let qn = Some(label.as_str());
+        if !valid_key(&q.key) {
+            errs.add(qn, "key must be 1-64 lowercase letters, digits, '-' or '_'");
+        } else if !seen.insert(q.key.clone()) {
+            errs.add(qn, "duplicate question key");
+        }
+        let Some(kind) = QuestionKind::parse(&q.kind) else {
+            let known: Vec<&str> = QuestionKind::ALL.iter().map(|(n, _)| *n).collect();
+            errs.add(
+                qn,
+                format!(
+                    "unknown kind '{}' (expected one of: {})",
+                    q.kind,
+                    known.join(", ")
+                ),
+            );
+            continue;
+        };
+        let points = q.points.unwrap_or(1.0);
+        if !(points.is_finite() && points > 0.0) {
+            errs.add(qn, "points must be a positive number");
+        }
+        if q.prompt.trim().is_empty() {
+            errs.add(qn, "prompt is empty");
+        }
+        if q.explanation.trim().is_empty() {
+            errs.add(qn, "explanation is empty");
+        }
+        let not_for = |field: &str| format!("field `{field}` does not apply to kind '{}'", q.kind);
+        let mut options = Vec::new();
+        let mut numeric = None;
+        let mut short_text = None;
+        match kind {
+            QuestionKind::Single | QuestionKind::Multiple => {
+                let given = q.options.unwrap_or_default();
+                if given.len() < 2 {
+                    errs.add(qn, "a choice question needs at least 2 options");
+                }
+                let mut keys = HashSet::new();
+                for o in given {
+                    if !valid_key(&o.key) {
+                        errs.add(
+                            qn,
+                            format!(
+                                "option key '{}' must be 1-64 lowercase letters, digits, '-' or '_'",
+                                o.key
+                            ),
+                        );
+                    } else if !keys.insert(o.key.clone()) {
+                        errs.add(qn, format!("duplicate option key '{}'", o.key));
+                    }
+                    if o.text.trim().is_empty() {
+                        errs.add(qn, format!("option '{}' has no text", o.key));
+                    }
+                    options.push(Choice {
+                        key: o.key,
+                        text: text_in(sl, &o.text),
+                        correct: o.correct,
+                        feedback: o.feedback.map(|f| text_in(sl, &f)),
+                    });
+                }
+                let correct = options.iter().filter(|o| o.correct).count();
+                if kind == QuestionKind::Single && correct != 1 {
+                    errs.add(
+                        qn,
+                        format!(
+                            "a single-choice question needs exactly one correct option, found {correct}"
+                        ),
+                    );
+                }
+                if kind == QuestionKind::Multiple && correct == 0 {
+                    errs.add(qn, "a multiple-choice question needs a correct option");
+                }
+                for (field, present) in [
+                    ("answer", q.answer.is_some()),
+                    ("tolerance", q.tolerance.is_some()),
+                    ("accepted", q.accepted.is_some()),
+                    ("case_sensitive", q.case_sensitive.is_some()),
+                ] {
+                    if present {
+                        errs.add(qn, not_for(field));
+                    }
+                }
+                if q.wrong_feedback.is_some() {
+                    errs.add(
+                        qn,
+                        "choice questions give feedback per option (`feedback`), not `wrong_feedback`",
+                    );
+                }
+            }
+            QuestionKind::TrueFalse => {
+                let answer = match q.answer {
+                    Some(toml::Value::Boolean(b)) => b,
+                    _ => {
+                        errs.add(qn, "a true_false question needs `answer = true` or `false`");
+                        false
+                    }
+                };
+                for (field, present) in [
+                    ("options", q.options.is_some()),
+                    ("tolerance", q.tolerance.is_some()),
+                    ("accepted", q.accepted.is_some()),
+                    ("case_sensitive", q.case_sensitive.is_some()),
+                ] {
+                    if present {
+                        errs.add(qn, not_for(field));
+                    }
+                }
+                for (key, truth) in [("true", true), ("false", false)] {
+                    let text = TRUE_FALSE_LABELS
+                        .iter()
+                        .map(|(l, t, f)| (l.to_string(), if truth { *t } else { *f }.to_string()))
+                        .collect();
+                    options.push(Choice {
+                        key: key.to_string(),
+                        text,
+                        correct: truth == answer,
+                        feedback: None,
+                    });
+                }
+            }
+            QuestionKind::Numeric => {
+                let answer = match q.answer {
+                    Some(toml::Value::Float(f)) if f.is_finite() => f,
+                    Some(toml::Value::Integer(i)) => i as f64,
+                    _ => {
+                        errs.add(qn, "a numeric question needs a number `answer`");
+                        0.0
+                    }
+                };
+                let tolerance = q.tolerance.unwrap_or(0.0);
+                if !(tolerance.is_finite() && tolerance >= 0.0) {
+                    errs.add(qn, "tolerance must be a number ≥ 0");
+                }
+                for (field, present) in [
+                    ("options", q.options.is_some()),
+                    ("accepted", q.accepted.is_some()),
+                    ("case_sensitive", q.case_sensitive.is_some()),
+                ] {
+                    if present {
+                        errs.add(qn, not_for(field));
+                    }
+                }
+                numeric = Some(NumericKey { answer, tolerance });
+            }
+            QuestionKind::ShortText => {
+                let accepted = q.accepted.unwrap_or_default();
+                if accepted.is_empty() || accepted.iter().any(|a| a.trim().is_empty()) {
+                    errs.add(
+                        qn,
+                        "a short_text question needs `accepted` answers, none of them empty",
+                    );
+                }
+                for (field, present) in [
+                    ("options", q.options.is_some()),
+                    ("answer", q.answer.is_some()),
+                    ("tolerance", q.tolerance.is_some()),
+                ] {
+                    if present {
+                        errs.add(qn, not_for(field));
+                    }
+                }
+                short_text = Some(ShortTextKey {
+                    accepted,
+                    case_sensitive: q.case_sensitive.unwrap_or(false),
+                });
+            }
+        }
+        questions.push(Question {
+            key: q.key,
+            kind,
+            points,
+            prompt: text_in(sl, &q.prompt),
+            explanation: text_in(sl, &q.explanation),
+            options,
+            numeric,
+            short_text,
+            wrong_feedback: q.wrong_feedback.map(|f| text_in(sl, &f)),
+        });
+    }
+
+    let mut content = QuizContent {
+        slug: file.slug,
+        source_locale: source_locale.clone(),
+        locales: vec![source_locale.clone()],
+        title: text_in(sl, &file.title),
+        intro: file.intro.map(|i| text_in(sl, &i)),
+        practice: file.practice,
+        questions,
+    };
+    let mut list = errs.list;
+    let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();
+    translations.sort_by(|a, b| a.0.cmp(&b.0));
+    for (locale, file) in translations {
+        list.extend(apply_translation(&mut content, locale, file));
+    }
+    if list.is_empty() {
+        Ok(content)
+    } else {
+        Err(list)
+    }
+}
+
+fn apply_translation(
+    content: &mut QuizContent,
+    locale: &str,
+    file: &SourceFile,
+) -> Vec<ContentError> {
+    let mut errs = Errors {
+        file: &file.name,
+        list: Vec::new(),
+    };
+    match canonical_tag(locale) {
+        Some(c) if c == locale => {}
+        Some(c) => {
+            errs.add(
+                None,
+                format!("'{locale}' is not a canonical locale tag; name the file {c}.toml"),
+            );
+            return errs.list;
+        }
+        None => {
+            errs.add(
+                None,
+                format!("'{locale}' is not a valid BCP 47 locale tag (e.g. bn, id, pt-BR)"),
+            );
+            return errs.list;
+        }
+    }
+    if locale == content.source_locale {
+        errs.add(
+            None,
+            "this translation is for the quiz's source locale; edit quiz.toml instead",
+        );
+        return errs.list;
+    }
+    let t: TranslationFile = match toml::from_str(&file.text) {
+        Ok(t) => t,
+        Err(e) => {
+            errs.add(None, format!("malformed TOML: {}", e.to_string().trim()));
+            return errs.list;
+        }
+    };
+    let put = |errs: &mut Errors,
+               q: Option<&str>,
+               what: &str,
+               target: Option<&mut Text>,
+               value: Option<String>| {
+        let Some(value) = value else { return };
+        match target {
+            _ if value.trim().is_empty() => errs.add(q, format!("{what} is empty")),
+            Some(map) => {
+                map.insert(locale.to_string(), value);
+            }
+            None => errs.add(q, format!("{what} is translated but the source has none")),
+        }
+    };
+    put(&mut errs, None, "title", Some(&mut content.title), t.title);
+    put(&mut errs, None, "intro", content.intro.as_mut(), t.intro);
+    for (key, qt) in t.questions {
+        let Some(q) = content.questions.iter_mut().find(|q| q.key == key) else {
+            errs.add(
+                Some(&key),
+                "translation for a question key that does not exist in quiz.toml",
+            );
+            continue;
+        };
+        let qn = Some(key.as_str());
+        put(&mut errs, qn, "prompt", Some(&mut q.prompt), qt.prompt);
+        put(
+            &mut errs,
+            qn,
+            "explanation",
+            Some(&mut q.explanation),
+            qt.explanation,
+        );
+        put(
+            &mut errs,
+            qn,
+            "wrong_feedback",
+            q.wrong_feedback.as_mut(),
+            qt.wrong_feedback,
+        );
+        if let Some(extra) = qt.accepted {
+            match q.short_text.as_mut() {
+                Some(st) if extra.iter().all(|a| !a.trim().is_empty()) => {
+                    for a in extra {
+                        if !st.accepted.contains(&a) {
+                            st.accepted.push(a);
+                        }
+                    }
+                }
+                Some(_) => errs.add(qn, "an accepted answer is empty"),
+                None => errs.add(qn, "`accepted` applies only to short_text questions"),
+            }
+        }
+        for (okey, ot) in qt.options {
+            let option = q
+                .options
+                .iter_mut()
+                .find(|o| o.key == okey && q.kind != QuestionKind::TrueFalse);
+            let Some(option) = option else {
+                errs.add(
+                    qn,
+                    format!("translation for option '{okey}', which does not exist in quiz.toml"),
+                );
+                continue;
+            };
+            let what = format!("option '{okey}'");
+            put(
+                &mut errs,
+                qn,
+                &format!("{what} text"),
+                Some(&mut option.text),
+                ot.text,
+            );
+            put(
+                &mut errs,
+                qn,
+                &format!("{what} feedback"),
+                option.feedback.as_mut(),
+                ot.feedback,
+            );
+        }
+    }
+    if errs.list.is_empty() {
+        content.locales.push(locale.to_string());
+    }
+    errs.list
+}

@@ -1,0 +1,221 @@
+//! Every 4xx and 5xx leaves quizd as RFC 9457 `application/problem+json` with a stable `code`.
+//! Internal causes are logged, never sent.
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::ServiceResponse;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::ErrorHandlerResponse;
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// The body of every error response (RFC 9457).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the kind of problem: `urn:quizd:problem:<code>`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary of the kind of problem.
+    pub title: String,
+    /// The HTTP status code.
+    pub status: u16,
+    /// What went wrong in this occurrence, for a person to read.
+    pub detail: String,
+    /// A stable machine-readable code, e.g. `quiz_not_found`.
+    pub code: String,
+}
+
+/// An error an endpoint answers with. Build one with the constructors; `code` is stable API.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub detail: String,
+    pub retry_after: Option<u32>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            detail: detail.into(),
+            retry_after: None,
+        }
+    }
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, detail)
+    }
+    pub fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, detail)
+    }
+    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::CONFLICT, code, detail)
+    }
+    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
+    }
+    pub fn unavailable(detail: impl Into<String>) -> Self {
+        Self {
+            retry_after: Some(1),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "service_unavailable",
+                detail,
+            )
+        }
+    }
+    /// An unexpected failure: the cause is logged here and the client sees nothing of it.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "The server failed to handle this request; it has been logged.",
+        )
+    }
+
+    /// The problem for a status produced outside our handlers (routing, actix internals).
+    pub fn from_status(status: StatusCode) -> Self {
+        match status {
+            StatusCode::NOT_FOUND => Self::not_found("not_found", "No resource at this path."),
+            StatusCode::METHOD_NOT_ALLOWED => Self::new(
+                status,
+                "method_not_allowed",
+                "This resource does not support this method.",
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE => Self::new(
+                status,
+                "payload_too_large",
+                "The request body is larger than this endpoint accepts.",
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::new(
+                status,
+                "unsupported_media_type",
+                "Send the body as application/json.",
+            ),
+            s if s.is_server_error() => Self::new(
+                s,
+                "internal_error",
+                "The server failed to handle this request; it has been logged.",
+            ),
+            s => Self::new(
+                s,
+                "bad_request",
+                s.canonical_reason().unwrap_or("The request was refused."),
+            ),
+        }
+    }
+
+    pub fn problem(&self) -> Problem {
+        Problem {
+            kind: format!("urn:quizd:problem:{}", self.code),
+            title: self
+                .status
+                .canonical_reason()
+                .unwrap_or("Error")
+                .to_string(),
+            status: self.status.as_u16(),
+            detail: self.detail.clone(),
+            code: self.code.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status.as_u16(), self.code, self.detail)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+    fn error_response(&self) -> HttpResponse {
+        let mut res = HttpResponse::build(self.status);
+        res.insert_header((header::CONTENT_TYPE, PROBLEM_JSON));
+        if let Some(secs) = self.retry_after {
+            res.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        res.body(serde_json::to_string(&self.problem()).unwrap_or_default())
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        match &err {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                tracing::warn!(error = %err, "database unavailable");
+                Self::unavailable("The database is unavailable; retry shortly.")
+            }
+            sqlx::Error::Database(db) if db.is_unique_violation() => {
+                Self::conflict("conflict", "This conflicts with an existing record.")
+            }
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("57014") => {
+                tracing::warn!(error = %err, "statement timeout");
+                Self::unavailable("The database took too long to answer; retry shortly.")
+            }
+            _ => Self::internal(err),
+        }
+    }
+}
+
+/// Maps actix's JSON extractor errors to problems (malformed JSON, wrong type, too large).
+pub fn json_error(err: actix_web::error::JsonPayloadError, _req: &HttpRequest) -> actix_web::Error {
+    use actix_web::error::JsonPayloadError as E;
+    let api = match &err {
+        E::OverflowKnownLength { .. } | E::Overflow { .. } => {
+            ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE)
+        }
+        E::ContentType => ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        E::Deserialize(e) => {
+            ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}"))
+        }
+        other => ApiError::bad_request("invalid_body", format!("Could not read the body: {other}")),
+    };
+    api.into()
+}
+
+pub fn path_error(err: actix_web::error::PathError, _req: &HttpRequest) -> actix_web::Error {
+    ApiError::bad_request("invalid_path", format!("Invalid path parameter: {err}")).into()
+}
+
+pub fn query_error(
+    err: actix_web::error::QueryPayloadError,
+    _req: &HttpRequest,
+) -> actix_web::Error {
+    ApiError::bad_request("invalid_query", format!("Invalid query string: {err}")).into()
+}
+
+/// Turns any error response that is not already a problem (a 404 from routing, a 405, a
+/// payload error raised inside actix) into one, so clients can rely on a single error shape.
+pub fn problem_fallback<B: MessageBody + 'static>(
+    res: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+    if is_problem {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let allow = res.headers().get(header::ALLOW).cloned();
+    let (req, _) = res.into_parts();
+    let mut replacement = ApiError::from_status(status).error_response();
+    if let Some(allow) = allow {
+        replacement.headers_mut().insert(header::ALLOW, allow);
+    }
+    let res = ServiceResponse::new(req, replacement).map_into_right_body::<B>();
+    let res: ServiceResponse<EitherBody<B>> = res;
+    Ok(ErrorHandlerResponse::Response(res))
+}
+
+/// The header value for a problem body, for handlers that build responses by hand.
+pub fn problem_content_type() -> HeaderValue {
+    HeaderValue::from_static(PROBLEM_JSON)
+}

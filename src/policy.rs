@@ -1,0 +1,57 @@
+//! The rules an assignment is taken under. Enforced on the server, with the server's clock.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// When a learner learns whether an answer was right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackTiming {
+    /// Right after each answer: correctness, the right option and the explanation.
+    #[default]
+    Immediate,
+    /// When the learner finishes the attempt.
+    OnFinish,
+    /// When the assignment closes.
+    AfterClose,
+    /// Never; only the score.
+    Never,
+}
+
+/// Which attempt's score is the learner's grade.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum GradingMethod {
+    #[default]
+    Highest,
+    Latest,
+    First,
+    Average,
+}
+
+/// The policy of an assignment. The content file gives it for a quiz's practice assignment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Policy {
+    pub feedback: FeedbackTiming,
+    /// How many attempts a learner may start; absent means unlimited.
+    pub attempts_allowed: Option<u32>,
+    /// Minutes from the start of an attempt to its deadline; absent means untimed.
+    pub time_limit_minutes: Option<u32>,
+    pub grading_method: GradingMethod,
+    pub shuffle_questions: bool,
+    pub shuffle_options: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            feedback: FeedbackTiming::Immediate,
+            attempts_allowed: None,
+            time_limit_minutes: None,
+            grading_method: GradingMethod::Highest,
+            shuffle_questions: false,
+            shuffle_options: false,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! `GET /v1/quizzes` and `GET /v1/quizzes/{slug}`: the catalogue, no login needed.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::models::{QuizList, QuizView};
+use super::store;
+use crate::app::AppState;
+use crate::error::{ApiError, Problem};
+use crate::i18n::{canonical_tag, requested_locales};
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LangQuery {
+    /// Preferred locale (BCP 47), before `Accept-Language`. An unsupported one falls back.
+    pub lang: Option<String>,
+}
+
+/// The requested locales of a request: `?lang=`, then `Accept-Language` by q-value.
+pub fn request_locales(req: &HttpRequest, lang: Option<&str>) -> Result<Vec<String>, ApiError> {
+    if let Some(l) = lang
+        && canonical_tag(l).is_none()
+    {
+        return Err(ApiError::bad_request(
+            "invalid_locale",
+            "`lang` must be a BCP 47 language tag such as bn, id or pt-BR.",
+        ));
+    }
+    let accept = req
+        .headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    Ok(requested_locales(lang, accept))
+}
+
+/// A slug that cannot exist is answered without asking the database.
+pub fn plausible_slug(slug: &str) -> bool {
+    !slug.is_empty()
+        && slug.len() <= 64
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// The catalogue: every published quiz with its title in the negotiated locale.
+#[utoipa::path(
+    get,
+    path = "/v1/quizzes",
+    tag = "quizzes",
+    params(LangQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values")),
+    responses(
+        (status = 200, description = "The catalogue", body = QuizList),
+        (status = 400, description = "Malformed `lang` or query", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn list_quizzes(
+    state: web::Data<AppState>,
+    query: web::Query<LangQuery>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let requested = request_locales(&req, query.lang.as_deref())?;
+    let mut items = Vec::new();
+    for (_, id) in store::current_versions(&state.pool).await? {
+        if let Some(v) = state.quizzes.get(&state.pool, id).await? {
+            items.push(v.summary(&requested));
+        }
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::VARY, "Accept-Language"))
+        .json(QuizList { items }))
+}
+
+/// One quiz in one locale, field by field with fallback; no key material.
+#[utoipa::path(
+    get,
+    path = "/v1/quizzes/{slug}",
+    tag = "quizzes",
+    params(
+        ("slug" = String, Path, description = "The quiz's slug, e.g. data-parallelism"),
+        LangQuery,
+        ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values"),
+    ),
+    responses(
+        (status = 200, description = "The quiz in the negotiated locale", body = QuizView,
+            headers(("Content-Language" = String, description = "The negotiated locale"))),
+        (status = 400, description = "Malformed `lang` or query", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+pub async fn get_quiz(
+    state: web::Data<AppState>,
+    slug: web::Path<String>,
+    query: web::Query<LangQuery>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let requested = request_locales(&req, query.lang.as_deref())?;
+    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
+    if !plausible_slug(&slug) {
+        return Err(not_found());
+    }
+    let version = state
+        .quizzes
+        .current(&state.pool, &slug)
+        .await?
+        .ok_or_else(not_found)?;
+    let view: QuizView = version.view(&requested);
+    let lang = HeaderValue::from_str(&view.locale).map_err(ApiError::internal)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_LANGUAGE, lang))
+        .insert_header((header::VARY, "Accept-Language"))
+        .json(view))
+}

@@ -1,0 +1,78 @@
+//! Logs (structured, with a request id) and Prometheus metrics.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use actix_web::HttpMessage;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tracing_actix_web::RequestId;
+use tracing_subscriber::EnvFilter;
+
+/// Logs go to stderr; `RUST_LOG` filters them, `QUIZD_LOG_FORMAT=json` makes them JSON lines.
+pub fn init_logging() {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,actix_server=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let json = std::env::var("QUIZD_LOG_FORMAT").is_ok_and(|f| f == "json");
+    let _ = if json {
+        builder.json().flatten_event(true).try_init()
+    } else {
+        builder.try_init()
+    };
+}
+
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The process-wide Prometheus recorder (installed on first use).
+pub fn prometheus() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let recorder = PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    Matcher::Full("quizd_http_request_duration_seconds".into()),
+                    &LATENCY_BUCKETS,
+                )
+                .expect("buckets are not empty")
+                .build_recorder();
+            let handle = recorder.handle();
+            let _ = metrics::set_global_recorder(recorder);
+            handle
+        })
+        .clone()
+}
+
+/// Counts requests by route and status, times them, and returns the request id.
+pub async fn observe<B: MessageBody>(
+    req: ServiceRequest,
+    next: actix_web::middleware::Next<B>,
+) -> Result<ServiceResponse<B>, actix_web::Error> {
+    let started = Instant::now();
+    let method = req.method().to_string();
+    let mut res = next.call(req).await?;
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
+    let status = res.status().as_u16().to_string();
+    let elapsed = started.elapsed().as_secs_f64();
+    metrics::counter!("quizd_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status)
+        .increment(1);
+    metrics::histogram!("quizd_http_request_duration_seconds", "method" => method, "route" => route)
+        .record(elapsed);
+    let id = res.request().extensions().get::<RequestId>().copied();
+    if let Some(id) = id
+        && let Ok(value) = HeaderValue::from_str(&id.to_string())
+    {
+        res.headers_mut()
+            .insert(HeaderName::from_static("x-request-id"), value);
+    }
+    Ok(res)
+}

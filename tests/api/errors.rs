@@ -1,0 +1,49 @@
+//! One error shape everywhere: RFC 9457 problems with a stable code, even from actix itself.
+
+use crate::support::{TestApp, assert_problem};
+
+#[tokio::test]
+async fn an_unknown_route_is_a_problem() {
+    let app = TestApp::spawn().await;
+    assert_problem(app.get("/v1/nothing-here").await, 404, "not_found").await;
+    assert_problem(app.get("/").await, 404, "not_found").await;
+}
+
+#[tokio::test]
+async fn a_wrong_method_is_a_problem_that_says_what_is_allowed() {
+    let app = TestApp::spawn().await;
+    let res = app
+        .client
+        .delete(app.url("/v1/quizzes/data-parallelism"))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 405, "method_not_allowed").await;
+    let res = app
+        .client
+        .post(app.url("/v1/quizzes"))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 405, "method_not_allowed").await;
+}
+
+#[tokio::test]
+async fn an_unknown_query_parameter_is_refused() {
+    let app = TestApp::spawn().await;
+    let res = app.get("/v1/quizzes?lang=bn&admin=true").await;
+    let body = assert_problem(res, 400, "invalid_query").await;
+    assert!(body["detail"].as_str().unwrap().contains("admin"));
+}
+
+#[tokio::test]
+async fn every_response_carries_security_headers_and_a_request_id() {
+    let app = TestApp::spawn().await;
+    for path in ["/v1/quizzes", "/nope"] {
+        let res = app.get(path).await;
+        let h = res.headers();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["x-frame-options"], "DENY", "{path}");
+        assert!(h.contains_key("x-request-id"), "{path}");
+    }
+}

@@ -1,0 +1,107 @@
+//! `quizd serve` with no DATABASE_URL: a private PostgreSQL that starts, stops with quizd and
+//! keeps its data across restarts.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::content_dir;
+
+struct Running {
+    child: Child,
+    base: String,
+}
+
+fn start(data_dir: &Path) -> Running {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quizd"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--content-dir"])
+        .arg(content_dir())
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines
+        .next()
+        .expect("quizd prints where it listens")
+        .unwrap();
+    let base = first
+        .strip_prefix("quizd listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_string();
+    let docs = lines.next().unwrap().unwrap();
+    assert!(docs.contains(&format!("{base}/docs/")), "{docs}");
+    std::thread::spawn(move || for _ in lines {});
+    Running { child, base }
+}
+
+fn stop(mut running: Running) {
+    unsafe {
+        libc::kill(running.child.id() as i32, libc::SIGTERM);
+    }
+    let status = running.child.wait().unwrap();
+    assert!(status.success(), "quizd exited with {status}");
+}
+
+#[tokio::test]
+async fn serve_runs_a_private_postgres_that_stops_with_quizd_and_keeps_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let client = reqwest::Client::new();
+
+    let running = start(&data);
+    let ready = client
+        .get(format!("{}/readyz", running.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    let quiz: Value = client
+        .get(format!(
+            "{}/v1/quizzes/data-parallelism?lang=bn",
+            running.base
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(quiz["version"], 1);
+    assert!(
+        data.join("socket/.s.PGSQL.5432").exists(),
+        "listens on a socket in its directory"
+    );
+    stop(running);
+    // PostgreSQL stopped cleanly with quizd: no server left holding the directory.
+    for _ in 0..50 {
+        if !data.join("pgdata/postmaster.pid").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !data.join("pgdata/postmaster.pid").exists(),
+        "PostgreSQL still running"
+    );
+
+    // Restarting keeps everything: the same version, not a re-import.
+    let running = start(&data);
+    let quiz: Value = client
+        .get(format!("{}/v1/quizzes/data-parallelism", running.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(quiz["version"], 1);
+    stop(running);
+}

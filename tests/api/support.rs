@@ -1,0 +1,229 @@
+//! The test harness: a real PostgreSQL (the private one quizd runs when no `DATABASE_URL` is
+//! set, or the server `DATABASE_URL` names), a fresh database per test cloned from a migrated
+//! and seeded template, and quizd serving real HTTP on a loopback port.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use quizd::app::{self, AppState};
+use quizd::db::{self, postgres::PrivatePostgres};
+use reqwest::Client;
+use serde_json::Value;
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{Connection, PgConnection, PgPool};
+
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn content_dir() -> PathBuf {
+    repo().join("content")
+}
+
+struct Cluster {
+    admin: PgConnectOptions,
+    admin_url: String,
+    seeded_template: String,
+    empty_template: String,
+    _server: Option<PrivatePostgres>,
+}
+
+fn process_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Starts (once per test process) the server and the two templates.
+fn cluster() -> &'static Cluster {
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        // A thread of its own: the tests' runtimes must not nest another.
+        std::thread::spawn(start_cluster)
+            .join()
+            .expect("the test cluster starts")
+    })
+}
+
+fn start_cluster() -> Cluster {
+    let (admin_url, server) = match std::env::var("DATABASE_URL") {
+        Ok(url) => (url, None),
+        Err(_) => {
+            let tmp = std::env::temp_dir();
+            // Clusters of test processes that have ended stop with them; remove their files.
+            for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if let Some(pid) = name.strip_prefix("quizd-test-pg-")
+                    && let Ok(pid) = pid.parse::<u32>()
+                    && !process_alive(pid)
+                {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+            let dir = tmp.join(format!("quizd-test-pg-{}", std::process::id()));
+            let server = PrivatePostgres::start(&db::postgres::Options {
+                dir,
+                durable: false,
+                max_connections: 400,
+            })
+            .expect("a private PostgreSQL starts for the tests");
+            (server.url("postgres"), Some(server))
+        }
+    };
+    let admin = PgConnectOptions::from_str(&admin_url).expect("DATABASE_URL parses");
+    let tag = uuid::Uuid::new_v4().simple().to_string();
+    let empty_template = format!("quizd_tpl_empty_{tag}");
+    let seeded_template = format!("quizd_tpl_seeded_{tag}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut conn = PgConnection::connect_with(&admin)
+            .await
+            .expect("admin connection");
+        for name in [&empty_template, &seeded_template] {
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            let pool = db::pool_options(2)
+                .connect_with(admin.clone().database(name))
+                .await
+                .unwrap();
+            db::MIGRATOR.run(&pool).await.expect("migrations apply");
+            if *name == seeded_template {
+                let quizzes =
+                    quizd::content::load_dir(&content_dir()).expect("seed content is valid");
+                quizd::content::store::import(&pool, &quizzes)
+                    .await
+                    .unwrap();
+            }
+            pool.close().await;
+        }
+    });
+    Cluster {
+        admin,
+        admin_url,
+        seeded_template,
+        empty_template,
+        _server: server,
+    }
+}
+
+/// quizd serving one test over real HTTP, on its own database.
+pub struct TestApp {
+    pub base: String,
+    pub client: Client,
+    /// A pool on the test's database, for looking behind the API.
+    pub pool: PgPool,
+    db_name: String,
+    handle: actix_web::dev::ServerHandle,
+}
+
+impl TestApp {
+    /// A quizd with the seed content imported.
+    pub async fn spawn() -> Self {
+        Self::from_template(&cluster().seeded_template).await
+    }
+
+    /// A quizd with a migrated, empty database.
+    pub async fn spawn_empty() -> Self {
+        Self::from_template(&cluster().empty_template).await
+    }
+
+    async fn from_template(template: &str) -> Self {
+        let cluster = cluster();
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let db_name = name.clone();
+        let mut admin = PgConnection::connect_with(&cluster.admin).await.unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "CREATE DATABASE {name} TEMPLATE {template}"
+        )))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+        admin.close().await.unwrap();
+        let db_options = cluster.admin.clone().database(&name);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let server_options = db_options.clone();
+        let drop_options = cluster.admin.clone();
+        std::thread::spawn(move || {
+            actix_web::rt::System::new().block_on(async move {
+                let pool = db::pool_options(4).connect_lazy_with(server_options);
+                let server = app::serve(listener, AppState::new(pool.clone()), Some(1)).unwrap();
+                tx.send(server.handle()).unwrap();
+                let _ = server.await;
+                pool.close().await;
+                if let Ok(mut admin) = PgConnection::connect_with(&drop_options).await {
+                    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                    )))
+                    .execute(&mut admin)
+                    .await;
+                }
+            })
+        });
+        let handle = rx.recv().expect("the server starts");
+        let pool = db::pool_options(2).connect_lazy_with(db_options.clone());
+        TestApp {
+            base,
+            client: Client::new(),
+            pool,
+            db_name,
+            handle,
+        }
+    }
+
+    /// The test database's URL, for the `quizd` binary.
+    pub fn db_url(&self) -> String {
+        let mut url = reqwest::Url::parse(&cluster().admin_url).expect("the admin URL parses");
+        url.set_path(&format!("/{}", self.db_name));
+        url.to_string()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client.get(self.url(path)).send().await.unwrap()
+    }
+
+    /// GET, expecting `status`, returning the JSON body.
+    pub async fn get_json(&self, path: &str, status: u16) -> Value {
+        let res = self.get(path).await;
+        assert_eq!(res.status().as_u16(), status, "GET {path}");
+        res.json().await.unwrap()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // The stop command is sent at once; the server's thread then closes its pool.
+        drop(self.handle.stop(false));
+    }
+}
+
+/// Asserts a response is an RFC 9457 problem with this status and code; returns the body.
+pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> Value {
+    assert_eq!(res.status().as_u16(), status, "status of {}", res.url());
+    let ct = res
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    assert!(
+        ct.starts_with("application/problem+json"),
+        "content-type {ct}"
+    );
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["status"], status);
+    assert_eq!(body["code"], code, "{body}");
+    for field in ["type", "title", "detail"] {
+        assert!(body[field].is_string(), "problem lacks {field}: {body}");
+    }
+    body
+}
