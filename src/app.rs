@@ -11,9 +11,11 @@ use sqlx::PgPool;
 use tracing_actix_web::TracingLogger;
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::auth::ratelimit::LoginLimiter;
+use crate::auth::tokens::TokenKeys;
 use crate::error::{self, ApiError};
 use crate::quizzes::VersionCache;
-use crate::{openapi, ops, quizzes, telemetry};
+use crate::{assignments, auth, courses, openapi, ops, quizzes, telemetry};
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -22,15 +24,30 @@ pub struct AppState {
     pub pool: PgPool,
     pub quizzes: VersionCache,
     pub metrics: PrometheusHandle,
+    pub tokens: TokenKeys,
+    pub login_limiter: LoginLimiter,
 }
 
 impl AppState {
-    pub fn new(pool: PgPool) -> Self {
+    pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
         Self {
             pool,
             quizzes: VersionCache::default(),
             metrics: telemetry::prometheus(),
+            tokens: TokenKeys::new(signing_secret),
+            login_limiter: LoginLimiter::default(),
         }
+    }
+
+    /// The state with the configured signing secret (at least 32 bytes), or else the one quizd
+    /// generated and keeps in its database.
+    pub async fn load(pool: PgPool, configured_secret: Option<&str>) -> anyhow::Result<Self> {
+        let secret = match configured_secret {
+            Some(s) if s.len() >= 32 => s.as_bytes().to_vec(),
+            Some(_) => anyhow::bail!("QUIZD_JWT_SECRET must be at least 32 characters"),
+            None => auth::store::signing_secret(&pool).await?,
+        };
+        Ok(Self::new(pool, &secret))
     }
 }
 
@@ -84,9 +101,38 @@ pub fn app(
 
 /// Every endpoint. Resources (not method-guarded routes) so that a wrong method is a 405.
 fn routes(cfg: &mut web::ServiceConfig) {
-    use web::{get, resource};
+    use web::{get, patch, post, put, resource};
     cfg.service(resource("/v1/quizzes").route(get().to(quizzes::routes::list_quizzes)))
         .service(resource("/v1/quizzes/{slug}").route(get().to(quizzes::routes::get_quiz)))
+        .service(resource("/v1/auth/register").route(post().to(auth::routes::register)))
+        .service(resource("/v1/auth/login").route(post().to(auth::routes::login)))
+        .service(resource("/v1/auth/refresh").route(post().to(auth::routes::refresh)))
+        .service(resource("/v1/auth/logout").route(post().to(auth::routes::logout)))
+        .service(
+            resource("/v1/me")
+                .route(get().to(auth::routes::me))
+                .route(patch().to(auth::routes::update_me)),
+        )
+        .service(resource("/v1/users/{id}/role").route(put().to(auth::routes::set_role)))
+        .service(
+            resource("/v1/courses")
+                .route(get().to(courses::routes::list_courses))
+                .route(post().to(courses::routes::create_course)),
+        )
+        .service(resource("/v1/courses/{id}").route(get().to(courses::routes::get_course)))
+        .service(
+            resource("/v1/courses/{id}/enrollments")
+                .route(get().to(courses::routes::roster))
+                .route(post().to(courses::routes::enroll)),
+        )
+        .service(
+            resource("/v1/courses/{id}/assignments")
+                .route(get().to(assignments::routes::list_assignments))
+                .route(post().to(assignments::routes::create_assignment)),
+        )
+        .service(
+            resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)),
+        )
         .service(resource("/healthz").route(get().to(ops::healthz)))
         .service(resource("/readyz").route(get().to(ops::readyz)))
         .service(resource("/metrics").route(get().to(ops::metrics)));

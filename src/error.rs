@@ -4,7 +4,7 @@
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header;
 use actix_web::middleware::ErrorHandlerResponse;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde::Serialize;
@@ -138,6 +138,9 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         let mut res = HttpResponse::build(self.status);
         res.insert_header((header::CONTENT_TYPE, PROBLEM_JSON));
+        if self.status == StatusCode::UNAUTHORIZED {
+            res.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"quizd\""));
+        }
         if let Some(secs) = self.retry_after {
             res.insert_header((header::RETRY_AFTER, secs.to_string()));
         }
@@ -213,9 +216,4 @@ pub fn problem_fallback<B: MessageBody + 'static>(
     let res = ServiceResponse::new(req, replacement).map_into_right_body::<B>();
     let res: ServiceResponse<EitherBody<B>> = res;
     Ok(ErrorHandlerResponse::Response(res))
-}
-
-/// The header value for a problem body, for handlers that build responses by hand.
-pub fn problem_content_type() -> HeaderValue {
-    HeaderValue::from_static(PROBLEM_JSON)
 }

@@ -1,7 +1,10 @@
 //! quizd: a quiz and assessment service.
 
 pub mod app;
+pub mod assignments;
+pub mod auth;
 pub mod content;
+pub mod courses;
 pub mod db;
 pub mod error;
 pub mod i18n;
@@ -10,3 +13,4 @@ pub mod ops;
 pub mod policy;
 pub mod quizzes;
 pub mod telemetry;
+pub mod validate;

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use quizd::app::{self, AppState};
+use quizd::auth::{Role, password, store};
 use quizd::content::{self, store::ImportStatus};
 use quizd::{db, openapi, telemetry};
 
@@ -53,6 +54,27 @@ enum Command {
     },
     /// Print the OpenAPI document (as committed in openapi/openapi.json).
     Openapi,
+    /// Manage people.
+    User {
+        #[command(subcommand)]
+        action: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a person, e.g. the first admin. The password is read from standard input (never
+    /// from an argument, which would land in shell history): typed without echo on a
+    /// terminal, or the first line of a pipe.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long, default_value = "learner", value_parser = ["learner", "instructor", "admin"])]
+        role: String,
+        /// Defaults to the part of the email before the @.
+        #[arg(long)]
+        display_name: Option<String>,
+    },
 }
 
 /// `quizd` with no command serves with the serve defaults (and their environment variables).
@@ -73,6 +95,10 @@ struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "QUIZD_WORKERS")]
     workers: Option<usize>,
+    /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
+    /// keeps it in the database, so tokens survive restarts.
+    #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<String>,
 }
 
 fn default_content_dir() -> Option<PathBuf> {
@@ -116,7 +142,8 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         None => tracing::warn!("no content directory found; serving what the database holds"),
     }
     let addr = listener.local_addr()?;
-    let server = app::serve(listener, AppState::new(database.pool.clone()), args.workers)?;
+    let state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
+    let server = app::serve(listener, state, args.workers)?;
     println!("quizd listening on http://{addr}");
     println!("  API docs:  http://{addr}/docs/");
     println!("  OpenAPI:   http://{addr}/openapi.json");
@@ -145,11 +172,100 @@ async fn run(cli: Cli) -> Result<()> {
             import(&database.pool, &dir).await
         }
         Some(Command::Serve(args)) => serve(&cli.db, args).await,
+        Some(Command::User {
+            action:
+                UserCommand::Create {
+                    email,
+                    role,
+                    display_name,
+                },
+        }) => {
+            let d = cli.db;
+            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let password = read_password()?;
+            let display_name = display_name
+                .unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());
+            let role = Role::parse(&role).expect("clap checked the role");
+            let user = create_user(&database.pool, &email, &display_name, &password, role).await?;
+            println!("created {} ({}) with id {}", email, role.as_str(), user);
+            Ok(())
+        }
         None => {
             let args = DefaultServe::parse_from(["quizd"]).args;
             serve(&cli.db, args).await
         }
     }
+}
+
+/// Reads a password from standard input: without echo (and twice) on a terminal.
+fn read_password() -> Result<String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let stdin = std::io::stdin();
+    let read_line = || -> Result<String> {
+        let mut line = String::new();
+        stdin.lock().read_line(&mut line)?;
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    };
+    if !stdin.is_terminal() {
+        return read_line();
+    }
+    let fd = libc::STDIN_FILENO;
+    let mut term: libc::termios = unsafe { std::mem::zeroed() };
+    unsafe { libc::tcgetattr(fd, &mut term) };
+    let saved = term;
+    term.c_lflag &= !libc::ECHO;
+    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &term) };
+    let ask = |prompt: &str| -> Result<String> {
+        eprint!("{prompt}");
+        std::io::stderr().flush()?;
+        let line = read_line();
+        eprintln!();
+        line
+    };
+    let first = ask("Password: ");
+    let second = ask("Again: ");
+    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
+    let (first, second) = (first?, second?);
+    anyhow::ensure!(first == second, "the passwords differ");
+    Ok(first)
+}
+
+async fn create_user(
+    pool: &sqlx::PgPool,
+    email: &str,
+    display_name: &str,
+    password: &str,
+    role: Role,
+) -> Result<uuid::Uuid> {
+    quizd::validate::email(email).map_err(|e| anyhow::anyhow!(e.detail))?;
+    quizd::validate::line("display_name", display_name, 1, 200)
+        .map_err(|e| anyhow::anyhow!(e.detail))?;
+    let len = password.chars().count();
+    anyhow::ensure!(
+        (password::MIN_LEN..=password::MAX_LEN).contains(&len) && !password.contains('\0'),
+        "the password must be {} to {} characters",
+        password::MIN_LEN,
+        password::MAX_LEN
+    );
+    let hash = password::hash(password).map_err(|e| anyhow::anyhow!(e))?;
+    let user = store::insert_user(
+        pool,
+        store::NewUser {
+            email: Some(email),
+            display_name,
+            password_hash: Some(&hash),
+            role,
+            locale: None,
+        },
+    )
+    .await
+    .map_err(|e| match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => {
+            anyhow::anyhow!("a person with email {email} exists already")
+        }
+        _ => anyhow::Error::from(e),
+    })?;
+    Ok(user.id)
 }
 
 #[actix_web::main]

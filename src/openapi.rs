@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the code. `quizd openapi > openapi/openapi.json`
 //! regenerates the committed copy; a test fails when it is stale.
 
-use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -14,17 +15,57 @@ use utoipa::OpenApi;
     paths(
         crate::quizzes::routes::list_quizzes,
         crate::quizzes::routes::get_quiz,
+        crate::auth::routes::register,
+        crate::auth::routes::login,
+        crate::auth::routes::refresh,
+        crate::auth::routes::logout,
+        crate::auth::routes::me,
+        crate::auth::routes::update_me,
+        crate::auth::routes::set_role,
+        crate::courses::routes::create_course,
+        crate::courses::routes::list_courses,
+        crate::courses::routes::get_course,
+        crate::courses::routes::enroll,
+        crate::courses::routes::roster,
+        crate::assignments::routes::create_assignment,
+        crate::assignments::routes::list_assignments,
+        crate::assignments::routes::get_assignment,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics,
     ),
     components(schemas(crate::error::Problem)),
+    modifiers(&BearerAuth),
     tags(
         (name = "quizzes", description = "The quiz catalogue, in the reader's language"),
+        (name = "auth", description = "Accounts, sign-in, tokens, roles"),
+        (name = "courses", description = "Courses, enrollments and rosters"),
+        (name = "assignments", description = "Quizzes placed in courses with a policy"),
         (name = "operations", description = "Liveness, readiness and metrics"),
     )
 )]
 pub struct ApiDoc;
+
+/// Declares the bearer scheme: an access token from `/v1/auth/login` (a JWT signed HS256).
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .description(Some(
+                        "The access token from /v1/auth/login or /v1/auth/register",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
 
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()

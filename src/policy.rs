@@ -1,5 +1,6 @@
 //! The rules an assignment is taken under. Enforced on the server, with the server's clock.
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -41,6 +42,12 @@ pub struct Policy {
     pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
+    /// No attempt may start before this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub opens_at: Option<DateTime<Utc>>,
+    /// No attempt may start, and no answer is taken, after this time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closes_at: Option<DateTime<Utc>>,
 }
 
 impl Default for Policy {
@@ -52,6 +59,45 @@ impl Default for Policy {
             grading_method: GradingMethod::Highest,
             shuffle_questions: false,
             shuffle_options: false,
+            opens_at: None,
+            closes_at: None,
         }
+    }
+}
+
+impl FeedbackTiming {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Immediate => "immediate",
+            Self::OnFinish => "on_finish",
+            Self::AfterClose => "after_close",
+            Self::Never => "never",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::Immediate,
+            Self::OnFinish,
+            Self::AfterClose,
+            Self::Never,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == s)
+    }
+}
+
+impl GradingMethod {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Highest => "highest",
+            Self::Latest => "latest",
+            Self::First => "first",
+            Self::Average => "average",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Highest, Self::Latest, Self::First, Self::Average]
+            .into_iter()
+            .find(|g| g.as_str() == s)
     }
 }

@@ -31,7 +31,7 @@ struct CurrentVersion {
     content_hash: Option<String>,
 }
 
-/// Imports quizzes in one transaction: a quiz whose content hash equals its current version
+/// Imports quizzes in one transaction (each new version with its practice assignment): a quiz whose content hash equals its current version
 /// is left alone; otherwise a new version is written and becomes current. Concurrent imports
 /// (two instances starting) are serialized by an advisory lock.
 pub async fn import(pool: &PgPool, quizzes: &[QuizContent]) -> Result<Vec<Imported>, sqlx::Error> {
@@ -89,6 +89,18 @@ pub async fn import(pool: &PgPool, quizzes: &[QuizContent]) -> Result<Vec<Import
         .bind(&hash)
         .bind(Json(content))
         .execute(&mut *tx)
+        .await?;
+        crate::assignments::store::insert(
+            &mut *tx,
+            crate::assignments::store::NewAssignment {
+                course_id: None,
+                quiz_id,
+                quiz_version_id: version_id,
+                title: &content.title[&content.source_locale],
+                policy: &content.practice,
+                created_by: None,
+            },
+        )
         .await?;
         sqlx::query("UPDATE quizzes SET current_version_id = $2, updated_at = now() WHERE id = $1")
             .bind(quiz_id)

@@ -37,6 +37,7 @@ impl VersionCache {
             row.version,
             row.created_at,
             row.content.0,
+            row.practice_assignment_id,
         ));
         self.versions
             .write()

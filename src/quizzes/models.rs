@@ -18,6 +18,8 @@ pub struct QuizVersion {
     pub created_at: DateTime<Utc>,
     pub content: QuizContent,
     pub coverage: Vec<LocaleCoverage>,
+    /// The course-less assignment for open practice on this version.
+    pub practice_assignment_id: Option<Uuid>,
 }
 
 /// How much of a quiz exists in one locale.
@@ -37,6 +39,7 @@ impl QuizVersion {
         version: i32,
         created_at: DateTime<Utc>,
         content: QuizContent,
+        practice_assignment_id: Option<Uuid>,
     ) -> Self {
         let coverage = content
             .coverage()
@@ -54,6 +57,7 @@ impl QuizVersion {
             created_at,
             content,
             coverage,
+            practice_assignment_id,
         }
     }
 
@@ -76,6 +80,7 @@ impl QuizVersion {
             title: resolve(&self.content.title, &chain),
             locales: self.coverage.clone(),
             question_count: self.content.questions.len(),
+            practice_assignment_id: self.practice_assignment_id,
         }
     }
 
@@ -90,6 +95,7 @@ impl QuizVersion {
             title: resolve(&c.title, &chain),
             intro: c.intro.as_ref().map(|i| resolve(i, &chain)),
             locales: self.coverage.clone(),
+            practice_assignment_id: self.practice_assignment_id,
             questions: c
                 .questions
                 .iter()
@@ -132,6 +138,8 @@ pub struct QuizSummary {
     /// Every locale the quiz is available in, with its translation coverage.
     pub locales: Vec<LocaleCoverage>,
     pub question_count: usize,
+    /// Start a practice attempt on it (any signed-in learner).
+    pub practice_assignment_id: Option<Uuid>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -151,6 +159,8 @@ pub struct QuizView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intro: Option<LocalizedText>,
     pub locales: Vec<LocaleCoverage>,
+    /// Start a practice attempt on it (any signed-in learner).
+    pub practice_assignment_id: Option<Uuid>,
     pub questions: Vec<QuestionView>,
 }
 

@@ -14,6 +14,7 @@ pub struct VersionRow {
     pub version: i32,
     pub created_at: DateTime<Utc>,
     pub content: Json<QuizContent>,
+    pub practice_assignment_id: Option<Uuid>,
 }
 
 /// Every published quiz's slug and current version id, by slug.
@@ -39,7 +40,10 @@ pub async fn current_version_id(
 
 pub async fn version(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<VersionRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, quiz_id, version, created_at, content FROM quiz_versions WHERE id = $1",
+        "SELECT v.id, v.quiz_id, v.version, v.created_at, v.content,
+                (SELECT a.id FROM assignments a
+                  WHERE a.quiz_version_id = v.id AND a.course_id IS NULL) AS practice_assignment_id
+           FROM quiz_versions v WHERE v.id = $1",
     )
     .bind(id)
     .fetch_optional(db)

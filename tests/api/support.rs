@@ -153,7 +153,8 @@ impl TestApp {
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
-                let server = app::serve(listener, AppState::new(pool.clone()), Some(1)).unwrap();
+                let state = AppState::load(pool.clone(), None).await.unwrap();
+                let server = app::serve(listener, state, Some(1)).unwrap();
                 tx.send(server.handle()).unwrap();
                 let _ = server.await;
                 pool.close().await;

@@ -1,0 +1,149 @@
+//! Who is asking: accounts, passwords, tokens, roles, and the current-user extractor.
+
+pub mod password;
+pub mod ratelimit;
+pub mod routes;
+pub mod store;
+pub mod tokens;
+
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::{FromRequest, HttpRequest, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Learner,
+    Instructor,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Learner => "learner",
+            Role::Instructor => "instructor",
+            Role::Admin => "admin",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Role::Learner, Role::Instructor, Role::Admin]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// The person a valid access token names.
+#[derive(Debug, Clone, Copy)]
+pub struct CurrentUser {
+    pub id: Uuid,
+    pub role: Role,
+}
+
+impl CurrentUser {
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+
+    /// `403` unless the caller has one of these roles.
+    pub fn require(&self, roles: &[Role]) -> Result<(), ApiError> {
+        if roles.contains(&self.role) {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "forbidden",
+                "Your role does not allow this.",
+            ))
+        }
+    }
+
+    pub fn require_staff(&self) -> Result<(), ApiError> {
+        self.require(&[Role::Instructor, Role::Admin])
+    }
+}
+
+pub fn unauthorized(detail: &str) -> ApiError {
+    ApiError::new(
+        actix_web::http::StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        detail,
+    )
+}
+
+impl FromRequest for CurrentUser {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let Some(state) = req.app_data::<web::Data<AppState>>() else {
+            return ready(Err(ApiError::internal("no app state")));
+        };
+        let token = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let result = match token {
+            None => Err(unauthorized(
+                "Sign in: send `Authorization: Bearer <access token>`.",
+            )),
+            Some(token) => state
+                .tokens
+                .verify(token.trim())
+                .map(|c| CurrentUser {
+                    id: c.sub,
+                    role: c.role,
+                })
+                .ok_or_else(|| unauthorized("The access token is invalid or expired.")),
+        };
+        ready(result)
+    }
+}
+
+/// A person, as they and admins see themselves. Never carries the password hash.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct User {
+    pub id: Uuid,
+    pub email: Option<String>,
+    pub display_name: String,
+    pub role: Role,
+    /// Preferred locale for quizzes (BCP 47), if set.
+    pub locale: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<store::UserRow> for User {
+    fn from(row: store::UserRow) -> Self {
+        let role = row.role();
+        User {
+            id: row.id,
+            email: row.email,
+            display_name: row.display_name,
+            role,
+            locale: row.locale,
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenResponse {
+    /// A JWT (HS256) to send as `Authorization: Bearer …`.
+    pub access_token: String,
+    /// Single use: exchange it at `/v1/auth/refresh` for a new pair.
+    pub refresh_token: String,
+    /// Always `Bearer`.
+    pub token_type: &'static str,
+    /// Seconds until the access token expires.
+    pub expires_in: u64,
+}

@@ -1,0 +1,335 @@
+//! `/v1/auth/*`, `/v1/me` and the admin's role changes.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::store::{self, Consumed, NewUser};
+use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
+use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
+use crate::app::AppState;
+use crate::error::{ApiError, Problem};
+use crate::validate;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    pub email: String,
+    pub display_name: String,
+    /// 8 to 256 characters.
+    pub password: String,
+    /// Preferred locale for quizzes (BCP 47), e.g. `bn`.
+    pub locale: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshRequest {
+    pub refresh_token: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileUpdate {
+    pub display_name: Option<String>,
+    /// Preferred locale for quizzes (BCP 47).
+    pub locale: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoleChange {
+    pub role: Role,
+}
+
+/// Issues an access token and a refresh token; `family` continues a rotation chain.
+async fn issue_pair(
+    db: impl sqlx::PgExecutor<'_>,
+    state: &AppState,
+    user: Uuid,
+    role: Role,
+    family: Option<Uuid>,
+) -> Result<TokenResponse, ApiError> {
+    let (refresh_token, hash) = new_refresh_token();
+    store::insert_refresh_token(db, family.unwrap_or_else(Uuid::now_v7), user, &hash).await?;
+    Ok(TokenResponse {
+        access_token: state.tokens.issue(user, role),
+        refresh_token,
+        token_type: "Bearer",
+        expires_in: ACCESS_TTL_SECS,
+    })
+}
+
+fn check_password_shape(password: &str) -> Result<(), ApiError> {
+    let len = password.chars().count();
+    if password.contains('\0') {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "`password` contains a NUL character.",
+        ));
+    }
+    if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
+        return Err(ApiError::unprocessable(
+            "weak_password",
+            format!(
+                "`password` must be {} to {} characters.",
+                password::MIN_LEN,
+                password::MAX_LEN
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Creates a learner account and signs it in.
+#[utoipa::path(post, path = "/v1/auth/register", tag = "auth", request_body = RegisterRequest,
+    responses(
+        (status = 201, description = "Registered and signed in", body = TokenResponse),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The email is taken", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid email, name, password or locale", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn register(
+    state: web::Data<AppState>,
+    body: web::Json<RegisterRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    validate::email(&body.email)?;
+    validate::line("display_name", &body.display_name, 1, 200)?;
+    check_password_shape(&body.password)?;
+    let locale = body.locale.as_deref().map(validate::locale).transpose()?;
+    let pw = body.password;
+    let hash = web::block(move || password::hash(&pw))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::internal)?;
+    let mut tx = state.pool.begin().await?;
+    let user = store::insert_user(
+        &mut *tx,
+        NewUser {
+            email: Some(body.email.trim()),
+            display_name: body.display_name.trim(),
+            password_hash: Some(&hash),
+            role: Role::Learner,
+            locale: locale.as_deref(),
+        },
+    )
+    .await
+    .map_err(|e| match ApiError::from(e) {
+        e if e.status == StatusCode::CONFLICT => ApiError::conflict(
+            "email_taken",
+            "An account with this email exists; sign in instead.",
+        ),
+        e => e,
+    })?;
+    let tokens = issue_pair(&mut *tx, &state, user.id, user.role(), None).await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Created().json(tokens))
+}
+
+/// Signs in with email and password. Rate limited per account and per client address.
+#[utoipa::path(post, path = "/v1/auth/login", tag = "auth", request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Signed in", body = TokenResponse),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Wrong email or password (the same answer for both)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many attempts; see Retry-After", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn login(
+    state: web::Data<AppState>,
+    body: web::Json<LoginRequest>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    if body.email.contains('\0')
+        || body.password.contains('\0')
+        || body.email.len() > 254
+        || body.password.len() > 4 * password::MAX_LEN
+    {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "`email` or `password` is malformed.",
+        ));
+    }
+    if let Err(wait) = state
+        .login_limiter
+        .check(&body.email, req.peer_addr().map(|a| a.ip()))
+    {
+        let secs = wait.as_secs() + 1;
+        return Err(ApiError {
+            retry_after: Some(secs as u32),
+            ..ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_attempts",
+                format!("Too many sign-in attempts; try again in {secs} s."),
+            )
+        });
+    }
+    let user = store::user_by_email(&state.pool, body.email.trim()).await?;
+    let stored = user
+        .as_ref()
+        .and_then(|u| u.password_hash.clone())
+        .unwrap_or_else(|| password::decoy_hash().to_string());
+    let pw = body.password;
+    let ok = web::block(move || password::verify(&pw, &stored))
+        .await
+        .map_err(ApiError::internal)?;
+    let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_credentials",
+            "The email or password is wrong.",
+        ));
+    };
+    let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
+    Ok(HttpResponse::Ok().json(tokens))
+}
+
+/// Exchanges a refresh token for a new pair. Each refresh token works once; presenting a
+/// used one again revokes every token descended from the same sign-in.
+#[utoipa::path(post, path = "/v1/auth/refresh", tag = "auth", request_body = RefreshRequest,
+    responses(
+        (status = 200, description = "A new pair; the old refresh token is spent", body = TokenResponse),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Unknown, expired, revoked or reused refresh token", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn refresh(
+    state: web::Data<AppState>,
+    body: web::Json<RefreshRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let hash = refresh_token_hash(&body.refresh_token);
+    let mut tx = state.pool.begin().await?;
+    match store::consume_refresh_token(&mut tx, &hash).await? {
+        Consumed::Rotated { user_id, family_id } => {
+            let user = store::user_by_id(&mut *tx, user_id)
+                .await?
+                .ok_or_else(|| unauthorized("The refresh token is invalid."))?;
+            let tokens =
+                issue_pair(&mut *tx, &state, user.id, user.role(), Some(family_id)).await?;
+            tx.commit().await?;
+            Ok(HttpResponse::Ok().json(tokens))
+        }
+        Consumed::Reused => {
+            tx.commit().await?;
+            Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "refresh_token_reused",
+                "This refresh token was already used; every session from that sign-in is now signed out.",
+            ))
+        }
+        Consumed::Unknown => Err(unauthorized(
+            "The refresh token is invalid, expired or revoked.",
+        )),
+    }
+}
+
+/// Signs out: revokes the refresh token and every token of its sign-in.
+#[utoipa::path(post, path = "/v1/auth/logout", tag = "auth", request_body = RefreshRequest,
+    responses(
+        (status = 204, description = "Signed out (also when the token was unknown)"),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn logout(
+    state: web::Data<AppState>,
+    body: web::Json<RefreshRequest>,
+) -> Result<HttpResponse, ApiError> {
+    store::revoke_family_of(&state.pool, &refresh_token_hash(&body.refresh_token)).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The signed-in person.
+#[utoipa::path(get, path = "/v1/me", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "You", body = User),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn me(state: web::Data<AppState>, user: CurrentUser) -> Result<HttpResponse, ApiError> {
+    let row = store::user_by_id(&state.pool, user.id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user_not_found", "This account no longer exists."))?;
+    Ok(HttpResponse::Ok().json(User::from(row)))
+}
+
+/// Changes your display name or preferred locale.
+#[utoipa::path(patch, path = "/v1/me", tag = "auth", security(("bearer" = [])), request_body = ProfileUpdate,
+    responses(
+        (status = 200, description = "Updated", body = User),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid name or locale", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn update_me(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    body: web::Json<ProfileUpdate>,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(name) = &body.display_name {
+        validate::line("display_name", name, 1, 200)?;
+    }
+    let locale = body.locale.as_deref().map(validate::locale).transpose()?;
+    let row = store::update_profile(
+        &state.pool,
+        user.id,
+        body.display_name.as_deref().map(str::trim),
+        locale.as_deref().map(Some),
+    )
+    .await?
+    .ok_or_else(|| ApiError::not_found("user_not_found", "This account no longer exists."))?;
+    Ok(HttpResponse::Ok().json(User::from(row)))
+}
+
+/// Changes a person's role (admins only). Takes effect at their next token refresh.
+#[utoipa::path(put, path = "/v1/users/{id}/role", tag = "auth", security(("bearer" = [])), request_body = RoleChange,
+    params(("id" = Uuid, Path, description = "The person's id")),
+    responses(
+        (status = 200, description = "The person with the new role", body = User),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such person", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn set_role(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: web::Json<RoleChange>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let row = store::set_role(&state.pool, *id, body.role)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user_not_found", "There is no such person."))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(User::from(row)))
+}

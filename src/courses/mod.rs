@@ -1,0 +1,53 @@
+//! Courses: groups of learners and instructors where assignments live.
+
+pub mod models;
+pub mod routes;
+pub mod store;
+
+use actix_web::http::StatusCode;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::auth::CurrentUser;
+use crate::error::ApiError;
+use models::{Course, CourseRole};
+
+pub fn course_not_found() -> ApiError {
+    ApiError::not_found(
+        "course_not_found",
+        "There is no such course, or you are not in it.",
+    )
+}
+
+/// The course as the caller may see it: members and admins see it; to anyone else it does
+/// not exist.
+pub async fn visible_course(
+    pool: &PgPool,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<Course, ApiError> {
+    match store::course_for(pool, id, user.id).await? {
+        Some(c) if c.my_role.is_some() || user.is_admin() => Ok(c),
+        _ => Err(course_not_found()),
+    }
+}
+
+/// The course, if the caller teaches it (or is an admin). A learner is refused by role
+/// (`403`); a member who does not teach it is refused (`403`); anyone else gets `404`.
+pub async fn taught_course(
+    pool: &PgPool,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<Course, ApiError> {
+    user.require_staff()?;
+    let course = visible_course(pool, id, user).await?;
+    if user.is_admin() || course.my_role == Some(CourseRole::Instructor) {
+        Ok(course)
+    } else {
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "Only the course's instructors can do this.",
+        ))
+    }
+}

@@ -1,0 +1,143 @@
+//! `/v1/courses`, enrollments and the roster.
+
+use actix_web::{HttpResponse, web};
+use uuid::Uuid;
+
+use super::models::{Course, CourseCreate, CourseList, Enrollment, EnrollmentCreate, Roster};
+use super::{store, taught_course, visible_course};
+use crate::app::AppState;
+use crate::auth::CurrentUser;
+use crate::error::{ApiError, Problem};
+use crate::validate;
+
+/// Creates a course; you become its instructor. Instructors and admins.
+#[utoipa::path(post, path = "/v1/courses", tag = "courses", security(("bearer" = [])), request_body = CourseCreate,
+    responses(
+        (status = 201, description = "Created", body = Course),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Learners cannot create courses", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid title or code", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn create_course(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    body: web::Json<CourseCreate>,
+) -> Result<HttpResponse, ApiError> {
+    user.require_staff()?;
+    validate::line("title", &body.title, 1, 200)?;
+    if let Some(code) = &body.code {
+        validate::line("code", code, 1, 64)?;
+    }
+    let course = store::insert_course(
+        &state.pool,
+        body.title.trim(),
+        body.code.as_deref().map(str::trim),
+        user.id,
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(course))
+}
+
+/// The courses you are in (admins: every course).
+#[utoipa::path(get, path = "/v1/courses", tag = "courses", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Your courses", body = CourseList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_courses(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    let items = store::courses_for(&state.pool, user.id, user.is_admin()).await?;
+    Ok(HttpResponse::Ok().json(CourseList { items }))
+}
+
+/// One course you are in.
+#[utoipa::path(get, path = "/v1/courses/{id}", tag = "courses", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The course's id")),
+    responses(
+        (status = 200, description = "The course", body = Course),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_course(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(visible_course(&state.pool, *id, &user).await?))
+}
+
+/// Enrolls a learner or co-instructor by email or id (or changes their role). The course's
+/// instructors and admins.
+#[utoipa::path(post, path = "/v1/courses/{id}/enrollments", tag = "courses", security(("bearer" = [])),
+    request_body = EnrollmentCreate,
+    params(("id" = Uuid, Path, description = "The course's id")),
+    responses(
+        (status = 201, description = "Enrolled", body = Enrollment),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Neither or both of email and user_id, or no such person", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn enroll(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: web::Json<EnrollmentCreate>,
+) -> Result<HttpResponse, ApiError> {
+    let course = taught_course(&state.pool, *id, &user).await?;
+    if body.email.is_some() == body.user_id.is_some() {
+        return Err(ApiError::unprocessable(
+            "invalid_enrollment",
+            "Give exactly one of `email` and `user_id`.",
+        ));
+    }
+    if let Some(email) = &body.email {
+        validate::line("email", email, 3, 254)?;
+    }
+    let enrollment = store::enroll(
+        &state.pool,
+        course.id,
+        body.user_id,
+        body.email.as_deref(),
+        body.role,
+    )
+    .await?
+    .ok_or_else(|| {
+        ApiError::unprocessable("unknown_user", "There is no person with this email or id.")
+    })?;
+    Ok(HttpResponse::Created().json(enrollment))
+}
+
+/// The roster: everyone enrolled, instructors first. The course's instructors and admins.
+#[utoipa::path(get, path = "/v1/courses/{id}/enrollments", tag = "courses", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The course's id")),
+    responses(
+        (status = 200, description = "The roster", body = Roster),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn roster(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let course = taught_course(&state.pool, *id, &user).await?;
+    let items = store::roster(&state.pool, course.id).await?;
+    Ok(HttpResponse::Ok().json(Roster { items }))
+}

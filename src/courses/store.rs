@@ -1,0 +1,148 @@
+//! SQL for courses and enrollments.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgExecutor};
+use uuid::Uuid;
+
+use super::models::{Course, CourseRole, Enrollment};
+
+#[derive(FromRow)]
+struct CourseRow {
+    id: Uuid,
+    title: String,
+    code: Option<String>,
+    created_at: DateTime<Utc>,
+    my_role: Option<String>,
+}
+
+impl From<CourseRow> for Course {
+    fn from(r: CourseRow) -> Self {
+        Course {
+            id: r.id,
+            title: r.title,
+            code: r.code,
+            created_at: r.created_at,
+            my_role: r.my_role.as_deref().and_then(CourseRole::parse),
+        }
+    }
+}
+
+pub async fn insert_course(
+    db: impl PgExecutor<'_>,
+    title: &str,
+    code: Option<&str>,
+    created_by: Uuid,
+) -> Result<Course, sqlx::Error> {
+    let row: CourseRow = sqlx::query_as(
+        "WITH c AS (INSERT INTO courses (id, title, code, created_by) VALUES ($1, $2, $3, $4)
+                    RETURNING id, title, code, created_at),
+              e AS (INSERT INTO enrollments (course_id, user_id, role) SELECT id, $4, 'instructor' FROM c)
+         SELECT c.*, 'instructor' AS my_role FROM c",
+    )
+    .bind(Uuid::now_v7())
+    .bind(title)
+    .bind(code)
+    .bind(created_by)
+    .fetch_one(db)
+    .await?;
+    Ok(row.into())
+}
+
+/// The courses a person is enrolled in; for admins, every course.
+pub async fn courses_for(
+    db: impl PgExecutor<'_>,
+    user: Uuid,
+    all: bool,
+) -> Result<Vec<Course>, sqlx::Error> {
+    let rows: Vec<CourseRow> = sqlx::query_as(
+        "SELECT c.id, c.title, c.code, c.created_at, e.role AS my_role
+           FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $1
+          WHERE $2 OR e.user_id IS NOT NULL
+          ORDER BY c.created_at, c.id",
+    )
+    .bind(user)
+    .bind(all)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// The course, with the person's role in it; `None` if there is no such course.
+pub async fn course_for(
+    db: impl PgExecutor<'_>,
+    course: Uuid,
+    user: Uuid,
+) -> Result<Option<Course>, sqlx::Error> {
+    let row: Option<CourseRow> = sqlx::query_as(
+        "SELECT c.id, c.title, c.code, c.created_at, e.role AS my_role
+           FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $2
+          WHERE c.id = $1",
+    )
+    .bind(course)
+    .bind(user)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(Into::into))
+}
+
+#[derive(FromRow)]
+struct EnrollmentRow {
+    user_id: Uuid,
+    display_name: String,
+    email: Option<String>,
+    role: String,
+    enrolled_at: DateTime<Utc>,
+}
+
+impl From<EnrollmentRow> for Enrollment {
+    fn from(r: EnrollmentRow) -> Self {
+        Enrollment {
+            user_id: r.user_id,
+            display_name: r.display_name,
+            email: r.email,
+            role: CourseRole::parse(&r.role).unwrap_or_default(),
+            enrolled_at: r.enrolled_at,
+        }
+    }
+}
+
+/// Enrolls a person (found by id or email), or changes their role if already enrolled.
+/// `None` when no such person exists.
+pub async fn enroll(
+    db: impl PgExecutor<'_>,
+    course: Uuid,
+    user_id: Option<Uuid>,
+    email: Option<&str>,
+    role: CourseRole,
+) -> Result<Option<Enrollment>, sqlx::Error> {
+    let row: Option<EnrollmentRow> = sqlx::query_as(
+        "WITH u AS (SELECT id, display_name, email FROM users
+                     WHERE id = $2 OR ($2 IS NULL AND lower(email) = lower($3))),
+              e AS (INSERT INTO enrollments (course_id, user_id, role)
+                    SELECT $1, id, $4 FROM u
+                    ON CONFLICT (course_id, user_id) DO UPDATE SET role = EXCLUDED.role
+                    RETURNING user_id, role, created_at)
+         SELECT e.user_id, u.display_name, u.email, e.role, e.created_at AS enrolled_at
+           FROM e JOIN u ON u.id = e.user_id",
+    )
+    .bind(course)
+    .bind(user_id)
+    .bind(email)
+    .bind(role.as_str())
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(Into::into))
+}
+
+pub async fn roster(db: impl PgExecutor<'_>, course: Uuid) -> Result<Vec<Enrollment>, sqlx::Error> {
+    let rows: Vec<EnrollmentRow> = sqlx::query_as(
+        "SELECT e.user_id, u.display_name, u.email, e.role, e.created_at AS enrolled_at
+           FROM enrollments e JOIN users u ON u.id = e.user_id
+          WHERE e.course_id = $1
+          ORDER BY e.role DESC, u.display_name, u.id",
+    )
+    .bind(course)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}

@@ -1,0 +1,47 @@
+//! Checks on strings from requests, applied before anything reaches PostgreSQL.
+
+use crate::error::ApiError;
+use crate::i18n::canonical_tag;
+
+/// A single-line text of `min..=max` characters: no NUL, no control characters.
+pub fn line(field: &str, value: &str, min: usize, max: usize) -> Result<(), ApiError> {
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            format!("`{field}` contains control characters."),
+        ));
+    }
+    let len = value.trim().chars().count();
+    if len < min || value.chars().count() > max {
+        return Err(ApiError::unprocessable(
+            "invalid_field",
+            format!("`{field}` must be {min} to {max} characters."),
+        ));
+    }
+    Ok(())
+}
+
+pub fn email(value: &str) -> Result<(), ApiError> {
+    line("email", value, 3, 254)?;
+    let ok = value.split_once('@').is_some_and(|(local, domain)| {
+        !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+    }) && !value.contains(char::is_whitespace);
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::unprocessable(
+            "invalid_email",
+            "`email` is not an email address.",
+        ))
+    }
+}
+
+/// A locale preference: a canonical BCP 47 tag.
+pub fn locale(value: &str) -> Result<String, ApiError> {
+    canonical_tag(value).ok_or_else(|| {
+        ApiError::unprocessable(
+            "invalid_locale",
+            "`locale` must be a BCP 47 language tag such as bn, id or pt-BR.",
+        )
+    })
+}
