@@ -102,40 +102,53 @@ pub fn app(
 /// Every endpoint. Resources (not method-guarded routes) so that a wrong method is a 405.
 fn routes(cfg: &mut web::ServiceConfig) {
     use web::{get, patch, post, put, resource};
-    cfg.service(resource("/v1/quizzes").route(get().to(quizzes::routes::list_quizzes)))
-        .service(resource("/v1/quizzes/{slug}").route(get().to(quizzes::routes::get_quiz)))
-        .service(resource("/v1/auth/register").route(post().to(auth::routes::register)))
-        .service(resource("/v1/auth/login").route(post().to(auth::routes::login)))
-        .service(resource("/v1/auth/refresh").route(post().to(auth::routes::refresh)))
-        .service(resource("/v1/auth/logout").route(post().to(auth::routes::logout)))
-        .service(
-            resource("/v1/me")
-                .route(get().to(auth::routes::me))
-                .route(patch().to(auth::routes::update_me)),
-        )
-        .service(resource("/v1/users/{id}/role").route(put().to(auth::routes::set_role)))
-        .service(
-            resource("/v1/courses")
-                .route(get().to(courses::routes::list_courses))
-                .route(post().to(courses::routes::create_course)),
-        )
-        .service(resource("/v1/courses/{id}").route(get().to(courses::routes::get_course)))
-        .service(
-            resource("/v1/courses/{id}/enrollments")
-                .route(get().to(courses::routes::roster))
-                .route(post().to(courses::routes::enroll)),
-        )
-        .service(
-            resource("/v1/courses/{id}/assignments")
-                .route(get().to(assignments::routes::list_assignments))
-                .route(post().to(assignments::routes::create_assignment)),
-        )
-        .service(
-            resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)),
-        )
-        .service(resource("/healthz").route(get().to(ops::healthz)))
-        .service(resource("/readyz").route(get().to(ops::readyz)))
-        .service(resource("/metrics").route(get().to(ops::metrics)));
+    let authoring_limit = web::PayloadConfig::new(quizzes::authoring::AUTHORING_BODY_LIMIT);
+    cfg.service(
+        resource("/v1/quizzes")
+            .app_data(authoring_limit.clone())
+            .route(get().to(quizzes::routes::list_quizzes))
+            .route(post().to(quizzes::authoring::create_quiz)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}")
+            .app_data(authoring_limit)
+            .route(get().to(quizzes::routes::get_quiz))
+            .route(put().to(quizzes::authoring::update_quiz)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}")
+            .route(get().to(quizzes::authoring::get_version)),
+    )
+    .service(resource("/v1/auth/register").route(post().to(auth::routes::register)))
+    .service(resource("/v1/auth/login").route(post().to(auth::routes::login)))
+    .service(resource("/v1/auth/refresh").route(post().to(auth::routes::refresh)))
+    .service(resource("/v1/auth/logout").route(post().to(auth::routes::logout)))
+    .service(
+        resource("/v1/me")
+            .route(get().to(auth::routes::me))
+            .route(patch().to(auth::routes::update_me)),
+    )
+    .service(resource("/v1/users/{id}/role").route(put().to(auth::routes::set_role)))
+    .service(
+        resource("/v1/courses")
+            .route(get().to(courses::routes::list_courses))
+            .route(post().to(courses::routes::create_course)),
+    )
+    .service(resource("/v1/courses/{id}").route(get().to(courses::routes::get_course)))
+    .service(
+        resource("/v1/courses/{id}/enrollments")
+            .route(get().to(courses::routes::roster))
+            .route(post().to(courses::routes::enroll)),
+    )
+    .service(
+        resource("/v1/courses/{id}/assignments")
+            .route(get().to(assignments::routes::list_assignments))
+            .route(post().to(assignments::routes::create_assignment)),
+    )
+    .service(resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)))
+    .service(resource("/healthz").route(get().to(ops::healthz)))
+    .service(resource("/readyz").route(get().to(ops::readyz)))
+    .service(resource("/metrics").route(get().to(ops::metrics)));
 }
 
 /// Starts serving on `listener`; the returned server stops gracefully on SIGINT/SIGTERM.

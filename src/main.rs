@@ -117,7 +117,7 @@ async fn import(pool: &sqlx::PgPool, dir: &Path) -> Result<()> {
             dir.display()
         )
     })?;
-    for imported in content::store::import(pool, &quizzes).await? {
+    for imported in content::store::import(pool, &quizzes, None).await? {
         let what = match imported.status {
             ImportStatus::Created => "created",
             ImportStatus::NewVersion => "new version",

@@ -15,6 +15,9 @@ use utoipa::{Modify, OpenApi};
     paths(
         crate::quizzes::routes::list_quizzes,
         crate::quizzes::routes::get_quiz,
+        crate::quizzes::authoring::create_quiz,
+        crate::quizzes::authoring::update_quiz,
+        crate::quizzes::authoring::get_version,
         crate::auth::routes::register,
         crate::auth::routes::login,
         crate::auth::routes::refresh,
@@ -38,6 +41,7 @@ use utoipa::{Modify, OpenApi};
     modifiers(&BearerAuth),
     tags(
         (name = "quizzes", description = "The quiz catalogue, in the reader's language"),
+        (name = "authoring", description = "Creating and changing quizzes; reading them with their key"),
         (name = "auth", description = "Accounts, sign-in, tokens, roles"),
         (name = "courses", description = "Courses, enrollments and rosters"),
         (name = "assignments", description = "Quizzes placed in courses with a policy"),

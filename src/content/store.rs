@@ -34,7 +34,13 @@ struct CurrentVersion {
 /// Imports quizzes in one transaction (each new version with its practice assignment): a quiz whose content hash equals its current version
 /// is left alone; otherwise a new version is written and becomes current. Concurrent imports
 /// (two instances starting) are serialized by an advisory lock.
-pub async fn import(pool: &PgPool, quizzes: &[QuizContent]) -> Result<Vec<Imported>, sqlx::Error> {
+/// `owner` becomes the owner of quizzes this import creates (authored over the API); content
+/// imported from files has no owner, and only admins change it over the API.
+pub async fn import(
+    pool: &PgPool,
+    quizzes: &[QuizContent],
+    owner: Option<Uuid>,
+) -> Result<Vec<Imported>, sqlx::Error> {
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('quizd:content-import'))")
         .execute(&mut *tx)
@@ -70,9 +76,10 @@ pub async fn import(pool: &PgPool, quizzes: &[QuizContent]) -> Result<Vec<Import
             }) => (quiz_id, version.unwrap_or(0) + 1, ImportStatus::NewVersion),
             None => {
                 let quiz_id = Uuid::now_v7();
-                sqlx::query("INSERT INTO quizzes (id, slug) VALUES ($1, $2)")
+                sqlx::query("INSERT INTO quizzes (id, slug, owner_id) VALUES ($1, $2, $3)")
                     .bind(quiz_id)
                     .bind(&content.slug)
+                    .bind(owner)
                     .execute(&mut *tx)
                     .await?;
                 (quiz_id, 1, ImportStatus::Created)

@@ -19,12 +19,9 @@ async fn a_wrong_method_is_a_problem_that_says_what_is_allowed() {
         .await
         .unwrap();
     assert_problem(res, 405, "method_not_allowed").await;
-    let res = app
-        .client
-        .post(app.url("/v1/quizzes"))
-        .send()
-        .await
-        .unwrap();
+    let res = app.client.put(app.url("/v1/quizzes")).send().await.unwrap();
+    let allow = res.headers()["allow"].to_str().unwrap().to_string();
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
     assert_problem(res, 405, "method_not_allowed").await;
 }
 

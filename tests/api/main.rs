@@ -1,5 +1,6 @@
 //! quizd's API tests: real HTTP against quizd on a real PostgreSQL.
 
+mod authoring;
 mod catalogue;
 mod content;
 mod errors;

@@ -95,7 +95,7 @@ fn start_cluster() -> Cluster {
             if *name == seeded_template {
                 let quizzes =
                     quizd::content::load_dir(&content_dir()).expect("seed content is valid");
-                quizd::content::store::import(&pool, &quizzes)
+                quizd::content::store::import(&pool, &quizzes, None)
                     .await
                     .unwrap();
             }
@@ -227,4 +227,139 @@ pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> 
         assert!(body[field].is_string(), "problem lacks {field}: {body}");
     }
     body
+}
+
+// People, tokens and authenticated requests (used by the auth and course tests).
+
+/// The password every test person registers with.
+pub const PASSWORD: &str = "correct horse battery staple";
+
+/// A registered, signed-in person.
+#[derive(Debug, Clone)]
+pub struct Person {
+    pub id: uuid::Uuid,
+    pub email: String,
+    pub access: String,
+    pub refresh: String,
+}
+
+/// Asserts the status (showing the body if it differs) and returns the JSON body (`Null` when
+/// there is none).
+pub async fn expect_status(res: reqwest::Response, status: u16) -> Value {
+    let actual = res.status().as_u16();
+    let url = res.url().to_string();
+    let text = res.text().await.unwrap();
+    assert_eq!(actual, status, "status of {url}: {text}");
+    if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// Registers a learner over HTTP with [`PASSWORD`]; returns them signed in.
+pub async fn register(app: &TestApp, email: &str) -> Person {
+    let res = app
+        .client
+        .post(app.url("/v1/auth/register"))
+        .json(&serde_json::json!({
+            "email": email,
+            "display_name": format!("Person {email}"),
+            "password": PASSWORD,
+        }))
+        .send()
+        .await
+        .unwrap();
+    let tokens = expect_status(res, 201).await;
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    let me = expect_status(get_as(app, &access, "/v1/me").await, 200).await;
+    Person {
+        id: me["id"].as_str().unwrap().parse().unwrap(),
+        email: email.to_string(),
+        access,
+        refresh: tokens["refresh_token"].as_str().unwrap().to_string(),
+    }
+}
+
+/// POST /v1/auth/login with these credentials.
+pub async fn login_request(app: &TestApp, email: &str, password: &str) -> reqwest::Response {
+    app.client
+        .post(app.url("/v1/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Signs in with [`PASSWORD`], expecting success; returns (access token, refresh token).
+pub async fn login(app: &TestApp, email: &str) -> (String, String) {
+    let tokens = expect_status(login_request(app, email, PASSWORD).await, 200).await;
+    (
+        tokens["access_token"].as_str().unwrap().to_string(),
+        tokens["refresh_token"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Sets a person's role behind the API's back.
+pub async fn set_role_in_db(app: &TestApp, id: uuid::Uuid, role: &str) {
+    sqlx::query("UPDATE users SET role = $2 WHERE id = $1")
+        .bind(id)
+        .bind(role)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+}
+
+/// A person with this role (`learner`, `instructor` or `admin`), signed in after the role
+/// was set, so the role is in their access token. Costs one login.
+pub async fn token_for(app: &TestApp, email: &str, role: &str) -> Person {
+    let mut person = register(app, email).await;
+    if role != "learner" {
+        set_role_in_db(app, person.id, role).await;
+        (person.access, person.refresh) = login(app, email).await;
+    }
+    person
+}
+
+/// A request with `Authorization: Bearer <token>`.
+pub fn bearer(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+) -> reqwest::RequestBuilder {
+    app.client
+        .request(method, app.url(path))
+        .header("authorization", format!("Bearer {token}"))
+}
+
+pub async fn get_as(app: &TestApp, token: &str, path: &str) -> reqwest::Response {
+    bearer(app, reqwest::Method::GET, path, token)
+        .send()
+        .await
+        .unwrap()
+}
+
+pub async fn post_as(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
+    bearer(app, reqwest::Method::POST, path, token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+pub async fn put_as(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
+    bearer(app, reqwest::Method::PUT, path, token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+pub async fn patch_as(app: &TestApp, token: &str, path: &str, body: &Value) -> reqwest::Response {
+    bearer(app, reqwest::Method::PATCH, path, token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
 }
