@@ -13,9 +13,10 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::ratelimit::LoginLimiter;
 use crate::auth::tokens::TokenKeys;
+use crate::clock::Clock;
 use crate::error::{self, ApiError};
 use crate::quizzes::VersionCache;
-use crate::{assignments, auth, courses, openapi, ops, quizzes, telemetry};
+use crate::{assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -26,6 +27,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     pub tokens: TokenKeys,
     pub login_limiter: LoginLimiter,
+    /// The server's clock: deadlines and open/close times are judged by it.
+    pub clock: Clock,
 }
 
 impl AppState {
@@ -36,6 +39,7 @@ impl AppState {
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
             login_limiter: LoginLimiter::default(),
+            clock: Clock::System,
         }
     }
 
@@ -146,6 +150,22 @@ fn routes(cfg: &mut web::ServiceConfig) {
             .route(post().to(assignments::routes::create_assignment)),
     )
     .service(resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)))
+    .service(
+        resource("/v1/assignments/{id}/attempts")
+            .route(get().to(attempts::routes::assignment_attempts))
+            .route(post().to(attempts::routes::start_assignment_attempt)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/attempts")
+            .route(post().to(attempts::routes::start_practice_attempt)),
+    )
+    .service(resource("/v1/attempts/{id}").route(get().to(attempts::routes::get_attempt)))
+    .service(
+        resource("/v1/attempts/{id}/responses/{question_id}")
+            .route(put().to(attempts::routes::answer)),
+    )
+    .service(resource("/v1/attempts/{id}/finish").route(post().to(attempts::routes::finish)))
+    .service(resource("/v1/me/attempts").route(get().to(attempts::routes::my_attempts)))
     .service(resource("/healthz").route(get().to(ops::healthz)))
     .service(resource("/readyz").route(get().to(ops::readyz)))
     .service(resource("/metrics").route(get().to(ops::metrics)));
@@ -154,10 +174,9 @@ fn routes(cfg: &mut web::ServiceConfig) {
 /// Starts serving on `listener`; the returned server stops gracefully on SIGINT/SIGTERM.
 pub fn serve(
     listener: TcpListener,
-    state: AppState,
+    state: web::Data<AppState>,
     workers: Option<usize>,
 ) -> std::io::Result<Server> {
-    let state = web::Data::new(state);
     let mut server = HttpServer::new(move || app(state.clone())).shutdown_timeout(10);
     if let Some(w) = workers {
         server = server.workers(w);

@@ -26,6 +26,10 @@ pub struct Problem {
     pub detail: String,
     /// A stable machine-readable code, e.g. `quiz_not_found`.
     pub code: String,
+    /// For `answer_final`: the answer on record and its result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub recorded: Option<serde_json::Value>,
 }
 
 /// An error an endpoint answers with. Build one with the constructors; `code` is stable API.
@@ -35,6 +39,7 @@ pub struct ApiError {
     pub code: &'static str,
     pub detail: String,
     pub retry_after: Option<u32>,
+    pub recorded: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -44,6 +49,7 @@ impl ApiError {
             code,
             detail: detail.into(),
             retry_after: None,
+            recorded: None,
         }
     }
     pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
@@ -121,6 +127,7 @@ impl ApiError {
             status: self.status.as_u16(),
             detail: self.detail.clone(),
             code: self.code.to_string(),
+            recorded: self.recorded.clone(),
         }
     }
 }

@@ -2,11 +2,14 @@
 
 pub mod app;
 pub mod assignments;
+pub mod attempts;
 pub mod auth;
+pub mod clock;
 pub mod content;
 pub mod courses;
 pub mod db;
 pub mod error;
+pub mod grading;
 pub mod i18n;
 pub mod openapi;
 pub mod ops;

@@ -142,7 +142,10 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         None => tracing::warn!("no content directory found; serving what the database holds"),
     }
     let addr = listener.local_addr()?;
-    let state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
+    let state = actix_web::web::Data::new(
+        AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?,
+    );
+    quizd::attempts::spawn_sweeper(state.clone());
     let server = app::serve(listener, state, args.workers)?;
     println!("quizd listening on http://{addr}");
     println!("  API docs:  http://{addr}/docs/");

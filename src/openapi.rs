@@ -33,6 +33,13 @@ use utoipa::{Modify, OpenApi};
         crate::assignments::routes::create_assignment,
         crate::assignments::routes::list_assignments,
         crate::assignments::routes::get_assignment,
+        crate::attempts::routes::start_assignment_attempt,
+        crate::attempts::routes::start_practice_attempt,
+        crate::attempts::routes::get_attempt,
+        crate::attempts::routes::answer,
+        crate::attempts::routes::finish,
+        crate::attempts::routes::my_attempts,
+        crate::attempts::routes::assignment_attempts,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics,
@@ -45,6 +52,7 @@ use utoipa::{Modify, OpenApi};
         (name = "auth", description = "Accounts, sign-in, tokens, roles"),
         (name = "courses", description = "Courses, enrollments and rosters"),
         (name = "assignments", description = "Quizzes placed in courses with a policy"),
+        (name = "attempts", description = "Taking a quiz: graded on the server, feedback as the policy says"),
         (name = "operations", description = "Liveness, readiness and metrics"),
     )
 )]

@@ -92,7 +92,11 @@ impl FromRequest for CurrentUser {
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| {
+                // The scheme name is case-insensitive (RFC 9110 §11.1).
+                let (scheme, token) = v.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then_some(token)
+            });
         let result = match token {
             None => Err(unauthorized(
                 "Sign in: send `Authorization: Bearer <access token>`.",

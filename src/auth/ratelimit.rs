@@ -47,7 +47,7 @@ impl LoginLimiter {
                 .map_err(|n| n.wait_time_from(now))?;
         }
         self.per_account
-            .check_key(&email.to_lowercase())
+            .check_key(&email.trim().to_lowercase())
             .map_err(|n| n.wait_time_from(now))
     }
 }

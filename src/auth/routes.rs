@@ -136,7 +136,9 @@ pub async fn register(
     })?;
     let tokens = issue_pair(&mut *tx, &state, user.id, user.role(), None).await?;
     tx.commit().await?;
-    Ok(HttpResponse::Created().json(tokens))
+    Ok(HttpResponse::Created()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(tokens))
 }
 
 /// Signs in with email and password. Rate limited per account and per client address.
@@ -198,7 +200,9 @@ pub async fn login(
         ));
     };
     let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
-    Ok(HttpResponse::Ok().json(tokens))
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(tokens))
 }
 
 /// Exchanges a refresh token for a new pair. Each refresh token works once; presenting a
@@ -226,7 +230,9 @@ pub async fn refresh(
             let tokens =
                 issue_pair(&mut *tx, &state, user.id, user.role(), Some(family_id)).await?;
             tx.commit().await?;
-            Ok(HttpResponse::Ok().json(tokens))
+            Ok(HttpResponse::Ok()
+                .insert_header((header::CACHE_CONTROL, "no-store"))
+                .json(tokens))
         }
         Consumed::Reused => {
             tx.commit().await?;

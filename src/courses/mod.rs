@@ -32,8 +32,9 @@ pub async fn visible_course(
     }
 }
 
-/// The course, if the caller teaches it (or is an admin). A learner is refused by role
-/// (`403`); a member who does not teach it is refused (`403`); anyone else gets `404`.
+/// The course, if the caller teaches it: an instructor (by global role) enrolled as one of its
+/// instructors, or an admin. A learner is refused by role (`403`), as is a member who does not
+/// teach it; an instructor outside it gets `404`.
 pub async fn taught_course(
     pool: &PgPool,
     id: Uuid,

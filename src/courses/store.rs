@@ -139,7 +139,7 @@ pub async fn roster(db: impl PgExecutor<'_>, course: Uuid) -> Result<Vec<Enrollm
         "SELECT e.user_id, u.display_name, u.email, e.role, e.created_at AS enrolled_at
            FROM enrollments e JOIN users u ON u.id = e.user_id
           WHERE e.course_id = $1
-          ORDER BY e.role DESC, u.display_name, u.id",
+          ORDER BY (e.role = 'instructor') DESC, u.display_name, u.id",
     )
     .bind(course)
     .fetch_all(db)

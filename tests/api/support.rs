@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use quizd::app::{self, AppState};
+use quizd::clock::Clock;
 use quizd::db::{self, postgres::PrivatePostgres};
 use reqwest::Client;
 use serde_json::Value;
@@ -124,15 +125,20 @@ pub struct TestApp {
 impl TestApp {
     /// A quizd with the seed content imported.
     pub async fn spawn() -> Self {
-        Self::from_template(&cluster().seeded_template).await
+        Self::from_template(&cluster().seeded_template, Clock::System).await
+    }
+
+    /// A quizd with the seed content whose clock the test moves.
+    pub async fn spawn_with_clock(clock: Clock) -> Self {
+        Self::from_template(&cluster().seeded_template, clock).await
     }
 
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::from_template(&cluster().empty_template).await
+        Self::from_template(&cluster().empty_template, Clock::System).await
     }
 
-    async fn from_template(template: &str) -> Self {
+    async fn from_template(template: &str, clock: Clock) -> Self {
         let cluster = cluster();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let db_name = name.clone();
@@ -153,8 +159,10 @@ impl TestApp {
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
-                let state = AppState::load(pool.clone(), None).await.unwrap();
-                let server = app::serve(listener, state, Some(1)).unwrap();
+                let mut state = AppState::load(pool.clone(), None).await.unwrap();
+                state.clock = clock;
+                let server =
+                    app::serve(listener, actix_web::web::Data::new(state), Some(1)).unwrap();
                 tx.send(server.handle()).unwrap();
                 let _ = server.await;
                 pool.close().await;

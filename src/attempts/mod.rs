@@ -1,0 +1,292 @@
+//! Attempts: one learner taking one assignment, graded on the server as they answer.
+
+pub mod models;
+pub mod review;
+pub mod routes;
+pub mod shuffle;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use chrono::{DateTime, Duration, Utc};
+use rand::RngCore;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::assignments::store::AssignmentRow;
+use crate::auth::CurrentUser;
+use crate::courses::models::CourseRole;
+use crate::error::ApiError;
+use crate::grading::{FinishedAttempt, assignment_grade};
+use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
+use crate::quizzes::QuizVersion;
+use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
+use review::{Served, percentage};
+use store::{AttemptListRow, AttemptRow, NewAttempt};
+
+pub fn attempt_not_found() -> ApiError {
+    ApiError::not_found(
+        "attempt_not_found",
+        "There is no such attempt, or it is not yours.",
+    )
+}
+
+/// Who is looking at an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Viewer {
+    /// The learner who took it.
+    Learner,
+    /// The course's instructors and admins: they see everything, answer nothing.
+    Staff,
+}
+
+/// The attempt, if the caller may see it: its learner, the course's instructors, admins.
+/// To anyone else it does not exist.
+pub async fn visible_attempt(
+    state: &AppState,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<(AttemptRow, Viewer), ApiError> {
+    let row = store::by_id(&state.pool, id)
+        .await?
+        .ok_or_else(attempt_not_found)?;
+    if row.user_id == user.id {
+        return Ok((row, Viewer::Learner));
+    }
+    if user.is_admin() {
+        return Ok((row, Viewer::Staff));
+    }
+    if let Some(course) = row.course_id
+        && user.require_staff().is_ok()
+        && crate::courses::store::course_for(&state.pool, course, user.id)
+            .await?
+            .is_some_and(|c| c.my_role == Some(CourseRole::Instructor))
+    {
+        return Ok((row, Viewer::Staff));
+    }
+    Err(attempt_not_found())
+}
+
+pub async fn version(state: &AppState, id: Uuid) -> Result<Arc<QuizVersion>, ApiError> {
+    state
+        .quizzes
+        .get(&state.pool, id)
+        .await?
+        .ok_or_else(|| ApiError::internal(format!("quiz version {id} is missing")))
+}
+
+/// Finishes the attempt if its deadline has passed by the server's clock, and returns it as
+/// it now stands.
+pub async fn settle(state: &AppState, row: AttemptRow) -> Result<AttemptRow, ApiError> {
+    let now = state.clock.now();
+    match row.deadline {
+        Some(deadline) if row.finished_at.is_none() && deadline <= now => {
+            store::finish(&state.pool, row.id, "deadline", now).await?;
+            store::by_id(&state.pool, row.id)
+                .await?
+                .ok_or_else(attempt_not_found)
+        }
+        _ => Ok(row),
+    }
+}
+
+/// Finishes every unfinished attempt whose deadline has passed; returns how many.
+pub async fn finish_expired(pool: &PgPool, now: DateTime<Utc>) -> Result<usize, sqlx::Error> {
+    let mut finished = 0;
+    loop {
+        let ids = store::expired(pool, now, 100).await?;
+        if ids.is_empty() {
+            return Ok(finished);
+        }
+        for id in ids {
+            if store::finish(pool, id, "deadline", now).await? {
+                finished += 1;
+            }
+        }
+    }
+}
+
+/// Runs [`finish_expired`] every few seconds for the life of the server.
+pub fn spawn_sweeper(state: actix_web::web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            match finish_expired(&state.pool, state.clock.now()).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(finished = n, "finished attempts past their deadline"),
+                Err(e) => tracing::warn!(error = %e, "deadline sweep failed"),
+            }
+        }
+    });
+}
+
+/// What the viewer may see of the attempt now.
+pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal {
+    match viewer {
+        Viewer::Staff => Reveal::All,
+        Viewer::Learner => reveal(
+            FeedbackTiming::parse(&row.feedback).unwrap_or_default(),
+            row.finished_at.is_some(),
+            row.closes_at,
+            state.clock.now(),
+        ),
+    }
+}
+
+pub async fn view(
+    state: &AppState,
+    row: &AttemptRow,
+    viewer: Viewer,
+) -> Result<AttemptView, ApiError> {
+    let version = version(state, row.quiz_version_id).await?;
+    let responses = store::responses(&state.pool, row.id).await?;
+    let served = Served::new(&version, row);
+    Ok(served.view(
+        row,
+        &responses,
+        reveal_for(state, row, viewer),
+        state.clock.now(),
+    ))
+}
+
+/// Starts an attempt (or returns the learner's unfinished one: a double start is harmless).
+/// Returns the attempt and whether it is new.
+pub async fn start(
+    state: &AppState,
+    user: &CurrentUser,
+    assignment: &AssignmentRow,
+    requested_locale: Option<&str>,
+    accept_language: Option<&str>,
+) -> Result<(AttemptRow, bool), ApiError> {
+    let now = state.clock.now();
+    let conflict = |code, detail: &str| ApiError::new(StatusCode::CONFLICT, code, detail);
+    if assignment.opens_at.is_some_and(|o| now < o) {
+        return Err(conflict("not_open", "This assignment is not open yet."));
+    }
+    if assignment.closes_at.is_some_and(|c| now >= c) {
+        return Err(conflict("closed", "This assignment is closed."));
+    }
+    if let Some(open) = store::open_attempt(&state.pool, assignment.id, user.id).await? {
+        let open = settle(state, open).await?;
+        if open.finished_at.is_none() {
+            return Ok((open, false));
+        }
+    }
+    let version = version(state, assignment.quiz_version_id).await?;
+    let preference = match requested_locale {
+        Some(l) => Some(crate::validate::locale(l)?),
+        None => crate::auth::store::user_by_id(&state.pool, user.id)
+            .await?
+            .and_then(|u| u.locale),
+    };
+    let requested = crate::i18n::requested_locales(preference.as_deref(), accept_language);
+    let locale = version.locale_chain(&requested).remove(0);
+    let policy = assignment.policy();
+    let limit = policy
+        .time_limit_minutes
+        .map(|m| now + Duration::minutes(i64::from(m)));
+    let deadline = match (limit, policy.closes_at) {
+        (Some(l), Some(c)) => Some(l.min(c)),
+        (l, c) => l.or(c),
+    };
+    let mut seed = [0u8; 32];
+    rand::rng().fill_bytes(&mut seed);
+    let max_score = version.content.questions.iter().map(|q| q.points).sum();
+    let inserted = store::insert(
+        &state.pool,
+        NewAttempt {
+            assignment_id: assignment.id,
+            user_id: user.id,
+            quiz_version_id: assignment.quiz_version_id,
+            locale: &locale,
+            seed: &seed,
+            started_at: now,
+            deadline,
+            max_score,
+            attempts_allowed: policy.attempts_allowed,
+        },
+    )
+    .await
+    .map_err(|e| match ApiError::from(e) {
+        e if e.status == StatusCode::CONFLICT => conflict(
+            "attempt_start_conflict",
+            "Another attempt was started at the same moment; retry.",
+        ),
+        e => e,
+    })?;
+    let id = inserted.ok_or_else(|| {
+        conflict(
+            "attempts_exhausted",
+            "You have used all the attempts this assignment allows.",
+        )
+    })?;
+    let row = store::by_id(&state.pool, id)
+        .await?
+        .ok_or_else(attempt_not_found)?;
+    Ok((row, true))
+}
+
+fn summary(r: &AttemptListRow) -> AttemptSummary {
+    AttemptSummary {
+        id: r.id,
+        assignment_id: r.assignment_id,
+        course_id: r.course_id,
+        quiz: r.slug.clone(),
+        quiz_version: r.version,
+        user_id: r.user_id,
+        display_name: r.display_name.clone(),
+        number: r.number,
+        locale: r.locale.clone(),
+        state: if r.finished_at.is_some() {
+            AttemptState::Finished
+        } else {
+            AttemptState::InProgress
+        },
+        started_at: r.started_at,
+        deadline: r.deadline,
+        finished_at: r.finished_at,
+        score: r.score,
+        max_score: r.max_score,
+        percentage: r.score.map(|s| percentage(s, r.max_score)),
+    }
+}
+
+/// The attempts with each (assignment, learner)'s grade under the assignment's method.
+pub fn attempt_list(rows: &[AttemptListRow]) -> AttemptList {
+    let mut groups: BTreeMap<(Uuid, Uuid), (GradingMethod, Vec<FinishedAttempt>)> = BTreeMap::new();
+    for r in rows {
+        let method = GradingMethod::parse(&r.grading_method).unwrap_or_default();
+        let entry = groups
+            .entry((r.assignment_id, r.user_id))
+            .or_insert_with(|| (method, Vec::new()));
+        if let Some(score) = r.score {
+            entry.1.push(FinishedAttempt {
+                number: r.number,
+                fraction: if r.max_score > 0.0 {
+                    score / r.max_score
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    AttemptList {
+        items: rows.iter().map(summary).collect(),
+        grades: groups
+            .into_iter()
+            .map(
+                |((assignment_id, user_id), (method, finished))| AssignmentGrade {
+                    assignment_id,
+                    user_id,
+                    grading_method: method,
+                    percentage: assignment_grade(method, &finished).map(|f| percentage(f, 1.0)),
+                    finished_attempts: finished.len(),
+                },
+            )
+            .collect(),
+    }
+}

@@ -1,0 +1,174 @@
+//! What a learner (or the course's staff) sees of an attempt.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::content::QuestionKind;
+use crate::i18n::LocalizedText;
+use crate::policy::{FeedbackTiming, GradingMethod};
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartAttempt {
+    /// The locale to take the quiz in (BCP 47); else your preference, else `Accept-Language`.
+    pub locale: Option<String>,
+}
+
+/// An answer: `selected` (option ids) for choice kinds, `number` for numeric, `text` for
+/// short text. Exactly one.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerRequest {
+    pub selected: Option<Vec<String>>,
+    pub number: Option<f64>,
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptState {
+    InProgress,
+    Finished,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptView {
+    pub id: Uuid,
+    pub assignment_id: Uuid,
+    /// The quiz's slug.
+    pub quiz: String,
+    /// The quiz version this attempt is pinned to.
+    pub quiz_version: i32,
+    /// 1 for your first attempt at this assignment, and so on.
+    pub number: i32,
+    /// The locale the attempt is served in; each text says the language it is actually in.
+    pub locale: String,
+    pub title: LocalizedText,
+    pub state: AttemptState,
+    /// When answers are judged to you (the assignment's feedback policy).
+    pub feedback_timing: FeedbackTiming,
+    pub started_at: DateTime<Utc>,
+    /// The server's deadline, if the attempt is timed or the assignment closes.
+    pub deadline: Option<DateTime<Utc>>,
+    /// Seconds left before the deadline, by the server's clock.
+    pub time_left_seconds: Option<i64>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// `submitted` or `deadline`.
+    pub finish_reason: Option<String>,
+    /// The questions in this attempt's order.
+    pub questions: Vec<AttemptQuestion>,
+    /// The score, once finished.
+    pub result: Option<AttemptResult>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptQuestion {
+    /// This question's id in this attempt.
+    pub id: String,
+    pub kind: QuestionKind,
+    pub points: f64,
+    pub prompt: String,
+    /// The language `prompt` is in.
+    pub lang: String,
+    /// In this attempt's order; ids differ in every attempt.
+    pub options: Vec<AttemptOption>,
+    /// Your answer so far.
+    pub response: Option<ResponseView>,
+    /// The judgement, as far as the policy allows by now.
+    pub result: Option<QuestionResult>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptOption {
+    pub id: String,
+    pub text: String,
+    pub lang: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResponseView {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    pub answered_at: DateTime<Utc>,
+}
+
+/// Whether an answer was right, the right answer and why.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuestionResult {
+    pub correct: bool,
+    pub points: f64,
+    pub max_points: f64,
+    /// The correct options' ids (choice kinds).
+    pub correct_options: Vec<String>,
+    /// The correct number (numeric).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correct_number: Option<f64>,
+    /// The accepted answers (short text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_answers: Option<Vec<String>>,
+    /// Why the right answer is right.
+    pub explanation: LocalizedText,
+    /// About the answer given: the chosen option's feedback, or the question's wrong-answer
+    /// feedback.
+    pub feedback: Option<LocalizedText>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptResult {
+    pub score: f64,
+    pub max_score: f64,
+    /// 0 to 100.
+    pub percentage: f64,
+}
+
+/// The answer to `PUT /v1/attempts/{id}/responses/{question_id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AnswerOutcome {
+    pub question_id: String,
+    pub response: ResponseView,
+    /// Present when the policy reveals correctness now (immediate feedback).
+    pub result: Option<QuestionResult>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptSummary {
+    pub id: Uuid,
+    pub assignment_id: Uuid,
+    pub course_id: Option<Uuid>,
+    pub quiz: String,
+    pub quiz_version: i32,
+    pub user_id: Uuid,
+    pub display_name: String,
+    pub number: i32,
+    pub locale: String,
+    pub state: AttemptState,
+    pub started_at: DateTime<Utc>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub score: Option<f64>,
+    pub max_score: f64,
+    pub percentage: Option<f64>,
+}
+
+/// A learner's grade for an assignment under its grading method.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AssignmentGrade {
+    pub assignment_id: Uuid,
+    pub user_id: Uuid,
+    pub grading_method: GradingMethod,
+    /// 0 to 100; absent until an attempt is finished.
+    pub percentage: Option<f64>,
+    pub finished_attempts: usize,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptList {
+    pub items: Vec<AttemptSummary>,
+    pub grades: Vec<AssignmentGrade>,
+}

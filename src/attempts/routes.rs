@@ -1,0 +1,383 @@
+//! Taking a quiz: start, resume, answer, finish; the lists of attempts.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use uuid::Uuid;
+
+use super::models::{AnswerOutcome, AnswerRequest, AttemptList, AttemptView, StartAttempt};
+use super::review::Served;
+use super::store::{self, Recorded};
+use super::{Viewer, attempt_list, settle, start, version, view, visible_attempt};
+use crate::app::AppState;
+use crate::assignments::{self, visible_assignment};
+use crate::auth::CurrentUser;
+use crate::content::Question;
+use crate::error::{ApiError, Problem};
+use crate::grading::{self, Answer};
+use crate::policy::FeedbackTiming;
+
+/// Reads the optional start body: empty, or a JSON [`StartAttempt`].
+fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(StartAttempt::default());
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}")))
+}
+
+async fn start_response(
+    state: &AppState,
+    user: &CurrentUser,
+    assignment: &assignments::store::AssignmentRow,
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<HttpResponse, ApiError> {
+    let StartAttempt { locale } = start_body(body)?;
+    let accept = req
+        .headers()
+        .get(header::ACCEPT_LANGUAGE)
+        .and_then(|v| v.to_str().ok());
+    let (row, created) = start(state, user, assignment, locale.as_deref(), accept).await?;
+    let body = view(state, &row, Viewer::Learner).await?;
+    let mut res = if created {
+        HttpResponse::Created()
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(res
+        .insert_header((header::LOCATION, format!("/v1/attempts/{}", row.id)))
+        .insert_header((header::CONTENT_LANGUAGE, row.locale.clone()))
+        .json(body))
+}
+
+/// Starts an attempt at an assignment (or returns your unfinished one, with `200`).
+#[utoipa::path(post, path = "/v1/assignments/{id}/attempts", tag = "attempts", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The assignment's id"),
+        ("Accept-Language" = Option<String>, Header, description = "Used when neither the body nor your profile names a locale"),
+    ),
+    request_body(content = Option<StartAttempt>, description = "Optional"),
+    responses(
+        (status = 201, description = "Started", body = AttemptView),
+        (status = 200, description = "Your unfinished attempt, resumed", body = AttemptView),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not open yet (`not_open`), closed (`closed`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn start_assignment_attempt(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let assignment = visible_assignment(&state.pool, *id, &user).await?;
+    start_response(&state, &user, &assignment, &req, &body).await
+}
+
+/// Starts a practice attempt at a quiz's current version (any signed-in learner).
+#[utoipa::path(post, path = "/v1/quizzes/{slug}/attempts", tag = "attempts", security(("bearer" = [])),
+    params(
+        ("slug" = String, Path, description = "The quiz's slug"),
+        ("Accept-Language" = Option<String>, Header, description = "Used when neither the body nor your profile names a locale"),
+    ),
+    request_body(content = Option<StartAttempt>, description = "Optional"),
+    responses(
+        (status = 201, description = "Started", body = AttemptView),
+        (status = 200, description = "Your unfinished practice attempt, resumed", body = AttemptView),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "No attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn start_practice_attempt(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    slug: web::Path<String>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
+    if !crate::quizzes::routes::plausible_slug(&slug) {
+        return Err(not_found());
+    }
+    let version = state
+        .quizzes
+        .current(&state.pool, &slug)
+        .await?
+        .ok_or_else(not_found)?;
+    let practice = version
+        .practice_assignment_id
+        .ok_or_else(|| ApiError::internal(format!("{slug} has no practice assignment")))?;
+    let assignment = assignments::store::by_id(&state.pool, practice)
+        .await?
+        .ok_or_else(not_found)?;
+    start_response(&state, &user, &assignment, &req, &body).await
+}
+
+/// Your attempt (or, for the course's instructors and admins, anyone's): the same order, the
+/// answers so far, the feedback earned, the time left. Resumes on any device.
+#[utoipa::path(get, path = "/v1/attempts/{id}", tag = "attempts", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The attempt's id")),
+    responses(
+        (status = 200, description = "The attempt", body = AttemptView),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_attempt(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let (row, viewer) = visible_attempt(&state, *id, &user).await?;
+    let row = settle(&state, row).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(view(&state, &row, viewer).await?))
+}
+
+fn only_the_learner() -> ApiError {
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "Only the learner who took this attempt can change it.",
+    )
+}
+
+/// The answer in content terms (option keys), checked against the question.
+fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result<Answer, ApiError> {
+    let invalid = |detail: String| ApiError::unprocessable("invalid_answer", detail);
+    let given = [
+        body.selected.is_some(),
+        body.number.is_some(),
+        body.text.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(invalid(
+            "Give exactly one of `selected`, `number` and `text`.".into(),
+        ));
+    }
+    let answer = if let Some(ids) = &body.selected {
+        if ids.len() > 64 {
+            return Err(invalid("Too many options selected.".into()));
+        }
+        let mut keys = Vec::with_capacity(ids.len());
+        for id in ids {
+            let key = served.option_key(q, id).ok_or_else(|| {
+                ApiError::unprocessable(
+                    "unknown_option",
+                    "An option id is not one of this question's options.",
+                )
+            })?;
+            keys.push(key.to_string());
+        }
+        keys.sort();
+        Answer::Selected(keys)
+    } else if let Some(x) = body.number {
+        Answer::Number(x)
+    } else {
+        let text = body.text.clone().unwrap_or_default();
+        if text.contains('\0') {
+            return Err(ApiError::bad_request(
+                "invalid_answer",
+                "`text` contains a NUL character.",
+            ));
+        }
+        Answer::Text(text)
+    };
+    grading::check(q, &answer).map_err(|e| invalid(format!("{e}.")))?;
+    Ok(answer)
+}
+
+/// Answers one question. Graded on the server at once. Under immediate feedback the result
+/// comes back with it and the first answer is final: the same answer again returns the same
+/// result, a different one is `409 answer_final`. Under other policies answers may change
+/// until the attempt is finished, and nothing about correctness is returned.
+#[utoipa::path(put, path = "/v1/attempts/{id}/responses/{question_id}", tag = "attempts", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The attempt's id"),
+        ("question_id" = String, Path, description = "The question's id in this attempt"),
+    ),
+    request_body = AnswerRequest,
+    responses(
+        (status = 200, description = "Recorded (durably) and graded", body = AnswerOutcome),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt to answer (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), or answered already (`answer_final`, with `recorded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn answer(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, String)>,
+    body: web::Json<AnswerRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let (attempt_id, question_id) = path.into_inner();
+    let (row, viewer) = visible_attempt(&state, attempt_id, &user).await?;
+    if viewer != Viewer::Learner {
+        return Err(only_the_learner());
+    }
+    let finished = || {
+        ApiError::conflict(
+            "attempt_finished",
+            "This attempt is finished; answers are closed.",
+        )
+    };
+    let deadline_passed = || {
+        ApiError::conflict(
+            "deadline_passed",
+            "The deadline has passed: the answer was not recorded and the attempt is finished with what was answered.",
+        )
+    };
+    let row = settle(&state, row).await?;
+    if row.finished_at.is_some() {
+        return Err(if row.finish_reason.as_deref() == Some("deadline") {
+            deadline_passed()
+        } else {
+            finished()
+        });
+    }
+    let version = version(&state, row.quiz_version_id).await?;
+    let served = Served::new(&version, &row);
+    let q = served.question_by_id(&question_id).ok_or_else(|| {
+        ApiError::not_found(
+            "question_not_found",
+            "This attempt has no question with this id.",
+        )
+    })?;
+    let answer = content_answer(&served, q, &body)?;
+    let grade = grading::grade(q, &answer)
+        .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
+    let immediate = FeedbackTiming::parse(&row.feedback) == Some(FeedbackTiming::Immediate);
+    let now = state.clock.now();
+    let outcome = |r: &store::ResponseRow| AnswerOutcome {
+        question_id: question_id.clone(),
+        response: served.response_view(q, r),
+        result: immediate.then(|| served.result(q, Some(r))),
+    };
+    match store::record_response(
+        &state.pool,
+        row.id,
+        user.id,
+        &q.key,
+        &answer,
+        grade,
+        now,
+        immediate,
+    )
+    .await?
+    {
+        Recorded::Written(r) => Ok(HttpResponse::Ok().json(outcome(&r))),
+        Recorded::AlreadyAnswered => {
+            let recorded = store::response(&state.pool, row.id, &q.key)
+                .await?
+                .ok_or_else(|| ApiError::internal("a recorded response vanished"))?;
+            if recorded.answer.0 == answer {
+                return Ok(HttpResponse::Ok().json(outcome(&recorded)));
+            }
+            Err(ApiError {
+                recorded: serde_json::to_value(outcome(&recorded)).ok(),
+                ..ApiError::conflict(
+                    "answer_final",
+                    "This question was answered already and, under immediate feedback, the first answer stands.",
+                )
+            })
+        }
+        Recorded::Closed => {
+            let row = settle(&state, row).await?;
+            Err(if row.finish_reason.as_deref() == Some("deadline") {
+                deadline_passed()
+            } else {
+                finished()
+            })
+        }
+    }
+}
+
+/// Finishes your attempt and returns the result, with as much review as the policy allows.
+/// Finishing a finished attempt returns it as it is.
+#[utoipa::path(post, path = "/v1/attempts/{id}/finish", tag = "attempts", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The attempt's id")),
+    responses(
+        (status = 200, description = "Finished", body = AttemptView),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt to finish (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn finish(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let (row, viewer) = visible_attempt(&state, *id, &user).await?;
+    if viewer != Viewer::Learner {
+        return Err(only_the_learner());
+    }
+    let row = settle(&state, row).await?;
+    if row.finished_at.is_none() {
+        store::finish(&state.pool, row.id, "submitted", state.clock.now()).await?;
+    }
+    let row = store::by_id(&state.pool, row.id)
+        .await?
+        .ok_or_else(super::attempt_not_found)?;
+    Ok(HttpResponse::Ok().json(view(&state, &row, Viewer::Learner).await?))
+}
+
+/// Your attempts, newest first, with your grade for each assignment.
+#[utoipa::path(get, path = "/v1/me/attempts", tag = "attempts", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Your attempts and grades", body = AttemptList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn my_attempts(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    let rows = store::for_user(&state.pool, user.id).await?;
+    Ok(HttpResponse::Ok().json(attempt_list(&rows)))
+}
+
+/// Every attempt at an assignment, with each learner's grade. The course's instructors and
+/// admins (practice assignments: admins).
+#[utoipa::path(get, path = "/v1/assignments/{id}/attempts", tag = "attempts", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The assignment's id")),
+    responses(
+        (status = 200, description = "The attempts and grades", body = AttemptList),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn assignment_attempts(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let assignment = visible_assignment(&state.pool, *id, &user).await?;
+    match assignment.course_id {
+        Some(course) => {
+            crate::courses::taught_course(&state.pool, course, &user).await?;
+        }
+        None => user.require(&[crate::auth::Role::Admin])?,
+    }
+    let rows = store::for_assignment(&state.pool, assignment.id).await?;
+    Ok(HttpResponse::Ok().json(attempt_list(&rows)))
+}

@@ -1,0 +1,168 @@
+//! An attempt's order and ids, derived from a secret seed stored with the attempt.
+//!
+//! Orders come from a seeded Fisher–Yates over SplitMix64, both owned here so that a stored
+//! seed replays the same order forever (no dependence on a library's unversioned output).
+//! Ids are HMAC-SHA256 of the seed and the content key, truncated: opaque, different in every
+//! attempt, and telling nothing about position or correctness.
+
+use sha2::{Digest, Sha256};
+
+/// HMAC-SHA256 (RFC 2104).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut k = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(message);
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// SplitMix64: small, fast, and fully specified.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (rejection sampling, no modulo bias).
+    pub fn below(&mut self, n: u64) -> u64 {
+        let zone = u64::MAX - (u64::MAX % n);
+        loop {
+            let x = self.next_u64();
+            if x < zone {
+                return x % n;
+            }
+        }
+    }
+}
+
+/// A permutation of `0..n`: Fisher–Yates driven by SplitMix64.
+pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..n).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Derivations from one attempt's secret seed.
+pub struct AttemptKeys<'a> {
+    pub seed: &'a [u8],
+}
+
+impl AttemptKeys<'_> {
+    fn derive(&self, label: &str, key: &str) -> [u8; 32] {
+        let mut msg = Vec::with_capacity(label.len() + key.len() + 1);
+        msg.extend_from_slice(label.as_bytes());
+        msg.push(0);
+        msg.extend_from_slice(key.as_bytes());
+        hmac_sha256(self.seed, &msg)
+    }
+
+    fn seed_for(&self, label: &str, key: &str) -> u64 {
+        u64::from_le_bytes(self.derive(label, key)[..8].try_into().expect("8 bytes"))
+    }
+
+    /// The order questions are served in (indices into the version's questions).
+    pub fn question_order(&self, n: usize, shuffle: bool) -> Vec<usize> {
+        if shuffle {
+            permutation(n, self.seed_for("question-order", ""))
+        } else {
+            (0..n).collect()
+        }
+    }
+
+    /// The order of one question's options.
+    pub fn option_order(&self, question_key: &str, n: usize, shuffle: bool) -> Vec<usize> {
+        if shuffle {
+            permutation(n, self.seed_for("option-order", question_key))
+        } else {
+            (0..n).collect()
+        }
+    }
+
+    pub fn question_id(&self, question_key: &str) -> String {
+        hex::encode(&self.derive("question-id", question_key)[..8])
+    }
+
+    pub fn option_id(&self, question_key: &str, option_key: &str) -> String {
+        let key = format!("{question_key}\0{option_key}");
+        hex::encode(&self.derive("option-id", &key)[..8])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_test_case_2() {
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        assert_eq!(
+            hex::encode(mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn splitmix64_matches_its_reference_output() {
+        let mut rng = SplitMix64::new(0);
+        assert_eq!(rng.next_u64(), 0xE220_A839_7B1D_CDAF);
+    }
+
+    #[test]
+    fn a_seed_replays_the_same_order_forever() {
+        // Pinned: a change to the algorithm would reshuffle every stored attempt.
+        assert_eq!(permutation(8, 42), permutation(8, 42));
+        assert_eq!(permutation(8, 42), vec![3, 1, 6, 2, 4, 0, 7, 5]);
+    }
+
+    #[test]
+    fn ids_differ_between_attempts_and_between_options() {
+        let a = AttemptKeys { seed: &[1; 32] };
+        let b = AttemptKeys { seed: &[2; 32] };
+        assert_ne!(a.option_id("q", "x"), b.option_id("q", "x"));
+        assert_ne!(a.option_id("q", "x"), a.option_id("q", "y"));
+        assert_ne!(a.question_id("q"), b.question_id("q"));
+        assert_eq!(a.option_id("q", "x"), a.option_id("q", "x"));
+    }
+
+    proptest! {
+        #[test]
+        fn a_permutation_contains_every_index_once(n in 0usize..40, seed in any::<u64>()) {
+            let mut p = permutation(n, seed);
+            p.sort_unstable();
+            prop_assert_eq!(p, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn every_position_is_reachable_for_the_first_option() {
+        let mut seen = [0usize; 4];
+        for seed in 0..4000u64 {
+            seen[permutation(4, seed)[0]] += 1;
+        }
+        for count in seen {
+            assert!((800..1200).contains(&count), "{seen:?}");
+        }
+    }
+}

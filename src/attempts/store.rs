@@ -1,0 +1,369 @@
+//! SQL for attempts and responses. An answer is one statement: it checks ownership, state
+//! and deadline, writes the response and its outbox event, atomically.
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sqlx::types::Json;
+use sqlx::{FromRow, PgExecutor, PgPool};
+use uuid::Uuid;
+
+use crate::grading::{Answer, Grade};
+
+/// An attempt with the policy of its assignment.
+#[derive(Debug, Clone, FromRow)]
+pub struct AttemptRow {
+    pub id: Uuid,
+    pub assignment_id: Uuid,
+    pub user_id: Uuid,
+    pub quiz_version_id: Uuid,
+    pub number: i32,
+    pub locale: String,
+    pub seed: Vec<u8>,
+    pub started_at: DateTime<Utc>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub finish_reason: Option<String>,
+    pub score: Option<f64>,
+    pub max_score: f64,
+    pub course_id: Option<Uuid>,
+    pub feedback: String,
+    pub grading_method: String,
+    pub shuffle_questions: bool,
+    pub shuffle_options: bool,
+    pub closes_at: Option<DateTime<Utc>>,
+}
+
+const SELECT: &str = "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
+        t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
+        a.course_id, a.feedback, a.grading_method, a.shuffle_questions, a.shuffle_options, a.closes_at
+   FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
+
+pub async fn by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AttemptRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("{SELECT} WHERE t.id = $1")))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The learner's unfinished attempt at an assignment, if any.
+pub async fn open_attempt(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    user: Uuid,
+) -> Result<Option<AttemptRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{SELECT} WHERE t.assignment_id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
+          ORDER BY t.number DESC LIMIT 1"
+    )))
+    .bind(assignment)
+    .bind(user)
+    .fetch_optional(db)
+    .await
+}
+
+pub struct NewAttempt<'a> {
+    pub assignment_id: Uuid,
+    pub user_id: Uuid,
+    pub quiz_version_id: Uuid,
+    pub locale: &'a str,
+    pub seed: &'a [u8],
+    pub started_at: DateTime<Utc>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub max_score: f64,
+    pub attempts_allowed: Option<u32>,
+}
+
+/// Inserts the learner's next attempt, numbered after their last one; `None` when the
+/// attempts allowed are used up. Two simultaneous starts collide on the number, and one
+/// fails with a unique violation.
+pub async fn insert(
+    db: impl PgExecutor<'_>,
+    a: NewAttempt<'_>,
+) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
+                               started_at, deadline, max_score)
+         SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9
+           FROM attempts WHERE assignment_id = $2 AND user_id = $3
+         HAVING $10::integer IS NULL OR count(*) < $10
+         RETURNING id",
+    )
+    .bind(Uuid::now_v7())
+    .bind(a.assignment_id)
+    .bind(a.user_id)
+    .bind(a.quiz_version_id)
+    .bind(a.locale)
+    .bind(a.seed)
+    .bind(a.started_at)
+    .bind(a.deadline)
+    .bind(a.max_score)
+    .bind(a.attempts_allowed.map(|n| n as i32))
+    .fetch_optional(db)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ResponseRow {
+    pub question_key: String,
+    pub answer: Json<Answer>,
+    pub points: f64,
+    pub max_points: f64,
+    pub correct: bool,
+    pub answered_at: DateTime<Utc>,
+}
+
+pub async fn responses(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+) -> Result<Vec<ResponseRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT question_key, answer, points, max_points, correct, answered_at
+           FROM responses WHERE attempt_id = $1",
+    )
+    .bind(attempt)
+    .fetch_all(db)
+    .await
+}
+
+pub async fn response(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+    question_key: &str,
+) -> Result<Option<ResponseRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT question_key, answer, points, max_points, correct, answered_at
+           FROM responses WHERE attempt_id = $1 AND question_key = $2",
+    )
+    .bind(attempt)
+    .bind(question_key)
+    .fetch_optional(db)
+    .await
+}
+
+pub enum Recorded {
+    /// Written (or, where answers may change, overwritten).
+    Written(ResponseRow),
+    /// Final answers only: a response to this question exists already.
+    AlreadyAnswered,
+    /// The attempt is finished, past its deadline, or not this learner's.
+    Closed,
+}
+
+#[derive(FromRow)]
+struct RecordOutcome {
+    open: bool,
+    question_key: Option<String>,
+    answer: Option<Json<Answer>>,
+    points: Option<f64>,
+    max_points: Option<f64>,
+    correct: Option<bool>,
+    answered_at: Option<DateTime<Utc>>,
+}
+
+/// Records a graded answer in one statement: the attempt must be this learner's, unfinished
+/// and before its deadline (locked `FOR SHARE`, so a concurrent finish waits for it, and an
+/// answer that waited for a finish sees it); the outbox event is written with it.
+/// `final_answer`: the first answer stands (immediate feedback); otherwise it is replaced.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_response(
+    db: &PgPool,
+    attempt: Uuid,
+    user: Uuid,
+    question_key: &str,
+    answer: &Answer,
+    grade: Grade,
+    now: DateTime<Utc>,
+    final_answer: bool,
+) -> Result<Recorded, sqlx::Error> {
+    let on_conflict = if final_answer {
+        "DO NOTHING"
+    } else {
+        "DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1"
+    };
+    let sql = format!(
+        "WITH t AS (
+            SELECT id, started_at FROM attempts
+             WHERE id = $1 AND user_id = $2 AND finished_at IS NULL
+               AND (deadline IS NULL OR deadline > $7)
+               FOR SHARE
+         ), previous AS (
+            SELECT max(answered_at) AS at FROM responses WHERE attempt_id = $1
+         ), ins AS (
+            INSERT INTO responses (attempt_id, question_key, answer, points, max_points, correct,
+                                   answered_at, seconds)
+            SELECT t.id, $3, $4, $5, $6, $8, $7,
+                   greatest(0, extract(epoch FROM $7 - coalesce(previous.at, t.started_at)))
+              FROM t, previous
+            ON CONFLICT (attempt_id, question_key) {on_conflict}
+            RETURNING question_key, answer, points, max_points, correct, answered_at, revision
+         ), event AS (
+            INSERT INTO outbox (topic, aggregate_id, payload)
+            SELECT 'response.recorded', $1,
+                   jsonb_build_object('attempt_id', $1, 'user_id', $2, 'question_key', question_key,
+                                      'points', points, 'max_points', max_points, 'correct', correct,
+                                      'revision', revision, 'answered_at', answered_at)
+              FROM ins
+         )
+         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
+                ins.max_points, ins.correct, ins.answered_at
+           FROM (SELECT 1) AS one LEFT JOIN ins ON true"
+    );
+    let out: RecordOutcome = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(attempt)
+        .bind(user)
+        .bind(question_key)
+        .bind(Json(answer))
+        .bind(grade.points)
+        .bind(grade.max_points)
+        .bind(now)
+        .bind(grade.correct)
+        .fetch_one(db)
+        .await?;
+    Ok(match out {
+        RecordOutcome { open: false, .. } => Recorded::Closed,
+        RecordOutcome {
+            question_key: Some(question_key),
+            answer: Some(answer),
+            points: Some(points),
+            max_points: Some(max_points),
+            correct: Some(correct),
+            answered_at: Some(answered_at),
+            ..
+        } => Recorded::Written(ResponseRow {
+            question_key,
+            answer,
+            points,
+            max_points,
+            correct,
+            answered_at,
+        }),
+        _ => Recorded::AlreadyAnswered,
+    })
+}
+
+/// Finishes an attempt: locks it (waiting for answers in flight), scores what was answered,
+/// and writes the `attempt.finished` event. Returns `false` if it was finished already.
+pub async fn finish(
+    db: &PgPool,
+    attempt: Uuid,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    let open: Option<(Uuid, Uuid, Option<DateTime<Utc>>)> = sqlx::query_as(
+        "SELECT assignment_id, user_id, deadline FROM attempts
+          WHERE id = $1 AND finished_at IS NULL FOR UPDATE",
+    )
+    .bind(attempt)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((assignment_id, user_id, deadline)) = open else {
+        return Ok(false);
+    };
+    // An attempt that ran out of time ends at its deadline, whenever it is noticed.
+    let finished_at = match (reason, deadline) {
+        ("deadline", Some(d)) if d < now => d,
+        _ => now,
+    };
+    let (score, max_score): (f64, f64) = sqlx::query_as(
+        "UPDATE attempts
+            SET finished_at = $2, finish_reason = $3,
+                score = (SELECT coalesce(sum(points), 0) FROM responses WHERE attempt_id = $1)
+          WHERE id = $1
+          RETURNING score, max_score",
+    )
+    .bind(attempt)
+    .bind(finished_at)
+    .bind(reason)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO outbox (topic, aggregate_id, payload) VALUES ('attempt.finished', $1, $2)",
+    )
+    .bind(attempt)
+    .bind(json!({
+        "attempt_id": attempt,
+        "assignment_id": assignment_id,
+        "user_id": user_id,
+        "score": score,
+        "max_score": max_score,
+        "reason": reason,
+        "finished_at": finished_at,
+    }))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Unfinished attempts whose deadline has passed.
+pub async fn expired(
+    db: impl PgExecutor<'_>,
+    now: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM attempts WHERE finished_at IS NULL AND deadline <= $1
+          ORDER BY deadline LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// An attempt in a list, with who took it.
+#[derive(Debug, Clone, FromRow)]
+pub struct AttemptListRow {
+    pub id: Uuid,
+    pub assignment_id: Uuid,
+    pub course_id: Option<Uuid>,
+    pub slug: String,
+    pub version: i32,
+    pub user_id: Uuid,
+    pub display_name: String,
+    pub number: i32,
+    pub locale: String,
+    pub started_at: DateTime<Utc>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub score: Option<f64>,
+    pub max_score: f64,
+    pub grading_method: String,
+}
+
+const LIST_SELECT: &str = "SELECT t.id, t.assignment_id, a.course_id, q.slug, v.version, t.user_id,
+        u.display_name, t.number, t.locale, t.started_at, t.deadline, t.finished_at, t.score,
+        t.max_score, a.grading_method
+   FROM attempts t
+   JOIN assignments a ON a.id = t.assignment_id
+   JOIN quiz_versions v ON v.id = t.quiz_version_id
+   JOIN quizzes q ON q.id = v.quiz_id
+   JOIN users u ON u.id = t.user_id";
+
+pub async fn for_user(
+    db: impl PgExecutor<'_>,
+    user: Uuid,
+) -> Result<Vec<AttemptListRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{LIST_SELECT} WHERE t.user_id = $1 ORDER BY t.started_at DESC, t.id DESC LIMIT 1000"
+    )))
+    .bind(user)
+    .fetch_all(db)
+    .await
+}
+
+pub async fn for_assignment(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+) -> Result<Vec<AttemptListRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{LIST_SELECT} WHERE t.assignment_id = $1 ORDER BY u.display_name, t.user_id, t.number"
+    )))
+    .bind(assignment)
+    .fetch_all(db)
+    .await
+}

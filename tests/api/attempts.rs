@@ -1,0 +1,879 @@
+//! Taking a quiz through HTTP: every policy, every kind, three locales, deadlines, limits,
+//! concurrency, and who may see what.
+
+use chrono::{Duration, Utc};
+use quizd::clock::Clock;
+use quizd::content::{QuizContent, load_dir};
+use serde_json::{Value, json};
+
+use crate::support::{
+    Person, TestApp, assert_problem, content_dir, expect_status, get_as, post_as, put_as, token_for,
+};
+
+fn quiz(slug: &str) -> QuizContent {
+    load_dir(&content_dir())
+        .unwrap()
+        .into_iter()
+        .find(|q| q.slug == slug)
+        .unwrap()
+}
+
+/// The content question a served question is (found by its prompt in its served language).
+fn content_question<'a>(content: &'a QuizContent, served: &Value) -> &'a quizd::content::Question {
+    let prompt = served["prompt"].as_str().unwrap();
+    let lang = served["lang"].as_str().unwrap();
+    content
+        .questions
+        .iter()
+        .find(|q| q.prompt.get(lang).map(String::as_str) == Some(prompt))
+        .unwrap_or_else(|| panic!("no question with prompt {prompt}"))
+}
+
+/// The served ids of the options whose correct flag is `correct`.
+fn option_ids(content: &QuizContent, served: &Value, correct: bool) -> Vec<String> {
+    let q = content_question(content, served);
+    served["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| {
+            let text = o["text"].as_str().unwrap();
+            let lang = o["lang"].as_str().unwrap();
+            q.options
+                .iter()
+                .any(|c| c.correct == correct && c.text.get(lang).map(String::as_str) == Some(text))
+        })
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn start_practice(app: &TestApp, who: &Person, slug: &str, locale: &str) -> Value {
+    let res = post_as(
+        app,
+        &who.access,
+        &format!("/v1/quizzes/{slug}/attempts"),
+        &json!({"locale": locale}),
+    )
+    .await;
+    expect_status(res, 201).await
+}
+
+async fn answer(
+    app: &TestApp,
+    who: &Person,
+    attempt: &Value,
+    question: &Value,
+    body: Value,
+) -> reqwest::Response {
+    let path = format!(
+        "/v1/attempts/{}/responses/{}",
+        attempt["id"].as_str().unwrap(),
+        question["id"].as_str().unwrap()
+    );
+    put_as(app, &who.access, &path, &body).await
+}
+
+async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+    let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
+    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+}
+
+/// Everything that would tell a learner the answer before the policy allows it.
+fn key_material(content: &QuizContent) -> Vec<String> {
+    let mut out: Vec<String> = [
+        "\"correct\"",
+        "correct_options",
+        "explanation",
+        "\"feedback\"",
+        "accepted_answers",
+        "correct_number",
+    ]
+    .map(String::from)
+    .to_vec();
+    for q in &content.questions {
+        out.extend(q.explanation.values().cloned());
+        for o in &q.options {
+            out.extend(o.feedback.iter().flat_map(|f| f.values().cloned()));
+        }
+        out.extend(q.wrong_feedback.iter().flat_map(|f| f.values().cloned()));
+    }
+    out
+}
+
+fn assert_no_key_material(body: &str, content: &QuizContent, context: &str) {
+    for k in key_material(content) {
+        assert!(
+            !body.contains(&k),
+            "{context}: the body contains {k}: {body}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_right_after_answering()
+{
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "mina@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let attempt = start_practice(&app, &learner, "data-parallelism", "bn").await;
+    assert_eq!(attempt["locale"], "bn");
+    assert_eq!(attempt["feedback_timing"], "immediate");
+    assert_eq!(attempt["title"]["lang"], "bn");
+    let questions = attempt["questions"].as_array().unwrap().clone();
+    assert_eq!(questions.len(), 8);
+    for (i, q) in questions.iter().enumerate() {
+        let translated = content_question(&content, q).prompt.contains_key("bn");
+        assert_eq!(q["lang"], if translated { "bn" } else { "en" });
+        assert!(q["result"].is_null(), "nothing is judged before an answer");
+        // Answer questions alternately right and wrong.
+        let right = i % 2 == 0;
+        let pick = option_ids(&content, q, right).remove(0);
+        let res = answer(&app, &learner, &attempt, q, json!({"selected": [pick]})).await;
+        let out = expect_status(res, 200).await;
+        let result = &out["result"];
+        assert_eq!(result["correct"], right);
+        assert_eq!(result["points"], if right { 1.0 } else { 0.0 });
+        assert_eq!(result["max_points"], 1.0);
+        assert_eq!(
+            result["correct_options"],
+            json!(option_ids(&content, q, true))
+        );
+        let explanation = &result["explanation"];
+        assert_eq!(explanation["lang"], if translated { "bn" } else { "en" });
+        let cq = content_question(&content, q);
+        assert_eq!(
+            explanation["text"],
+            cq.explanation[explanation["lang"].as_str().unwrap()].as_str()
+        );
+        if right {
+            assert!(result["feedback"].is_null());
+        } else {
+            assert_eq!(
+                result["feedback"]["lang"],
+                if translated { "bn" } else { "en" }
+            );
+        }
+    }
+    let done = finish(&app, &learner, &attempt).await;
+    assert_eq!(done["state"], "finished");
+    assert_eq!(
+        done["result"],
+        json!({"score": 4.0, "max_score": 8.0, "percentage": 50.0})
+    );
+    // The review shows every question's judgement.
+    for q in done["questions"].as_array().unwrap() {
+        assert!(q["result"]["explanation"]["text"].is_string());
+    }
+}
+
+#[tokio::test]
+async fn the_quiz_is_served_in_english_and_indonesian_too() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "ari@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    for locale in ["en", "id"] {
+        let attempt = start_practice(&app, &learner, "data-parallelism", locale).await;
+        assert_eq!(attempt["locale"], locale);
+        for q in attempt["questions"].as_array().unwrap() {
+            let pick = option_ids(&content, q, true).remove(0);
+            let out = expect_status(
+                answer(&app, &learner, &attempt, q, json!({"selected": [pick]})).await,
+                200,
+            )
+            .await;
+            assert_eq!(out["result"]["correct"], true);
+            let lang = out["result"]["explanation"]["lang"].as_str().unwrap();
+            assert!(lang == locale || lang == "en");
+        }
+        let done = finish(&app, &learner, &attempt).await;
+        assert_eq!(done["result"]["percentage"], 100.0);
+    }
+}
+
+#[tokio::test]
+async fn option_ids_differ_in_every_attempt_and_reveal_no_position() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "ids@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let first = start_practice(&app, &learner, "data-parallelism", "en").await;
+    finish(&app, &learner, &first).await;
+    let second = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let ids = |a: &Value| -> Vec<String> {
+        a["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|q| {
+                q["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| o["id"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let (a, b) = (ids(&first), ids(&second));
+    assert!(
+        a.iter().all(|id| !b.contains(id)),
+        "an option id repeats across attempts"
+    );
+    for id in &a {
+        assert_eq!(id.len(), 16);
+        assert!(id.parse::<u32>().is_err() || id.len() > 3);
+    }
+    // Shuffled options: over eight questions, the correct option is not always at the same place.
+    let positions: Vec<usize> = second["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let right = option_ids(&content, q, true).remove(0);
+            q["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|o| o["id"] == right.as_str())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(positions.len(), 8);
+}
+
+#[tokio::test]
+async fn under_immediate_feedback_the_first_answer_is_final_and_a_retry_is_safe() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "retry@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let q = &attempt["questions"][0];
+    let wrong = option_ids(&content, q, false);
+    let first = expect_status(
+        answer(&app, &learner, &attempt, q, json!({"selected": [wrong[0]]})).await,
+        200,
+    )
+    .await;
+    let again = expect_status(
+        answer(&app, &learner, &attempt, q, json!({"selected": [wrong[0]]})).await,
+        200,
+    )
+    .await;
+    assert_eq!(first, again);
+    let res = answer(
+        &app,
+        &learner,
+        &attempt,
+        q,
+        json!({"selected": [option_ids(&content, q, true)[0]]}),
+    )
+    .await;
+    let problem = assert_problem(res, 409, "answer_final").await;
+    assert_eq!(problem["recorded"], first);
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[tokio::test]
+async fn many_parallel_submissions_record_exactly_one_response() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "race@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    // Identical submissions: all succeed with the same result.
+    let q = attempt["questions"][0].clone();
+    let pick = option_ids(&content, &q, true)[0].clone();
+    let same = futures_util::future::join_all((0..16).map(|_| {
+        answer(
+            &app,
+            &learner,
+            &attempt,
+            &q,
+            json!({"selected": [pick.clone()]}),
+        )
+    }))
+    .await;
+    let mut bodies = Vec::new();
+    for res in same {
+        bodies.push(expect_status(res, 200).await);
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    // Conflicting submissions: one answer wins, every other is refused with it.
+    let q = attempt["questions"][1].clone();
+    let options: Vec<String> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect();
+    let mixed = futures_util::future::join_all((0..16).map(|i| {
+        answer(
+            &app,
+            &learner,
+            &attempt,
+            &q,
+            json!({"selected": [options[i % 4].clone()]}),
+        )
+    }))
+    .await;
+    let mut winners = std::collections::HashSet::new();
+    for res in mixed {
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        match status {
+            200 => winners.insert(body["response"]["selected"].to_string()),
+            409 => winners.insert(body["recorded"]["response"]["selected"].to_string()),
+            other => panic!("unexpected {other}: {body}"),
+        };
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let (responses, events): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM responses), (SELECT count(*) FROM outbox WHERE topic = 'response.recorded')",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (responses, events),
+        (2, 2),
+        "one response and one event per question"
+    );
+}
+
+/// An instructor's course with one enrolled learner and an assignment of `slug` under `policy`.
+async fn course_assignment(app: &TestApp, slug: &str, policy: Value) -> (Person, Person, String) {
+    let teacher = token_for(app, "teacher@example.org", "instructor").await;
+    let learner = token_for(app, "learner@example.org", "learner").await;
+    let course = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            "/v1/courses",
+            &json!({"title": "Distributed training"}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course_id = course["id"].as_str().unwrap();
+    let res = post_as(
+        app,
+        &teacher.access,
+        &format!("/v1/courses/{course_id}/enrollments"),
+        &json!({"email": learner.email}),
+    )
+    .await;
+    expect_status(res, 201).await;
+    let res = post_as(
+        app,
+        &teacher.access,
+        &format!("/v1/courses/{course_id}/assignments"),
+        &json!({"quiz": slug, "policy": policy}),
+    )
+    .await;
+    let assignment = expect_status(res, 201).await;
+    (
+        teacher,
+        learner,
+        assignment["id"].as_str().unwrap().to_string(),
+    )
+}
+
+async fn start(app: &TestApp, who: &Person, assignment: &str) -> reqwest::Response {
+    post_as(
+        app,
+        &who.access,
+        &format!("/v1/assignments/{assignment}/attempts"),
+        &json!({}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn deferred_policies_reveal_nothing_until_they_allow_and_let_answers_change() {
+    let t0 = Utc::now();
+    for feedback in ["on_finish", "after_close", "never"] {
+        let clock = Clock::manual(t0);
+        let app = TestApp::spawn_with_clock(clock.clone()).await;
+        let closes = t0 + Duration::days(1);
+        let (_, learner, assignment) = course_assignment(&app, "data-parallelism", json!({"feedback": feedback, "shuffle_questions": true, "shuffle_options": true, "closes_at": closes})).await;
+        let content = quiz("data-parallelism");
+        let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+        assert_no_key_material(&attempt.to_string(), &content, feedback);
+        for q in attempt["questions"].as_array().unwrap() {
+            // Change the answer once: deferred answers may change until finishing.
+            let wrong = option_ids(&content, q, false)[0].clone();
+            let body = expect_status(
+                answer(&app, &learner, &attempt, q, json!({"selected": [wrong]})).await,
+                200,
+            )
+            .await;
+            assert_no_key_material(&body.to_string(), &content, feedback);
+            let right = option_ids(&content, q, true)[0].clone();
+            let body = expect_status(
+                answer(
+                    &app,
+                    &learner,
+                    &attempt,
+                    q,
+                    json!({"selected": [right.clone()]}),
+                )
+                .await,
+                200,
+            )
+            .await;
+            assert_eq!(body["response"]["selected"], json!([right]));
+            assert!(body["result"].is_null());
+        }
+        let id = attempt["id"].as_str().unwrap();
+        let resumed = expect_status(
+            get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+            200,
+        )
+        .await;
+        assert_no_key_material(&resumed.to_string(), &content, feedback);
+        let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+        assert_no_key_material(&mine.to_string(), &content, feedback);
+        let done = finish(&app, &learner, &attempt).await;
+        assert_eq!(
+            done["result"]["percentage"], 100.0,
+            "{feedback}: the score is always shown"
+        );
+        match feedback {
+            "on_finish" => assert!(done["questions"][0]["result"]["explanation"].is_object()),
+            _ => assert_no_key_material(&done.to_string(), &content, feedback),
+        }
+        if feedback == "after_close" {
+            clock.advance(Duration::days(2));
+            let after = expect_status(
+                get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+                200,
+            )
+            .await;
+            assert!(
+                after["questions"][0]["result"]["correct"]
+                    .as_bool()
+                    .unwrap()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_question_kind_is_graded_on_the_server() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "kinds@example.org", "learner").await;
+    let content = quiz("kinds-sampler");
+    let attempt = start_practice(&app, &learner, "kinds-sampler", "en").await;
+    assert_eq!(attempt["feedback_timing"], "on_finish");
+    let mut expected = 0.0;
+    for q in attempt["questions"].as_array().unwrap() {
+        let cq = content_question(&content, q);
+        let body = match q["kind"].as_str().unwrap() {
+            "single" | "true_false" => json!({"selected": [option_ids(&content, q, true)[0]]}),
+            "multiple" => {
+                json!({"selected": [option_ids(&content, q, true)[0], option_ids(&content, q, false)[0]]})
+            }
+            "numeric" => json!({"number": cq.numeric.as_ref().unwrap().answer}),
+            "short_text" => {
+                json!({"text": format!("  {} ", cq.short_text.as_ref().unwrap().accepted[0].to_uppercase())})
+            }
+            other => panic!("{other}"),
+        };
+        expected += if q["kind"] == "multiple" {
+            0.0
+        } else {
+            cq.points
+        };
+        let res = answer(&app, &learner, &attempt, q, body).await;
+        expect_status(res, 200).await;
+        // The wrong shape of answer is refused and changes nothing.
+        let wrong_shape = if q["kind"] == "numeric" {
+            json!({"text": "64"})
+        } else {
+            json!({"number": 1})
+        };
+        assert_problem(
+            answer(&app, &learner, &attempt, q, wrong_shape).await,
+            422,
+            "invalid_answer",
+        )
+        .await;
+    }
+    let done = finish(&app, &learner, &attempt).await;
+    assert_eq!(done["result"]["score"], expected);
+    for q in done["questions"].as_array().unwrap() {
+        let r = &q["result"];
+        match q["kind"].as_str().unwrap() {
+            "multiple" => assert_eq!(
+                (r["correct"].as_bool(), r["points"].as_f64()),
+                (Some(false), Some(0.0)),
+                "one right and one wrong of two right: no credit"
+            ),
+            _ => assert_eq!(r["correct"], true, "{q}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_answer_after_the_deadline_is_refused_and_the_attempt_finishes_with_what_was_answered() {
+    let clock = Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let (_, learner, assignment) =
+        course_assignment(&app, "data-parallelism", json!({"time_limit_minutes": 10})).await;
+    let content = quiz("data-parallelism");
+    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    assert_eq!(attempt["time_left_seconds"], 600);
+    let q0 = &attempt["questions"][0];
+    expect_status(
+        answer(
+            &app,
+            &learner,
+            &attempt,
+            q0,
+            json!({"selected": [option_ids(&content, q0, true)[0]]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    clock.advance(Duration::minutes(4));
+    let id = attempt["id"].as_str().unwrap();
+    let resumed = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(resumed["time_left_seconds"], 360);
+    clock.advance(Duration::minutes(7));
+    let q1 = &attempt["questions"][1];
+    let res = answer(
+        &app,
+        &learner,
+        &attempt,
+        q1,
+        json!({"selected": [option_ids(&content, q1, true)[0]]}),
+    )
+    .await;
+    assert_problem(res, 409, "deadline_passed").await;
+    let after = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(after["state"], "finished");
+    assert_eq!(after["finish_reason"], "deadline");
+    assert_eq!(after["result"]["score"], 1.0);
+    assert_eq!(after["finished_at"], attempt["deadline"]);
+}
+
+#[tokio::test]
+async fn the_background_sweep_finishes_expired_attempts() {
+    let clock = Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let (_, learner, assignment) =
+        course_assignment(&app, "data-parallelism", json!({"time_limit_minutes": 1})).await;
+    expect_status(start(&app, &learner, &assignment).await, 201).await;
+    clock.advance(Duration::minutes(2));
+    let finished = quizd::attempts::finish_expired(&app.pool, clock.now())
+        .await
+        .unwrap();
+    assert_eq!(finished, 1);
+    let reason: String = sqlx::query_scalar("SELECT finish_reason FROM attempts")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(reason, "deadline");
+    let events: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM outbox WHERE topic = 'attempt.finished'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(events, 1);
+}
+
+#[tokio::test]
+async fn the_attempts_limit_and_the_window_are_enforced() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let policy = json!({"attempts_allowed": 1, "opens_at": t0 + Duration::hours(1), "closes_at": t0 + Duration::hours(2)});
+    let (_, learner, assignment) = course_assignment(&app, "data-parallelism", policy).await;
+    assert_problem(start(&app, &learner, &assignment).await, 409, "not_open").await;
+    clock.advance(Duration::minutes(90));
+    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    // Starting again while it is open resumes it.
+    let again = expect_status(start(&app, &learner, &assignment).await, 200).await;
+    assert_eq!(again["id"], attempt["id"]);
+    // The close time bounds the attempt.
+    assert_eq!(attempt["time_left_seconds"], 1800);
+    finish(&app, &learner, &attempt).await;
+    assert_problem(
+        start(&app, &learner, &assignment).await,
+        409,
+        "attempts_exhausted",
+    )
+    .await;
+    clock.advance(Duration::hours(1));
+    assert_problem(start(&app, &learner, &assignment).await, 409, "closed").await;
+}
+
+#[tokio::test]
+async fn another_learners_attempt_is_404_on_every_attempt_endpoint_and_staff_can_read_not_answer() {
+    let app = TestApp::spawn().await;
+    let (teacher, learner, assignment) =
+        course_assignment(&app, "data-parallelism", json!({})).await;
+    let intruder = token_for(&app, "eve@example.org", "learner").await;
+    let other_teacher = token_for(&app, "mallory@example.org", "instructor").await;
+    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let id = attempt["id"].as_str().unwrap();
+    let q = attempt["questions"][0]["id"].as_str().unwrap();
+    let opt = attempt["questions"][0]["options"][0]["id"]
+        .as_str()
+        .unwrap();
+    for who in [&intruder, &other_teacher] {
+        assert_problem(
+            get_as(&app, &who.access, &format!("/v1/attempts/{id}")).await,
+            404,
+            "attempt_not_found",
+        )
+        .await;
+        let res = put_as(
+            &app,
+            &who.access,
+            &format!("/v1/attempts/{id}/responses/{q}"),
+            &json!({"selected": [opt]}),
+        )
+        .await;
+        assert_problem(res, 404, "attempt_not_found").await;
+        let res = post_as(
+            &app,
+            &who.access,
+            &format!("/v1/attempts/{id}/finish"),
+            &json!({}),
+        )
+        .await;
+        assert_problem(res, 404, "attempt_not_found").await;
+        // Nor can they start an attempt in a course they are not in.
+        assert_problem(
+            start(&app, who, &assignment).await,
+            404,
+            "assignment_not_found",
+        )
+        .await;
+    }
+    // The course's instructor reads it (with the key: staff see everything) but cannot answer.
+    let seen = expect_status(
+        get_as(&app, &teacher.access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    assert!(seen["questions"][0]["result"]["correct_options"].is_array());
+    let res = put_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/attempts/{id}/responses/{q}"),
+        &json!({"selected": [opt]}),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+    let list = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/assignments/{assignment}/attempts"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    assert_problem(
+        get_as(
+            &app,
+            &learner.access,
+            &format!("/v1/assignments/{assignment}/attempts"),
+        )
+        .await,
+        403,
+        "forbidden",
+    )
+    .await;
+    // Without a token: 401.
+    assert_problem(
+        app.get(&format!("/v1/attempts/{id}")).await,
+        401,
+        "unauthorized",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn resuming_returns_the_same_order_the_answers_and_the_feedback_earned() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "resume@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let attempt = start_practice(&app, &learner, "data-parallelism", "bn").await;
+    let q = &attempt["questions"][2];
+    let pick = option_ids(&content, q, true)[0].clone();
+    let out = expect_status(
+        answer(
+            &app,
+            &learner,
+            &attempt,
+            q,
+            json!({"selected": [pick.clone()]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let id = attempt["id"].as_str().unwrap();
+    // Another device: sign in again and resume.
+    let (access, _) = crate::support::login(&app, &learner.email).await;
+    let resumed = expect_status(
+        get_as(&app, &access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    let strip = |a: &Value| -> Vec<(Value, Value)> {
+        a["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| (q["id"].clone(), q["options"].clone()))
+            .collect()
+    };
+    assert_eq!(strip(&resumed), strip(&attempt));
+    let rq = &resumed["questions"][2];
+    assert_eq!(rq["response"]["selected"], json!([pick]));
+    assert_eq!(rq["result"], out["result"]);
+    assert!(resumed["questions"][3]["result"].is_null());
+    // Starting the practice again resumes the same attempt.
+    let again = post_as(
+        &app,
+        &learner.access,
+        "/v1/quizzes/data-parallelism/attempts",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(expect_status(again, 200).await["id"], attempt["id"]);
+}
+
+#[tokio::test]
+async fn grades_follow_the_grading_method() {
+    let app = TestApp::spawn().await;
+    let (teacher, learner, assignment) = course_assignment(
+        &app,
+        "data-parallelism",
+        json!({"grading_method": "latest"}),
+    )
+    .await;
+    let content = quiz("data-parallelism");
+    for correct_answers in [3, 1] {
+        let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+        for q in attempt["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(correct_answers)
+        {
+            expect_status(
+                answer(
+                    &app,
+                    &learner,
+                    &attempt,
+                    q,
+                    json!({"selected": [option_ids(&content, q, true)[0]]}),
+                )
+                .await,
+                200,
+            )
+            .await;
+        }
+        finish(&app, &learner, &attempt).await;
+    }
+    let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+    assert_eq!(mine["items"].as_array().unwrap().len(), 2);
+    assert_eq!(mine["grades"][0]["grading_method"], "latest");
+    assert_eq!(mine["grades"][0]["percentage"], 12.5);
+    let theirs = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/assignments/{assignment}/attempts"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(theirs["grades"], mine["grades"]);
+}
+
+#[tokio::test]
+async fn bad_answers_are_refused_and_change_nothing() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "bad@example.org", "learner").await;
+    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let q = &attempt["questions"][0];
+    let opts: Vec<&str> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    let other_q_opt = attempt["questions"][1]["options"][0]["id"]
+        .as_str()
+        .unwrap();
+    for (body, status, code) in [
+        (
+            json!({"selected": [opts[0], opts[1]]}),
+            422,
+            "invalid_answer",
+        ),
+        (json!({"selected": []}), 422, "invalid_answer"),
+        (json!({"selected": [other_q_opt]}), 422, "unknown_option"),
+        (json!({"selected": ["0"]}), 422, "unknown_option"),
+        (json!({"number": 1}), 422, "invalid_answer"),
+        (
+            json!({"selected": [opts[0]], "text": "x"}),
+            422,
+            "invalid_answer",
+        ),
+        (
+            json!({"selected": [opts[0]], "correct": true}),
+            400,
+            "invalid_body",
+        ),
+        (json!({}), 422, "invalid_answer"),
+    ] {
+        assert_problem(
+            answer(&app, &learner, &attempt, q, body.clone()).await,
+            status,
+            code,
+        )
+        .await;
+    }
+    let path = format!(
+        "/v1/attempts/{}/responses/nope",
+        attempt["id"].as_str().unwrap()
+    );
+    assert_problem(
+        put_as(
+            &app,
+            &learner.access,
+            &path,
+            &json!({"selected": [opts[0]]}),
+        )
+        .await,
+        404,
+        "question_not_found",
+    )
+    .await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+}

@@ -1,0 +1,930 @@
+//! Courses, enrollments and assignments: who may see and do what, from both sides.
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::support::{
+    Person, TestApp, assert_problem, expect_status, get_as, post_as, register, token_for,
+};
+
+const QUIZ: &str = "data-parallelism";
+const QUIZ_TITLE: &str = "Data Parallelism Quiz";
+
+async fn create_course(app: &TestApp, who: &Person, title: &str) -> Value {
+    let res = post_as(
+        app,
+        &who.access,
+        "/v1/courses",
+        &json!({ "title": title, "code": "CS-451" }),
+    )
+    .await;
+    expect_status(res, 201).await
+}
+
+fn id_of(v: &Value) -> &str {
+    v["id"].as_str().unwrap()
+}
+
+async fn enroll(app: &TestApp, who: &Person, course: &str, body: Value) -> reqwest::Response {
+    post_as(
+        app,
+        &who.access,
+        &format!("/v1/courses/{course}/enrollments"),
+        &body,
+    )
+    .await
+}
+
+async fn enroll_learner(app: &TestApp, who: &Person, course: &str, learner: &Person) {
+    let res = enroll(
+        app,
+        who,
+        course,
+        json!({ "user_id": learner.id, "role": "learner" }),
+    )
+    .await;
+    expect_status(res, 201).await;
+}
+
+async fn create_assignment(
+    app: &TestApp,
+    who: &Person,
+    course: &str,
+    body: Value,
+) -> reqwest::Response {
+    post_as(
+        app,
+        &who.access,
+        &format!("/v1/courses/{course}/assignments"),
+        &body,
+    )
+    .await
+}
+
+async fn roster_ids(app: &TestApp, who: &Person, course: &str) -> Vec<(String, String)> {
+    let res = get_as(
+        app,
+        &who.access,
+        &format!("/v1/courses/{course}/enrollments"),
+    )
+    .await;
+    let roster = expect_status(res, 200).await;
+    roster["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["user_id"].as_str().unwrap().to_string(),
+                e["role"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn course_ids(app: &TestApp, who: &Person) -> Vec<String> {
+    let list = expect_status(get_as(app, &who.access, "/v1/courses").await, 200).await;
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| id_of(c).to_string())
+        .collect()
+}
+
+// Courses.
+
+#[tokio::test]
+async fn an_instructor_creates_a_course_and_is_its_instructor() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        "/v1/courses",
+        &json!({ "title": "  Parallel computing ", "code": " CS-451 " }),
+    )
+    .await;
+    let course = expect_status(res, 201).await;
+    let id = id_of(&course);
+    Uuid::parse_str(id).unwrap();
+    assert_eq!(course["title"], "Parallel computing");
+    assert_eq!(course["code"], "CS-451");
+    assert_eq!(course["my_role"], "instructor");
+    assert!(course["created_at"].is_string());
+    let fetched = expect_status(
+        get_as(&app, &teacher.access, &format!("/v1/courses/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(fetched, course);
+    let list = expect_status(get_as(&app, &teacher.access, "/v1/courses").await, 200).await;
+    assert_eq!(list["items"], json!([course]));
+    assert_eq!(
+        roster_ids(&app, &teacher, id).await,
+        [(teacher.id.to_string(), "instructor".to_string())]
+    );
+    // A course without a code.
+    let res = post_as(
+        &app,
+        &teacher.access,
+        "/v1/courses",
+        &json!({ "title": "Other" }),
+    )
+    .await;
+    assert_eq!(expect_status(res, 201).await["code"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_course_needs_a_valid_title_and_code() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    for (body, status, code) in [
+        (json!({ "title": "" }), 422, "invalid_field"),
+        (json!({ "title": "   " }), 422, "invalid_field"),
+        (json!({ "title": "x".repeat(201) }), 422, "invalid_field"),
+        (json!({ "title": "Ok", "code": "" }), 422, "invalid_field"),
+        (
+            json!({ "title": "Ok", "code": "x".repeat(65) }),
+            422,
+            "invalid_field",
+        ),
+        (json!({ "title": "Bad\u{0}title" }), 400, "invalid_field"),
+        (json!({ "code": "CS-1" }), 400, "invalid_body"),
+        (
+            json!({ "title": "Ok", "owner": "someone" }),
+            400,
+            "invalid_body",
+        ),
+    ] {
+        let res = post_as(&app, &teacher.access, "/v1/courses", &body).await;
+        assert_problem(res, status, code).await;
+    }
+    assert!(course_ids(&app, &teacher).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_learner_cannot_create_a_course() {
+    let app = TestApp::spawn().await;
+    let learner = register(&app, "ada@example.com").await;
+    let res = post_as(
+        &app,
+        &learner.access,
+        "/v1/courses",
+        &json!({ "title": "Mine" }),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM courses")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+    // An admin can, and becomes its instructor.
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let course = create_course(&app, &admin, "Admin's course").await;
+    assert_eq!(course["my_role"], "instructor");
+}
+
+#[tokio::test]
+async fn an_instructor_enrolls_people_by_email_and_by_id() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let ada = register(&app, "Ada@Example.com").await;
+    let grace = register(&app, "grace@example.com").await;
+    let colleague = token_for(&app, "colleague@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+
+    // By email, in any case.
+    let res = enroll(
+        &app,
+        &teacher,
+        id,
+        json!({ "email": "ADA@example.COM", "role": "learner" }),
+    )
+    .await;
+    let enrollment = expect_status(res, 201).await;
+    assert_eq!(enrollment["user_id"], ada.id.to_string());
+    assert_eq!(enrollment["email"], "Ada@Example.com");
+    assert_eq!(enrollment["display_name"], "Person Ada@Example.com");
+    assert_eq!(enrollment["role"], "learner");
+    assert!(enrollment["enrolled_at"].is_string());
+    // By id, with the default role (learner).
+    let res = enroll(&app, &teacher, id, json!({ "user_id": grace.id })).await;
+    assert_eq!(expect_status(res, 201).await["role"], "learner");
+    // A co-instructor.
+    let res = enroll(
+        &app,
+        &teacher,
+        id,
+        json!({ "user_id": colleague.id, "role": "instructor" }),
+    )
+    .await;
+    assert_eq!(expect_status(res, 201).await["role"], "instructor");
+
+    let mut roster = roster_ids(&app, &teacher, id).await;
+    roster.sort();
+    let mut expected = vec![
+        (teacher.id.to_string(), "instructor".to_string()),
+        (colleague.id.to_string(), "instructor".to_string()),
+        (ada.id.to_string(), "learner".to_string()),
+        (grace.id.to_string(), "learner".to_string()),
+    ];
+    expected.sort();
+    assert_eq!(roster, expected);
+
+    // The co-instructor manages the course too.
+    assert_eq!(roster_ids(&app, &colleague, id).await.len(), 4);
+    let res = create_assignment(&app, &colleague, id, json!({ "quiz": QUIZ })).await;
+    expect_status(res, 201).await;
+
+    // Enrolling again changes the role rather than duplicating.
+    let res = enroll(
+        &app,
+        &teacher,
+        id,
+        json!({ "email": "grace@example.com", "role": "instructor" }),
+    )
+    .await;
+    assert_eq!(expect_status(res, 201).await["role"], "instructor");
+    let roster = roster_ids(&app, &teacher, id).await;
+    assert_eq!(roster.len(), 4);
+    assert!(roster.contains(&(grace.id.to_string(), "instructor".to_string())));
+}
+
+#[tokio::test]
+async fn enrolling_someone_who_does_not_exist_or_ambiguously_is_refused() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let ada = register(&app, "ada@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    for (body, status, code) in [
+        (
+            json!({ "email": "nobody@example.com" }),
+            422,
+            "unknown_user",
+        ),
+        (json!({ "user_id": Uuid::now_v7() }), 422, "unknown_user"),
+        (json!({ "role": "learner" }), 422, "invalid_enrollment"),
+        (
+            json!({ "email": "ada@example.com", "user_id": ada.id }),
+            422,
+            "invalid_enrollment",
+        ),
+        (
+            json!({ "user_id": ada.id, "role": "admin" }),
+            400,
+            "invalid_body",
+        ),
+        (json!({ "user_id": "not-a-uuid" }), 400, "invalid_body"),
+        (
+            json!({ "user_id": ada.id, "extra": 1 }),
+            400,
+            "invalid_body",
+        ),
+    ] {
+        let res = enroll(&app, &teacher, id, body.clone()).await;
+        let problem = assert_problem(res, status, code).await;
+        assert!(problem["detail"].is_string(), "{body}");
+    }
+    assert_eq!(roster_ids(&app, &teacher, id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn a_learner_sees_only_the_courses_they_are_in() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let ada = register(&app, "ada@example.com").await;
+    let grace = register(&app, "grace@example.com").await;
+    let mine = create_course(&app, &teacher, "Ada's course").await;
+    let other = create_course(&app, &teacher, "Not Ada's course").await;
+    enroll_learner(&app, &teacher, id_of(&mine), &ada).await;
+
+    let list = expect_status(get_as(&app, &ada.access, "/v1/courses").await, 200).await;
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["id"], mine["id"]);
+    assert_eq!(items[0]["title"], "Ada's course");
+    assert_eq!(items[0]["my_role"], "learner");
+    let course = expect_status(
+        get_as(&app, &ada.access, &format!("/v1/courses/{}", id_of(&mine))).await,
+        200,
+    )
+    .await;
+    assert_eq!(course["my_role"], "learner");
+    // The other course does not exist for her, just like one that truly does not.
+    for id in [id_of(&other).to_string(), Uuid::now_v7().to_string()] {
+        let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}")).await;
+        assert_problem(res, 404, "course_not_found").await;
+        let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
+        assert_problem(res, 404, "course_not_found").await;
+    }
+    // Someone in no course sees none.
+    assert!(course_ids(&app, &grace).await.is_empty());
+    let res = get_as(
+        &app,
+        &grace.access,
+        &format!("/v1/courses/{}", id_of(&mine)),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+    // The teacher sees both.
+    assert_eq!(course_ids(&app, &teacher).await.len(), 2);
+}
+
+#[tokio::test]
+async fn another_instructors_course_does_not_exist_for_an_instructor_not_in_it() {
+    let app = TestApp::spawn().await;
+    let owner = token_for(&app, "owner@example.com", "instructor").await;
+    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
+    let ada = register(&app, "ada@example.com").await;
+    let course = create_course(&app, &owner, "Owner's course").await;
+    let id = id_of(&course);
+    let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ })).await;
+    let assignment = expect_status(res, 201).await;
+
+    assert!(course_ids(&app, &outsider).await.is_empty());
+    let course_path = format!("/v1/courses/{id}");
+    let res = get_as(&app, &outsider.access, &course_path).await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = get_as(
+        &app,
+        &outsider.access,
+        &format!("{course_path}/enrollments"),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = enroll(&app, &outsider, id, json!({ "user_id": ada.id })).await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = enroll(
+        &app,
+        &outsider,
+        id,
+        json!({ "user_id": outsider.id, "role": "instructor" }),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = get_as(
+        &app,
+        &outsider.access,
+        &format!("{course_path}/assignments"),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = create_assignment(&app, &outsider, id, json!({ "quiz": QUIZ })).await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = get_as(
+        &app,
+        &outsider.access,
+        &format!("/v1/assignments/{}", id_of(&assignment)),
+    )
+    .await;
+    assert_problem(res, 404, "assignment_not_found").await;
+
+    // Nothing was changed by the attempts.
+    assert_eq!(roster_ids(&app, &owner, id).await.len(), 1);
+    let list = expect_status(
+        get_as(&app, &owner.access, &format!("{course_path}/assignments")).await,
+        200,
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn an_enrolled_learner_cannot_manage_the_course() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let ada = register(&app, "ada@example.com").await;
+    let grace = register(&app, "grace@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &ada).await;
+
+    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/enrollments")).await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = enroll(&app, &ada, id, json!({ "user_id": grace.id })).await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = enroll(
+        &app,
+        &ada,
+        id,
+        json!({ "user_id": ada.id, "role": "instructor" }),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = create_assignment(&app, &ada, id, json!({ "quiz": QUIZ })).await;
+    assert_problem(res, 403, "forbidden").await;
+    // She may still see the course and its assignments.
+    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
+    assert_eq!(expect_status(res, 200).await["items"], json!([]));
+    // And nothing changed.
+    let roster = roster_ids(&app, &teacher, id).await;
+    assert_eq!(roster.len(), 2);
+    assert!(roster.contains(&(ada.id.to_string(), "learner".to_string())));
+}
+
+#[tokio::test]
+async fn an_instructor_enrolled_as_a_learner_cannot_manage_that_course() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let student = token_for(&app, "ta@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &student).await;
+    let res = get_as(&app, &student.access, &format!("/v1/courses/{id}")).await;
+    assert_eq!(expect_status(res, 200).await["my_role"], "learner");
+    let res = get_as(
+        &app,
+        &student.access,
+        &format!("/v1/courses/{id}/enrollments"),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = enroll(
+        &app,
+        &student,
+        id,
+        json!({ "user_id": student.id, "role": "instructor" }),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = create_assignment(&app, &student, id, json!({ "quiz": QUIZ })).await;
+    assert_problem(res, 403, "forbidden").await;
+}
+
+#[tokio::test]
+async fn an_admin_sees_and_manages_every_course() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let other = token_for(&app, "other@example.com", "instructor").await;
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let ada = register(&app, "ada@example.com").await;
+    let first = create_course(&app, &teacher, "First").await;
+    let second = create_course(&app, &other, "Second").await;
+
+    let list = expect_status(get_as(&app, &admin.access, "/v1/courses").await, 200).await;
+    let items = list["items"].as_array().unwrap();
+    let ids: Vec<&str> = items.iter().map(id_of).collect();
+    assert_eq!(ids, [id_of(&first), id_of(&second)]);
+    assert!(items.iter().all(|c| c["my_role"].is_null()), "{list}");
+
+    let id = id_of(&second);
+    let course = expect_status(
+        get_as(&app, &admin.access, &format!("/v1/courses/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(course["title"], "Second");
+    assert!(course["my_role"].is_null());
+    let res = enroll(&app, &admin, id, json!({ "email": "ada@example.com" })).await;
+    expect_status(res, 201).await;
+    let roster = roster_ids(&app, &admin, id).await;
+    assert_eq!(roster.len(), 2);
+    assert!(roster.contains(&(ada.id.to_string(), "learner".to_string())));
+    let res = create_assignment(
+        &app,
+        &admin,
+        id,
+        json!({ "quiz": QUIZ, "title": "Set by the admin" }),
+    )
+    .await;
+    let assignment = expect_status(res, 201).await;
+    let res = get_as(
+        &app,
+        &admin.access,
+        &format!("/v1/assignments/{}", id_of(&assignment)),
+    )
+    .await;
+    assert_eq!(expect_status(res, 200).await["title"], "Set by the admin");
+    let res = get_as(
+        &app,
+        &admin.access,
+        &format!("/v1/courses/{id}/assignments"),
+    )
+    .await;
+    assert_eq!(
+        expect_status(res, 200).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // The admin did not become a member by managing it.
+    assert!(
+        !roster_ids(&app, &admin, id)
+            .await
+            .iter()
+            .any(|(u, _)| *u == admin.id.to_string())
+    );
+    // Ada, enrolled by the admin, now sees the course and the assignment.
+    assert_eq!(course_ids(&app, &ada).await, [id.to_string()]);
+    let res = get_as(
+        &app,
+        &ada.access,
+        &format!("/v1/assignments/{}", id_of(&assignment)),
+    )
+    .await;
+    expect_status(res, 200).await;
+    // A course that does not exist is 404 even for an admin.
+    let res = get_as(
+        &app,
+        &admin.access,
+        &format!("/v1/courses/{}", Uuid::now_v7()),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = enroll(
+        &app,
+        &admin,
+        &Uuid::now_v7().to_string(),
+        json!({ "user_id": ada.id }),
+    )
+    .await;
+    assert_problem(res, 404, "course_not_found").await;
+}
+
+#[tokio::test]
+async fn a_malformed_course_or_assignment_id_is_a_bad_request() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    for path in [
+        "/v1/courses/not-a-uuid",
+        "/v1/courses/123/enrollments",
+        "/v1/courses/x/assignments",
+        "/v1/assignments/nope",
+    ] {
+        assert_problem(get_as(&app, &admin.access, path).await, 400, "invalid_path").await;
+    }
+}
+
+// Assignments.
+
+#[tokio::test]
+async fn an_assignment_keeps_the_policy_it_was_given() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    let policy = json!({
+        "feedback": "on_finish",
+        "attempts_allowed": 3,
+        "time_limit_minutes": 45,
+        "grading_method": "latest",
+        "shuffle_questions": true,
+        "shuffle_options": true,
+        "opens_at": "2030-01-01T09:00:00Z",
+        "closes_at": "2030-01-08T09:00:00Z",
+    });
+    let res = create_assignment(
+        &app,
+        &teacher,
+        id,
+        json!({ "quiz": QUIZ, "title": " Week 1 check ", "policy": policy }),
+    )
+    .await;
+    let assignment = expect_status(res, 201).await;
+    Uuid::parse_str(id_of(&assignment)).unwrap();
+    assert_eq!(assignment["course_id"], id);
+    assert_eq!(assignment["quiz"], QUIZ);
+    assert_eq!(assignment["quiz_version"], 1);
+    assert_eq!(assignment["title"], "Week 1 check");
+    assert_eq!(assignment["policy"], policy);
+    assert!(assignment["created_at"].is_string());
+
+    let fetched = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/assignments/{}", id_of(&assignment)),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(fetched, assignment);
+    let list = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/courses/{id}/assignments"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(list["items"], json!([assignment]));
+
+    // Each feedback timing and grading method is kept.
+    for (feedback, grading) in [
+        ("immediate", "highest"),
+        ("after_close", "first"),
+        ("never", "average"),
+    ] {
+        let res = create_assignment(
+            &app,
+            &teacher,
+            id,
+            json!({ "quiz": QUIZ, "policy": { "feedback": feedback, "grading_method": grading } }),
+        )
+        .await;
+        let a = expect_status(res, 201).await;
+        assert_eq!(a["policy"]["feedback"], feedback);
+        assert_eq!(a["policy"]["grading_method"], grading);
+    }
+}
+
+#[tokio::test]
+async fn an_assignment_defaults_to_the_quiz_title_and_the_default_policy() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
+    let assignment = expect_status(res, 201).await;
+    assert_eq!(assignment["title"], QUIZ_TITLE);
+    assert_eq!(assignment["quiz_version"], 1);
+    assert_eq!(
+        assignment["policy"],
+        json!({
+            "feedback": "immediate",
+            "attempts_allowed": null,
+            "time_limit_minutes": null,
+            "grading_method": "highest",
+            "shuffle_questions": false,
+            "shuffle_options": false,
+        })
+    );
+    // A partial policy keeps the defaults for what it leaves out.
+    let res = create_assignment(
+        &app,
+        &teacher,
+        id,
+        json!({ "quiz": "kinds-sampler", "policy": { "attempts_allowed": 2 } }),
+    )
+    .await;
+    let assignment = expect_status(res, 201).await;
+    assert_eq!(assignment["quiz"], "kinds-sampler");
+    assert_eq!(assignment["policy"]["attempts_allowed"], 2);
+    assert_eq!(assignment["policy"]["feedback"], "immediate");
+    assert_eq!(assignment["policy"]["shuffle_options"], false);
+    let quiz = app.get_json("/v1/quizzes/kinds-sampler?lang=en", 200).await;
+    assert_eq!(assignment["title"], quiz["title"]["text"]);
+}
+
+#[tokio::test]
+async fn an_assignment_of_an_unknown_quiz_or_version_is_refused() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    for body in [
+        json!({ "quiz": "no-such-quiz" }),
+        json!({ "quiz": "Data-Parallelism" }),
+        json!({ "quiz": "../data-parallelism" }),
+        json!({ "quiz": "" }),
+        json!({ "quiz": "x".repeat(100) }),
+        json!({ "quiz": QUIZ, "version": 2 }),
+        json!({ "quiz": QUIZ, "version": 0 }),
+        json!({ "quiz": QUIZ, "version": -1 }),
+    ] {
+        let res = create_assignment(&app, &teacher, id, body.clone()).await;
+        let problem = assert_problem(res, 422, "unknown_quiz").await;
+        assert!(problem["detail"].is_string(), "{body}");
+    }
+    let res = create_assignment(&app, &teacher, id, json!({ "title": "No quiz" })).await;
+    assert_problem(res, 400, "invalid_body").await;
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "course": id })).await;
+    assert_problem(res, 400, "invalid_body").await;
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "title": "" })).await;
+    assert_problem(res, 422, "invalid_field").await;
+    let list = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/courses/{id}/assignments"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(list["items"], json!([]));
+}
+
+#[tokio::test]
+async fn an_invalid_policy_is_refused() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    let cases = [
+        (json!({ "attempts_allowed": 0 }), 422, "invalid_policy"),
+        (json!({ "attempts_allowed": 1001 }), 422, "invalid_policy"),
+        (json!({ "time_limit_minutes": 0 }), 422, "invalid_policy"),
+        (
+            json!({ "time_limit_minutes": 10081 }),
+            422,
+            "invalid_policy",
+        ),
+        (
+            json!({ "opens_at": "2030-01-08T00:00:00Z", "closes_at": "2030-01-01T00:00:00Z" }),
+            422,
+            "invalid_policy",
+        ),
+        (
+            json!({ "opens_at": "2030-01-01T00:00:00Z", "closes_at": "2030-01-01T00:00:00Z" }),
+            422,
+            "invalid_policy",
+        ),
+        (json!({ "attempts_allowed": -1 }), 400, "invalid_body"),
+        (json!({ "attempts_allowed": 1.5 }), 400, "invalid_body"),
+        (
+            json!({ "attempts_allowed": 4_294_967_296u64 }),
+            400,
+            "invalid_body",
+        ),
+        (json!({ "feedback": "sometimes" }), 400, "invalid_body"),
+        (json!({ "grading_method": "best" }), 400, "invalid_body"),
+        (json!({ "opens_at": "next tuesday" }), 400, "invalid_body"),
+        (json!({ "max_score": 10 }), 400, "invalid_body"),
+    ];
+    for (policy, status, code) in cases {
+        let res = create_assignment(
+            &app,
+            &teacher,
+            id,
+            json!({ "quiz": QUIZ, "policy": policy.clone() }),
+        )
+        .await;
+        let problem = assert_problem(res, status, code).await;
+        assert!(problem["detail"].is_string(), "{policy}");
+    }
+    let list = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/courses/{id}/assignments"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(list["items"], json!([]));
+    // The limits themselves are fine.
+    let res = create_assignment(
+        &app,
+        &teacher,
+        id,
+        json!({ "quiz": QUIZ, "policy": { "attempts_allowed": 1000, "time_limit_minutes": 10080,
+            "opens_at": "2030-01-01T00:00:00Z", "closes_at": "2030-01-01T00:00:01Z" } }),
+    )
+    .await;
+    expect_status(res, 201).await;
+}
+
+#[tokio::test]
+async fn a_course_assignment_is_visible_to_its_members_only() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let outsider_teacher = token_for(&app, "other@example.com", "instructor").await;
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let ada = register(&app, "ada@example.com").await;
+    let grace = register(&app, "grace@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &ada).await;
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
+    let assignment = expect_status(res, 201).await;
+    let path = format!("/v1/assignments/{}", id_of(&assignment));
+
+    for who in [&teacher, &ada, &admin] {
+        let res = get_as(&app, &who.access, &path).await;
+        assert_eq!(expect_status(res, 200).await, assignment, "{}", who.email);
+    }
+    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
+    assert_eq!(expect_status(res, 200).await["items"], json!([assignment]));
+    // Not in the course: it does not exist, exactly like one that does not.
+    for who in [&grace, &outsider_teacher] {
+        let res = get_as(&app, &who.access, &path).await;
+        assert_problem(res, 404, "assignment_not_found").await;
+    }
+    let res = get_as(
+        &app,
+        &grace.access,
+        &format!("/v1/assignments/{}", Uuid::now_v7()),
+    )
+    .await;
+    assert_problem(res, 404, "assignment_not_found").await;
+    // Without a token, nothing.
+    let res = app.get(&path).await;
+    assert_problem(res, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn the_practice_assignment_is_open_to_any_signed_in_learner() {
+    let app = TestApp::spawn().await;
+    let ada = register(&app, "ada@example.com").await;
+    let quiz = app.get_json(&format!("/v1/quizzes/{QUIZ}"), 200).await;
+    let practice = quiz["practice_assignment_id"]
+        .as_str()
+        .expect("a practice assignment");
+    let path = format!("/v1/assignments/{practice}");
+    let assignment = expect_status(get_as(&app, &ada.access, &path).await, 200).await;
+    assert_eq!(assignment["id"], practice);
+    assert!(assignment["course_id"].is_null());
+    assert_eq!(assignment["quiz"], QUIZ);
+    assert_eq!(assignment["quiz_version"], quiz["version"]);
+    assert_eq!(assignment["title"], QUIZ_TITLE);
+    let policy = &assignment["policy"];
+    assert_eq!(policy["feedback"], "immediate");
+    assert_eq!(policy["shuffle_options"], true);
+    assert_eq!(policy["shuffle_questions"], false);
+    assert_eq!(policy["grading_method"], "highest");
+    assert!(policy["attempts_allowed"].is_null());
+    assert!(policy["time_limit_minutes"].is_null());
+    assert!(policy.get("opens_at").is_none() && policy.get("closes_at").is_none());
+    // Every quiz version has one.
+    let list = app.get_json("/v1/quizzes", 200).await;
+    for q in list["items"].as_array().unwrap() {
+        let id = q["practice_assignment_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{q}"));
+        expect_status(
+            get_as(&app, &ada.access, &format!("/v1/assignments/{id}")).await,
+            200,
+        )
+        .await;
+    }
+    // But not anonymously.
+    assert_problem(app.get(&path).await, 401, "unauthorized").await;
+}
+
+#[tokio::test]
+async fn an_assignment_pins_the_quiz_version_it_was_given() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    // A second version of the quiz, now current, with a new title.
+    sqlx::query(
+        "WITH v1 AS (SELECT v.* FROM quiz_versions v JOIN quizzes q ON q.id = v.quiz_id
+                      WHERE q.slug = $1 AND v.version = 1),
+              v2 AS (INSERT INTO quiz_versions (id, quiz_id, version, content_hash, content)
+                     SELECT gen_random_uuid(), quiz_id, 2, content_hash || '-v2',
+                            jsonb_set(content, '{title,en}', '\"Data Parallelism Quiz, revised\"')
+                       FROM v1 RETURNING id, quiz_id)
+         UPDATE quizzes SET current_version_id = v2.id FROM v2 WHERE quizzes.id = v2.quiz_id",
+    )
+    .bind(QUIZ)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "version": 1 })).await;
+    let pinned = expect_status(res, 201).await;
+    assert_eq!(pinned["quiz_version"], 1);
+    assert_eq!(pinned["title"], QUIZ_TITLE);
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
+    let current = expect_status(res, 201).await;
+    assert_eq!(current["quiz_version"], 2);
+    assert_eq!(current["title"], "Data Parallelism Quiz, revised");
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "version": 2 })).await;
+    assert_eq!(expect_status(res, 201).await["quiz_version"], 2);
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "version": 3 })).await;
+    assert_problem(res, 422, "unknown_quiz").await;
+    // The pin holds when read back.
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{}", id_of(&pinned)),
+    )
+    .await;
+    assert_eq!(expect_status(res, 200).await["quiz_version"], 1);
+}
+
+#[tokio::test]
+async fn the_roster_lists_instructors_first() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let colleague = token_for(&app, "zed@example.com", "instructor").await;
+    let ada = register(&app, "ada@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &ada).await;
+    let res = enroll(
+        &app,
+        &teacher,
+        id,
+        json!({ "user_id": colleague.id, "role": "instructor" }),
+    )
+    .await;
+    expect_status(res, 201).await;
+    let roles: Vec<String> = roster_ids(&app, &teacher, id)
+        .await
+        .into_iter()
+        .map(|(_, role)| role)
+        .collect();
+    assert_eq!(roles, ["instructor", "instructor", "learner"]);
+}
