@@ -105,3 +105,102 @@ async fn serve_runs_a_private_postgres_that_stops_with_quizd_and_keeps_data() {
     assert_eq!(quiz["version"], 1);
     stop(running);
 }
+
+#[tokio::test]
+async fn no_password_token_or_hash_reaches_the_logs_of_a_full_flow() {
+    let app = crate::support::TestApp::spawn_empty().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quizd"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--content-dir"])
+        .arg(content_dir())
+        .env("DATABASE_URL", app.db_url())
+        .env("RUST_LOG", "trace,hyper=info,h2=info,mio=info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let logs = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().unwrap().unwrap();
+    let base = first
+        .strip_prefix("quizd listening on ")
+        .unwrap()
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+
+    let client = reqwest::Client::new();
+    let password = "a secret nobody logs 7";
+    let register: Value = client
+        .post(format!("{base}/v1/auth/register"))
+        .json(&serde_json::json!({"email": "log@example.org", "display_name": "Log", "password": password}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let login: Value = client
+        .post(format!("{base}/v1/auth/login"))
+        .json(&serde_json::json!({"email": "log@example.org", "password": password}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let wrong = client
+        .post(format!("{base}/v1/auth/login"))
+        .json(&serde_json::json!({"email": "log@example.org", "password": "wrong wrong wrong"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let access = login["access_token"].as_str().unwrap().to_string();
+    let refresh = login["refresh_token"].as_str().unwrap().to_string();
+    let refreshed: Value = client
+        .post(format!("{base}/v1/auth/refresh"))
+        .json(&serde_json::json!({"refresh_token": refresh}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let attempt: Value = client
+        .post(format!("{base}/v1/quizzes/data-parallelism/attempts"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(attempt["id"].is_string(), "{attempt}");
+    let hash: String = sqlx::query_scalar("SELECT password_hash FROM users")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    child.wait().unwrap();
+    let logs = logs.join().unwrap();
+    assert!(logs.contains("/v1/auth/login"), "the flow is logged at all");
+    let secrets = [
+        password.to_string(),
+        "wrong wrong wrong".to_string(),
+        hash,
+        access,
+        refresh,
+        register["access_token"].as_str().unwrap().to_string(),
+        register["refresh_token"].as_str().unwrap().to_string(),
+        refreshed["access_token"].as_str().unwrap().to_string(),
+        refreshed["refresh_token"].as_str().unwrap().to_string(),
+    ];
+    for secret in secrets {
+        // A JWT's signature alone would be enough to misuse it.
+        let tail = &secret[secret.len().saturating_sub(24)..];
+        assert!(!logs.contains(tail), "a secret reached the logs");
+    }
+}
