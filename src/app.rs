@@ -11,12 +11,13 @@ use sqlx::PgPool;
 use tracing_actix_web::TracingLogger;
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::analytics::ReportCache;
 use crate::auth::ratelimit::LoginLimiter;
 use crate::auth::tokens::TokenKeys;
 use crate::clock::Clock;
 use crate::error::{self, ApiError};
 use crate::quizzes::VersionCache;
-use crate::{assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
+use crate::{analytics, assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -29,17 +30,22 @@ pub struct AppState {
     pub login_limiter: LoginLimiter,
     /// The server's clock: deadlines and open/close times are judged by it.
     pub clock: Clock,
+    /// Where analytics read: a read-only replica when one is configured, else `pool`.
+    pub analytics_pool: PgPool,
+    pub reports: ReportCache,
 }
 
 impl AppState {
     pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
         Self {
-            pool,
+            pool: pool.clone(),
             quizzes: VersionCache::default(),
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
             login_limiter: LoginLimiter::default(),
             clock: Clock::System,
+            analytics_pool: pool.clone(),
+            reports: ReportCache::default(),
         }
     }
 
@@ -166,6 +172,21 @@ fn routes(cfg: &mut web::ServiceConfig) {
     )
     .service(resource("/v1/attempts/{id}/finish").route(post().to(attempts::routes::finish)))
     .service(resource("/v1/me/attempts").route(get().to(attempts::routes::my_attempts)))
+    .service(
+        resource("/v1/assignments/{id}/analytics")
+            .route(get().to(analytics::routes::assignment_analytics)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/analytics/responses.csv")
+            .route(get().to(analytics::export::responses_csv)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/analytics/results.csv")
+            .route(get().to(analytics::export::results_csv)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/analytics").route(get().to(analytics::routes::quiz_analytics)),
+    )
     .service(resource("/healthz").route(get().to(ops::healthz)))
     .service(resource("/readyz").route(get().to(ops::readyz)))
     .service(resource("/metrics").route(get().to(ops::metrics)));

@@ -1,5 +1,6 @@
 //! quizd: a quiz and assessment service.
 
+pub mod analytics;
 pub mod app;
 pub mod assignments;
 pub mod attempts;

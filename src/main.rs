@@ -95,6 +95,9 @@ struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "QUIZD_WORKERS")]
     workers: Option<usize>,
+    /// A read-only database (a replica) for analytics; without it analytics read the main one.
+    #[arg(long, env = "QUIZD_ANALYTICS_DATABASE_URL", hide_env_values = true)]
+    analytics_database_url: Option<String>,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -142,9 +145,13 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         None => tracing::warn!("no content directory found; serving what the database holds"),
     }
     let addr = listener.local_addr()?;
-    let state = actix_web::web::Data::new(
-        AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?,
-    );
+    let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
+    if let Some(url) = &args.analytics_database_url {
+        state.analytics_pool = db::connect(url, dbargs.db_pool_size)
+            .await
+            .context("cannot connect to the analytics database")?;
+    }
+    let state = actix_web::web::Data::new(state);
     quizd::attempts::spawn_sweeper(state.clone());
     let server = app::serve(listener, state, args.workers)?;
     println!("quizd listening on http://{addr}");

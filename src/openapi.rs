@@ -40,6 +40,10 @@ use utoipa::{Modify, OpenApi};
         crate::attempts::routes::finish,
         crate::attempts::routes::my_attempts,
         crate::attempts::routes::assignment_attempts,
+        crate::analytics::routes::assignment_analytics,
+        crate::analytics::routes::quiz_analytics,
+        crate::analytics::export::responses_csv,
+        crate::analytics::export::results_csv,
         crate::ops::healthz,
         crate::ops::readyz,
         crate::ops::metrics,
@@ -52,6 +56,7 @@ use utoipa::{Modify, OpenApi};
         (name = "auth", description = "Accounts, sign-in, tokens, roles"),
         (name = "courses", description = "Courses, enrollments and rosters"),
         (name = "assignments", description = "Quizzes placed in courses with a policy"),
+        (name = "analytics", description = "Item analysis per quiz version and per locale; CSV exports"),
         (name = "attempts", description = "Taking a quiz: graded on the server, feedback as the policy says"),
         (name = "operations", description = "Liveness, readiness and metrics"),
     )

@@ -81,12 +81,20 @@ pub async fn insert(
     a: NewAttempt<'_>,
 ) -> Result<Option<Uuid>, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
-                               started_at, deadline, max_score)
-         SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9
-           FROM attempts WHERE assignment_id = $2 AND user_id = $3
-         HAVING $10::integer IS NULL OR count(*) < $10
-         RETURNING id",
+        "WITH started AS (
+            INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
+                                  started_at, deadline, max_score)
+            SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9
+              FROM attempts WHERE assignment_id = $2 AND user_id = $3
+            HAVING $10::integer IS NULL OR count(*) < $10
+            RETURNING id
+         ), bump AS (
+            INSERT INTO analytics_generations (assignment_id, generation)
+            SELECT $2, 1 FROM started
+            ON CONFLICT (assignment_id) DO UPDATE
+              SET generation = analytics_generations.generation + 1
+         )
+         SELECT id FROM started",
     )
     .bind(Uuid::now_v7())
     .bind(a.assignment_id)
@@ -279,6 +287,13 @@ pub async fn finish(
     .bind(finished_at)
     .bind(reason)
     .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO analytics_generations (assignment_id, generation) VALUES ($1, 1)
+         ON CONFLICT (assignment_id) DO UPDATE SET generation = analytics_generations.generation + 1",
+    )
+    .bind(assignment_id)
+    .execute(&mut *tx)
     .await?;
     sqlx::query(
         "INSERT INTO outbox (topic, aggregate_id, payload) VALUES ('attempt.finished', $1, $2)",

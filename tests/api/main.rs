@@ -1,5 +1,6 @@
 //! quizd's API tests: real HTTP against quizd on a real PostgreSQL.
 
+mod analytics;
 mod attempts;
 mod auth;
 mod authoring;

@@ -1,0 +1,271 @@
+//! Instructor analytics: Moodle's item analysis per quiz version, per language, at scale.
+
+pub mod export;
+pub mod generate;
+pub mod models;
+pub mod routes;
+pub mod stats;
+pub mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use uuid::Uuid;
+
+use crate::i18n::resolve;
+use crate::quizzes::QuizVersion;
+use models::{
+    AttemptCounts, HistogramBin, LocaleDifference, LocaleQuestion, LocaleReport, OptionReport,
+    QuestionReport, TestReport, VersionReport,
+};
+use stats::{ScoreMatrix, homogeneity, median, random_guess_score};
+use store::{CountedAttempt, ResponseDatum, StateCounts};
+
+/// The significance level of the per-locale test.
+pub const LOCALE_TEST_ALPHA: f64 = 0.01;
+
+pub const LOCALE_TEST: &str = "Chi-square test of homogeneity on full marks versus not, by locale \
+    (df = locales − 1), applied when every expected count is at least 5; flagged when p < 0.01.";
+
+/// The statistics of one quiz version over the counted attempts. Pure.
+pub fn version_report(
+    version: &QuizVersion,
+    counted: &[CountedAttempt],
+    responses: &[ResponseDatum],
+    counts: StateCounts,
+    chain: &[String],
+    page: (usize, usize),
+) -> VersionReport {
+    let questions = &version.content.questions;
+    let qindex: HashMap<&str, usize> = questions
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.key.as_str(), i))
+        .collect();
+    let aindex: HashMap<Uuid, usize> = counted
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.attempt_id, i))
+        .collect();
+    let max: Vec<f64> = questions.iter().map(|q| q.points).collect();
+    let mut scores = vec![vec![0.0; questions.len()]; counted.len()];
+    let mut answered = vec![0usize; questions.len()];
+    let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); questions.len()];
+    // option choices: (question, option key) -> attempts that chose it
+    let mut chosen: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+    for r in responses {
+        let (Some(&a), Some(&q)) = (
+            aindex.get(&r.attempt_id),
+            qindex.get(r.question_key.as_str()),
+        ) else {
+            continue;
+        };
+        scores[a][q] = r.points;
+        answered[q] += 1;
+        seconds[q].push(r.seconds);
+        for key in r
+            .selected
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .filter(|k| !k.is_empty())
+        {
+            chosen.entry((q, key)).or_default().push(a);
+        }
+    }
+    let matrix = ScoreMatrix {
+        scores: &scores,
+        max: &max,
+    };
+    let test = matrix.test_stats();
+    let qstats = matrix.question_stats();
+    let max_total: f64 = max.iter().sum();
+    let total_pct: Vec<f64> = scores
+        .iter()
+        .map(|row| {
+            if max_total > 0.0 {
+                100.0 * row.iter().sum::<f64>() / max_total
+            } else {
+                0.0
+            }
+        })
+        .collect();
+
+    let (offset, limit) = page;
+    let question_reports = questions
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(limit)
+        .map(|(i, q)| {
+            let s = &qstats[i];
+            let correct: Vec<bool> = q.options.iter().map(|o| o.correct).collect();
+            QuestionReport {
+                key: q.key.clone(),
+                position: i + 1,
+                kind: q.kind,
+                prompt: resolve(&q.prompt, chain),
+                max_points: q.points,
+                attempts: s.n,
+                responses: answered[i],
+                facility: s.facility,
+                standard_deviation: s.sd,
+                random_guess_score: random_guess_score(q.kind, &correct).map(|g| 100.0 * g),
+                intended_weight: s.intended_weight,
+                effective_weight: s.effective_weight,
+                discrimination_index: s.discrimination_index,
+                discriminative_efficiency: s.discriminative_efficiency,
+                median_seconds: median(&seconds[i]),
+                options: q
+                    .options
+                    .iter()
+                    .map(|o| {
+                        let who = chosen.get(&(i, o.key.as_str()));
+                        let totals: Vec<f64> = who
+                            .map(|w| w.iter().map(|a| total_pct[*a]).collect())
+                            .unwrap_or_default();
+                        OptionReport {
+                            key: o.key.clone(),
+                            text: resolve(&o.text, chain),
+                            correct: o.correct,
+                            count: totals.len(),
+                            mean_total: stats::mean(&totals),
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+
+    // Per locale: the same statistics over each locale's attempts.
+    let mut by_locale: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, a) in counted.iter().enumerate() {
+        by_locale.entry(a.locale.as_str()).or_default().push(i);
+    }
+    let locales: Vec<LocaleReport> = by_locale
+        .iter()
+        .map(|(locale, rows)| {
+            let sub: Vec<Vec<f64>> = rows.iter().map(|r| scores[*r].clone()).collect();
+            let m = ScoreMatrix {
+                scores: &sub,
+                max: &max,
+            };
+            let t = m.test_stats();
+            LocaleReport {
+                locale: locale.to_string(),
+                attempts: rows.len(),
+                mean: t.mean,
+                questions: m
+                    .question_stats()
+                    .into_iter()
+                    .zip(questions)
+                    .map(|(s, q)| LocaleQuestion {
+                        key: q.key.clone(),
+                        attempts: s.n,
+                        facility: s.facility,
+                        discrimination_index: s.discrimination_index,
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let locale_differences = questions
+        .iter()
+        .enumerate()
+        .map(|(q, question)| {
+            let groups: Vec<(u64, u64)> = by_locale
+                .values()
+                .map(|rows| {
+                    let full = rows
+                        .iter()
+                        .filter(|r| scores[**r][q] >= max[q] - 1e-9)
+                        .count();
+                    (full as u64, rows.len() as u64)
+                })
+                .collect();
+            match homogeneity(&groups) {
+                Some(h) => LocaleDifference {
+                    key: question.key.clone(),
+                    chi_square: Some(h.chi_square),
+                    degrees_of_freedom: Some(h.degrees_of_freedom),
+                    p_value: Some(h.p_value),
+                    flagged: h.p_value < LOCALE_TEST_ALPHA,
+                    note: None,
+                },
+                None => LocaleDifference {
+                    key: question.key.clone(),
+                    chi_square: None,
+                    degrees_of_freedom: None,
+                    p_value: None,
+                    flagged: false,
+                    note: Some(if groups.iter().filter(|g| g.1 > 0).count() < 2 {
+                        "fewer than two locales".into()
+                    } else {
+                        "too few attempts (an expected count below 5) or no variation".into()
+                    }),
+                },
+            }
+        })
+        .collect();
+
+    VersionReport {
+        quiz_version: version.version,
+        counts: AttemptCounts {
+            started: counts.started,
+            finished: counts.finished,
+            abandoned: counts.abandoned,
+            in_progress: counts.in_progress,
+            counted: counted.len(),
+        },
+        test: TestReport {
+            mean: test.mean,
+            median: test.median,
+            standard_deviation: test.sd,
+            skewness: test.skewness,
+            kurtosis: test.kurtosis,
+            cronbach_alpha: test.cronbach_alpha,
+            error_ratio: test.error_ratio,
+            standard_error: test.standard_error,
+            histogram: test
+                .histogram
+                .iter()
+                .enumerate()
+                .map(|(i, c)| HistogramBin {
+                    from: 10.0 * i as f64,
+                    to: 10.0 * (i + 1) as f64,
+                    count: *c,
+                })
+                .collect(),
+        },
+        questions: question_reports,
+        total_questions: questions.len(),
+        offset,
+        limit,
+        locales,
+        locale_differences,
+        locale_test: LOCALE_TEST.into(),
+    }
+}
+
+/// Computed reports, keyed by everything that decides them, including the scope's
+/// generation: an attempt starting or finishing makes a new key, so nothing stale is served.
+#[derive(Default)]
+pub struct ReportCache {
+    entries: Mutex<HashMap<String, Arc<VersionReport>>>,
+}
+
+impl ReportCache {
+    const MAX_ENTRIES: usize = 256;
+
+    pub fn get(&self, key: &str) -> Option<Arc<VersionReport>> {
+        self.entries.lock().expect("cache lock").get(key).cloned()
+    }
+
+    pub fn put(&self, key: String, report: Arc<VersionReport>) {
+        let mut entries = self.entries.lock().expect("cache lock");
+        if entries.len() >= Self::MAX_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(key, report);
+    }
+}

@@ -1,0 +1,198 @@
+//! `GET /v1/assignments/{id}/analytics` and `GET /v1/quizzes/{slug}/analytics`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use uuid::Uuid;
+
+use super::models::{AnalyticsQuery, AnalyticsReport, CountedAttempts, VersionReport};
+use super::store::{self, Scope, ScopedAssignment};
+use super::version_report;
+use crate::app::AppState;
+use crate::assignments::visible_assignment;
+use crate::auth::{CurrentUser, Role};
+use crate::error::{ApiError, Problem};
+
+pub const DEFAULT_LIMIT: u32 = 100;
+pub const MAX_LIMIT: u32 = 500;
+
+/// The assignments of an assignment's analytics: its course's instructors and admins
+/// (practice assignments: admins).
+pub async fn assignment_scope(
+    state: &AppState,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<(String, Vec<ScopedAssignment>), ApiError> {
+    let a = visible_assignment(&state.pool, id, user).await?;
+    match a.course_id {
+        Some(course) => {
+            crate::courses::taught_course(&state.pool, course, user).await?;
+        }
+        None => user.require(&[Role::Admin])?,
+    }
+    Ok((
+        a.slug.clone(),
+        vec![ScopedAssignment {
+            id: a.id,
+            quiz_version_id: a.quiz_version_id,
+            version: a.version,
+        }],
+    ))
+}
+
+/// The assignments of a quiz's analytics that the caller may see.
+pub async fn quiz_scope(
+    state: &AppState,
+    slug: &str,
+    user: &CurrentUser,
+    course: Option<Uuid>,
+) -> Result<Vec<ScopedAssignment>, ApiError> {
+    user.require_staff()?;
+    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
+    if !crate::quizzes::routes::plausible_slug(slug) {
+        return Err(not_found());
+    }
+    let quiz_id: Uuid = sqlx::query_scalar("SELECT id FROM quizzes WHERE slug = $1")
+        .bind(slug)
+        .fetch_optional(&state.pool)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(store::quiz_assignments(&state.pool, quiz_id, user.id, user.is_admin(), course).await?)
+}
+
+/// Checks the query and returns (page offset, page limit, text locale chain of the request).
+fn validate(q: &AnalyticsQuery) -> Result<(usize, usize), ApiError> {
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
+    if limit == 0 || limit > MAX_LIMIT {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("`limit` must be 1 to {MAX_LIMIT}."),
+        ));
+    }
+    for tag in [&q.locale, &q.lang].into_iter().flatten() {
+        if crate::i18n::canonical_tag(tag).as_deref() != Some(tag.as_str()) {
+            return Err(ApiError::bad_request(
+                "invalid_locale",
+                "Locales are canonical BCP 47 tags such as bn, id or pt-BR.",
+            ));
+        }
+    }
+    if let (Some(from), Some(to)) = (q.from, q.to)
+        && from >= to
+    {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            "`from` must be before `to`.",
+        ));
+    }
+    Ok((q.offset.unwrap_or(0) as usize, limit as usize))
+}
+
+/// Builds the report over these assignments, one entry per quiz version, from the cache when
+/// nothing has started or finished since.
+pub async fn build_report(
+    state: &AppState,
+    quiz: String,
+    assignments: Vec<ScopedAssignment>,
+    q: &AnalyticsQuery,
+) -> Result<AnalyticsReport, ApiError> {
+    let page = validate(q)?;
+    let counted = q.attempts.unwrap_or_default();
+    let mut by_version: BTreeMap<(i32, Uuid), Vec<Uuid>> = BTreeMap::new();
+    for a in &assignments {
+        if q.version.is_none_or(|v| v == a.version) {
+            by_version
+                .entry((a.version, a.quiz_version_id))
+                .or_default()
+                .push(a.id);
+        }
+    }
+    let db = &state.analytics_pool;
+    let mut versions = Vec::new();
+    for ((_, version_id), ids) in by_version {
+        let scope = Scope {
+            assignments: ids,
+            version_id,
+            from: q.from,
+            to: q.to,
+            locale: q.locale.clone(),
+            all_finished: counted == CountedAttempts::All,
+        };
+        let generation = store::generation(db, &scope.assignments).await?;
+        let key = format!(
+            "{version_id}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{generation}",
+            scope.assignments, scope.from, scope.to, scope.locale, scope.all_finished, page, q.lang
+        );
+        if let Some(hit) = state.reports.get(&key) {
+            versions.push(hit);
+            continue;
+        }
+        let version = crate::attempts::version(state, version_id).await?;
+        let chain = version.locale_chain(&q.lang.iter().cloned().collect::<Vec<_>>());
+        let attempts = store::counted_attempts(db, &scope).await?;
+        let responses = store::counted_responses(db, &scope).await?;
+        let counts = store::state_counts(db, &scope).await?;
+        let report = Arc::new(version_report(
+            &version, &attempts, &responses, counts, &chain, page,
+        ));
+        state.reports.put(key, report.clone());
+        versions.push(report);
+    }
+    Ok(AnalyticsReport {
+        quiz,
+        attempts: counted,
+        assignments: assignments.iter().map(|a| a.id).collect(),
+        versions: versions.iter().map(|v| VersionReport::clone(v)).collect(),
+    })
+}
+
+/// Item analysis of one assignment. The course's instructors and admins.
+#[utoipa::path(get, path = "/v1/assignments/{id}/analytics", tag = "analytics", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The assignment's id"), AnalyticsQuery),
+    responses(
+        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
+        (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn assignment_analytics(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    query: web::Query<AnalyticsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (quiz, scope) = assignment_scope(&state, *id, &user).await?;
+    let report = build_report(&state, quiz, scope, &query).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(report))
+}
+
+/// Item analysis of a quiz over every assignment you may see (admins: all, practice
+/// included), per quiz version.
+#[utoipa::path(get, path = "/v1/quizzes/{slug}/analytics", tag = "analytics", security(("bearer" = [])),
+    params(("slug" = String, Path, description = "The quiz's slug"), AnalyticsQuery),
+    responses(
+        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
+        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Learners have no analytics", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn quiz_analytics(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    slug: web::Path<String>,
+    query: web::Query<AnalyticsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let scope = quiz_scope(&state, &slug, &user, query.course).await?;
+    let report = build_report(&state, slug.into_inner(), scope, &query).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(report))
+}

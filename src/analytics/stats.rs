@@ -1,0 +1,545 @@
+//! Item analysis as Moodle's quiz statistics report computes it, plus a per-locale test.
+//! Pure functions over scores: no I/O. Undefined statistics are `None`, never NaN.
+//!
+//! Formulas (Moodle, "Quiz statistics calculations"): with n attempts, P questions, x_i the
+//! score on question i, T the total score and X_{-i} = T − x_i the rest of the test:
+//! mean, median, sample standard deviation; skewness k3/k2^(3/2) and kurtosis k4/k2² from the
+//! k-statistics; Cronbach's alpha CIC = P/(P−1)·(1 − ΣV(x_i)/V(T)); error ratio
+//! ER = √(1 − CIC); standard error SE = ER·SD; facility = mean(x_i)/max_i; discrimination =
+//! r(x_i, X_{-i}); discriminative efficiency = Cov(x_i, X_{-i}) / Cov_max, where Cov_max pairs
+//! both variables sorted independently; effective weight = √Cov(x_i,T) / Σ_j √Cov(x_j,T).
+
+/// Mean of a slice; `None` when empty.
+pub fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Median; `None` when empty.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    Some(if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    })
+}
+
+/// Sample covariance (n − 1); `None` for fewer than two values.
+pub fn covariance(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len();
+    if n < 2 || b.len() != n {
+        return None;
+    }
+    let (ma, mb) = (mean(a)?, mean(b)?);
+    Some(
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - ma) * (y - mb))
+            .sum::<f64>()
+            / (n - 1) as f64,
+    )
+}
+
+pub fn variance(a: &[f64]) -> Option<f64> {
+    covariance(a, a)
+}
+
+/// A value, or `None` when it is not a finite number.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+/// Variances this small are zero: the scores do not vary.
+const EPS: f64 = 1e-12;
+
+/// Pearson correlation; `None` when either variable does not vary.
+pub fn correlation(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (va, vb) = (variance(a)?, variance(b)?);
+    if va <= EPS || vb <= EPS {
+        return None;
+    }
+    finite(covariance(a, b)? / (va * vb).sqrt())
+}
+
+/// Skewness and kurtosis from the k-statistics (as Moodle reports them).
+pub fn skewness_kurtosis(v: &[f64]) -> (Option<f64>, Option<f64>) {
+    let n = v.len() as f64;
+    let Some(m) = mean(v) else {
+        return (None, None);
+    };
+    let moment = |p: i32| v.iter().map(|x| (x - m).powi(p)).sum::<f64>() / n;
+    let (m2, m3, m4) = (moment(2), moment(3), moment(4));
+    if m2 <= EPS {
+        return (None, None);
+    }
+    let k2 = n * m2 / (n - 1.0);
+    let skew = (n >= 3.0)
+        .then(|| n * n * m3 / ((n - 1.0) * (n - 2.0)) / k2.powf(1.5))
+        .and_then(finite);
+    let kurt = (n >= 4.0)
+        .then(|| {
+            n * n * ((n + 1.0) * m4 - 3.0 * (n - 1.0) * m2 * m2)
+                / ((n - 1.0) * (n - 2.0) * (n - 3.0))
+                / (k2 * k2)
+        })
+        .and_then(finite);
+    (skew, kurt)
+}
+
+/// Covariance of two variables each sorted on its own: the largest covariance their values
+/// allow (the denominator of discriminative efficiency).
+pub fn max_covariance(a: &[f64], b: &[f64]) -> Option<f64> {
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    covariance(&a, &b)
+}
+
+/// The test as a whole, on the percentage scale (0–100) like Moodle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestStats {
+    pub n: usize,
+    pub mean: Option<f64>,
+    pub median: Option<f64>,
+    pub sd: Option<f64>,
+    pub skewness: Option<f64>,
+    pub kurtosis: Option<f64>,
+    /// Cronbach's alpha, as a percentage.
+    pub cronbach_alpha: Option<f64>,
+    /// √(1 − alpha), as a percentage.
+    pub error_ratio: Option<f64>,
+    /// error ratio × SD, in percentage points.
+    pub standard_error: Option<f64>,
+    /// Ten bins of 10 points: [0,10), …, [90,100].
+    pub histogram: [usize; 10],
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionStats {
+    pub n: usize,
+    /// Mean score as a percentage of the question's points.
+    pub facility: Option<f64>,
+    /// SD of the score as a percentage of the question's points.
+    pub sd: Option<f64>,
+    pub intended_weight: Option<f64>,
+    pub effective_weight: Option<f64>,
+    /// r(x_i, X_{-i}) × 100.
+    pub discrimination_index: Option<f64>,
+    /// Cov(x_i, X_{-i}) / Cov_max × 100.
+    pub discriminative_efficiency: Option<f64>,
+}
+
+/// Scores of n attempts on P questions: `scores[attempt][question]` in points.
+pub struct ScoreMatrix<'a> {
+    pub scores: &'a [Vec<f64>],
+    /// Each question's points.
+    pub max: &'a [f64],
+}
+
+impl ScoreMatrix<'_> {
+    fn column(&self, q: usize) -> Vec<f64> {
+        self.scores.iter().map(|row| row[q]).collect()
+    }
+
+    fn totals(&self) -> Vec<f64> {
+        self.scores.iter().map(|row| row.iter().sum()).collect()
+    }
+
+    pub fn test_stats(&self) -> TestStats {
+        let max_total: f64 = self.max.iter().sum();
+        let pct: Vec<f64> = self
+            .totals()
+            .iter()
+            .map(|t| {
+                if max_total > 0.0 {
+                    100.0 * t / max_total
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let sd = variance(&pct).map(f64::sqrt);
+        let (skewness, kurtosis) = skewness_kurtosis(&pct);
+        let p = self.max.len() as f64;
+        let var_total = variance(&self.totals());
+        let sum_item_var: Option<f64> =
+            (0..self.max.len()).map(|q| variance(&self.column(q))).sum();
+        let alpha = match (var_total, sum_item_var) {
+            (Some(vt), Some(vi)) if vt > EPS && p > 1.0 => finite(p / (p - 1.0) * (1.0 - vi / vt)),
+            _ => None,
+        };
+        // Alpha can be negative; the error ratio is defined only for 0 ≤ alpha ≤ 1.
+        let error_ratio = alpha
+            .filter(|a| (0.0..=1.0).contains(a))
+            .map(|a| (1.0 - a).sqrt());
+        let mut histogram = [0usize; 10];
+        for x in &pct {
+            histogram[((x / 10.0).floor() as usize).min(9)] += 1;
+        }
+        TestStats {
+            n: pct.len(),
+            mean: mean(&pct),
+            median: median(&pct),
+            sd,
+            skewness,
+            kurtosis,
+            cronbach_alpha: alpha.map(|a| 100.0 * a),
+            error_ratio: error_ratio.map(|e| 100.0 * e),
+            standard_error: error_ratio.zip(sd).map(|(e, s)| e * s),
+            histogram,
+        }
+    }
+
+    pub fn question_stats(&self) -> Vec<QuestionStats> {
+        let totals = self.totals();
+        let max_total: f64 = self.max.iter().sum();
+        let covs: Vec<Option<f64>> = (0..self.max.len())
+            .map(|q| covariance(&self.column(q), &totals))
+            .collect();
+        // Effective weights exist only when every question covaries non-negatively with the total.
+        let roots: Option<Vec<f64>> = covs
+            .iter()
+            .map(|c| c.filter(|c| *c >= 0.0).map(f64::sqrt))
+            .collect();
+        let root_sum: Option<f64> = roots.as_ref().map(|r| r.iter().sum());
+        (0..self.max.len())
+            .map(|q| {
+                let x = self.column(q);
+                let max = self.max[q];
+                let rest: Vec<f64> = totals.iter().zip(&x).map(|(t, xi)| t - xi).collect();
+                let discrimination = correlation(&x, &rest);
+                let efficiency = match (covariance(&x, &rest), max_covariance(&x, &rest)) {
+                    (Some(c), Some(cmax)) if cmax > EPS => finite(c / cmax),
+                    _ => None,
+                };
+                QuestionStats {
+                    n: x.len(),
+                    facility: mean(&x).map(|m| 100.0 * m / max),
+                    sd: variance(&x).map(|v| 100.0 * v.sqrt() / max),
+                    intended_weight: (max_total > 0.0).then(|| 100.0 * max / max_total),
+                    effective_weight: match (&roots, root_sum) {
+                        (Some(r), Some(s)) if s > EPS => Some(100.0 * r[q] / s),
+                        _ => None,
+                    },
+                    discrimination_index: discrimination.map(|d| 100.0 * d),
+                    discriminative_efficiency: efficiency.map(|e| 100.0 * e),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The expected fraction of the points earned by guessing (Moodle's random guess score):
+/// single choice and true/false, 1/k; multiple choice with partial credit, the mean grade
+/// over every subset of options; no guess for numeric and short text.
+pub fn random_guess_score(kind: crate::content::QuestionKind, correct: &[bool]) -> Option<f64> {
+    use crate::content::QuestionKind::*;
+    let k = correct.len();
+    match kind {
+        Single | TrueFalse if k > 0 => Some(1.0 / k as f64),
+        Multiple if (1..=16).contains(&k) => {
+            let total_correct = correct.iter().filter(|c| **c).count().max(1) as f64;
+            let subsets = 1u32 << k;
+            let sum: f64 = (0..subsets)
+                .map(|mask| {
+                    let (mut r, mut w) = (0.0, 0.0);
+                    for (i, c) in correct.iter().enumerate() {
+                        if mask & (1 << i) != 0 {
+                            if *c { r += 1.0 } else { w += 1.0 }
+                        }
+                    }
+                    ((r - w) / total_correct).clamp(0.0, 1.0)
+                })
+                .sum();
+            Some(sum / f64::from(subsets))
+        }
+        _ => Some(0.0).filter(|_| matches!(kind, Numeric | ShortText)),
+    }
+}
+
+/// The chi-square test of homogeneity: do groups differ in their rate of success?
+#[derive(Debug, Clone, PartialEq)]
+pub struct Homogeneity {
+    pub chi_square: f64,
+    pub degrees_of_freedom: usize,
+    pub p_value: f64,
+}
+
+/// Tests whether the share of successes differs between groups, from (successes, trials)
+/// per group. `None` when the test does not apply: fewer than two groups with trials, no
+/// variation at all, or an expected count below 5 (the chi-square approximation's rule).
+pub fn homogeneity(groups: &[(u64, u64)]) -> Option<Homogeneity> {
+    let groups: Vec<(f64, f64)> = groups
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, n)| (*s as f64, *n as f64))
+        .collect();
+    if groups.len() < 2 {
+        return None;
+    }
+    let total: f64 = groups.iter().map(|g| g.1).sum();
+    let successes: f64 = groups.iter().map(|g| g.0).sum();
+    let p = successes / total;
+    if p <= 0.0 || p >= 1.0 {
+        return None;
+    }
+    let mut chi = 0.0;
+    for (s, n) in &groups {
+        let (es, ef) = (n * p, n * (1.0 - p));
+        if es < 5.0 || ef < 5.0 {
+            return None;
+        }
+        chi += (s - es).powi(2) / es + ((n - s) - ef).powi(2) / ef;
+    }
+    let df = groups.len() - 1;
+    Some(Homogeneity {
+        chi_square: chi,
+        degrees_of_freedom: df,
+        p_value: chi_square_sf(chi, df as f64),
+    })
+}
+
+/// P(X ≥ x) for a chi-square variable with k degrees of freedom: Q(k/2, x/2).
+pub fn chi_square_sf(x: f64, k: f64) -> f64 {
+    if x <= 0.0 {
+        return 1.0;
+    }
+    upper_regularized_gamma(k / 2.0, x / 2.0)
+}
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos approximation (g = 7, n = 9), accurate to ~1e-15 for x > 0.
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// Q(a, x) = Γ(a, x)/Γ(a): a series below a + 1, a continued fraction above (Numerical Recipes).
+fn upper_regularized_gamma(a: f64, x: f64) -> f64 {
+    let gln = ln_gamma(a);
+    if x < a + 1.0 {
+        let (mut sum, mut del, mut ap) = (1.0 / a, 1.0 / a, a);
+        for _ in 0..1000 {
+            ap += 1.0;
+            del *= x / ap;
+            sum += del;
+            if del.abs() < sum.abs() * 1e-15 {
+                break;
+            }
+        }
+        1.0 - (sum.ln() - x + a * x.ln() - gln).exp()
+    } else {
+        let tiny = 1e-300;
+        let mut b = x + 1.0 - a;
+        let mut c = 1.0 / tiny;
+        let mut d = 1.0 / b;
+        let mut h = d;
+        for i in 1..1000 {
+            let an = -(i as f64) * (i as f64 - a);
+            b += 2.0;
+            d = an * d + b;
+            if d.abs() < tiny {
+                d = tiny;
+            }
+            c = b + an / c;
+            if c.abs() < tiny {
+                c = tiny;
+            }
+            d = 1.0 / d;
+            let del = d * c;
+            h *= del;
+            if (del - 1.0).abs() < 1e-15 {
+                break;
+            }
+        }
+        ((-x + a * x.ln() - gln).exp() * h).clamp(0.0, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::content::QuestionKind;
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
+    }
+
+    #[test]
+    fn basic_statistics_match_hand_computation() {
+        let v = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert_eq!(mean(&v), Some(5.0));
+        assert_eq!(median(&v), Some(4.5));
+        assert!(close(variance(&v), 32.0 / 7.0));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(mean(&[]), None);
+        assert_eq!(variance(&[1.0]), None);
+    }
+
+    #[test]
+    fn skewness_and_kurtosis_are_the_k_statistic_estimates() {
+        // Values checked against scipy.stats.skew(bias=False) and kurtosis(bias=False).
+        let v = [1.0, 2.0, 3.0, 4.0, 10.0];
+        let (s, k) = skewness_kurtosis(&v);
+        assert!(close(s, 1.697_056_274_847_714_3), "{s:?}");
+        assert!(close(k, 3.152), "{k:?}");
+        assert_eq!(skewness_kurtosis(&[5.0, 5.0, 5.0, 5.0]), (None, None));
+    }
+
+    #[test]
+    fn chi_square_tail_probabilities_are_right() {
+        // Reference values: scipy.stats.chi2.sf.
+        assert!((chi_square_sf(3.841_458_820_694_124, 1.0) - 0.05).abs() < 1e-9);
+        assert!((chi_square_sf(9.210_340_371_976_182, 2.0) - 0.01).abs() < 1e-9);
+        assert!((chi_square_sf(1.0, 3.0) - 0.801_251_956_901_209_4).abs() < 1e-9);
+        assert!((chi_square_sf(50.0, 4.0) - 3.610_865_404_890_647e-10).abs() < 1e-15);
+    }
+
+    #[test]
+    fn one_attempt_or_no_variance_gives_none_never_nan() {
+        let one = [vec![1.0, 0.0]];
+        let m = ScoreMatrix {
+            scores: &one,
+            max: &[1.0, 1.0],
+        };
+        let t = m.test_stats();
+        assert_eq!(t.mean, Some(50.0));
+        assert_eq!((t.sd, t.cronbach_alpha, t.skewness), (None, None, None));
+        let q = &m.question_stats()[0];
+        assert_eq!(
+            (q.facility, q.sd, q.discrimination_index),
+            (Some(100.0), None, None)
+        );
+        let same = [vec![1.0, 1.0], vec![1.0, 1.0], vec![1.0, 1.0]];
+        let m = ScoreMatrix {
+            scores: &same,
+            max: &[1.0, 1.0],
+        };
+        let t = m.test_stats();
+        assert_eq!(
+            (t.sd, t.cronbach_alpha, t.error_ratio),
+            (Some(0.0), None, None)
+        );
+        assert_eq!(t.histogram[9], 3);
+        assert!(
+            m.question_stats()
+                .iter()
+                .all(|q| q.discrimination_index.is_none() && q.effective_weight.is_none())
+        );
+    }
+
+    #[test]
+    fn a_perfectly_consistent_test_has_alpha_one_hundred() {
+        let rows = [
+            vec![0.0, 0.0],
+            vec![1.0, 1.0],
+            vec![1.0, 1.0],
+            vec![0.0, 0.0],
+        ];
+        let m = ScoreMatrix {
+            scores: &rows,
+            max: &[1.0, 1.0],
+        };
+        assert!(close(m.test_stats().cronbach_alpha, 100.0));
+        let q = m.question_stats();
+        assert!(close(q[0].discrimination_index, 100.0));
+        assert!(close(q[0].discriminative_efficiency, 100.0));
+        assert!(close(q[0].effective_weight, 50.0));
+    }
+
+    #[test]
+    fn random_guess_scores_follow_the_kind() {
+        assert_eq!(
+            random_guess_score(QuestionKind::Single, &[true, false, false, false]),
+            Some(0.25)
+        );
+        assert_eq!(
+            random_guess_score(QuestionKind::TrueFalse, &[true, false]),
+            Some(0.5)
+        );
+        // Two right of four: subsets score (r − w)/2 clamped; the mean over 16 subsets is 5/16.
+        assert_eq!(
+            random_guess_score(QuestionKind::Multiple, &[true, true, false, false]),
+            Some(5.0 / 16.0)
+        );
+        assert_eq!(random_guess_score(QuestionKind::Numeric, &[]), Some(0.0));
+    }
+
+    #[test]
+    fn homogeneity_flags_a_real_difference_and_not_noise() {
+        let differ = homogeneity(&[(90, 100), (40, 100)]).unwrap();
+        assert!(differ.p_value < 1e-10);
+        let same = homogeneity(&[(50, 100), (52, 100), (49, 100)]).unwrap();
+        assert!(same.p_value > 0.5);
+        assert_eq!(same.degrees_of_freedom, 2);
+        assert!(
+            homogeneity(&[(1, 3), (2, 3)]).is_none(),
+            "expected counts below 5"
+        );
+        assert!(homogeneity(&[(10, 10), (20, 20)]).is_none(), "no variation");
+    }
+
+    proptest! {
+        #[test]
+        fn statistics_are_finite_or_none_and_bounded(
+            rows in proptest::collection::vec(proptest::collection::vec(0u8..=2, 3), 1..40)
+        ) {
+            let scores: Vec<Vec<f64>> = rows.iter().map(|r| r.iter().map(|x| f64::from(*x) / 2.0).collect()).collect();
+            let m = ScoreMatrix { scores: &scores, max: &[1.0, 1.0, 1.0] };
+            let t = m.test_stats();
+            for v in [t.mean, t.median, t.sd, t.skewness, t.kurtosis, t.cronbach_alpha, t.error_ratio, t.standard_error].into_iter().flatten() {
+                prop_assert!(v.is_finite());
+            }
+            prop_assert!(t.mean.unwrap() >= 0.0 && t.mean.unwrap() <= 100.0);
+            prop_assert_eq!(t.histogram.iter().sum::<usize>(), scores.len());
+            for q in m.question_stats() {
+                let f = q.facility.unwrap();
+                prop_assert!((0.0..=100.0).contains(&f));
+                if let Some(d) = q.discrimination_index { prop_assert!((-100.0 - 1e-9..=100.0 + 1e-9).contains(&d)); }
+                if let Some(e) = q.discriminative_efficiency { prop_assert!(e <= 100.0 + 1e-9); }
+            }
+        }
+
+        #[test]
+        fn question_order_does_not_change_the_test_statistics(
+            rows in proptest::collection::vec(proptest::collection::vec(0u8..=1, 4), 2..30)
+        ) {
+            let scores: Vec<Vec<f64>> = rows.iter().map(|r| r.iter().map(|x| f64::from(*x)).collect()).collect();
+            let reversed: Vec<Vec<f64>> = scores.iter().map(|r| r.iter().rev().copied().collect()).collect();
+            let a = ScoreMatrix { scores: &scores, max: &[1.0; 4] }.test_stats();
+            let b = ScoreMatrix { scores: &reversed, max: &[1.0; 4] }.test_stats();
+            prop_assert_eq!(a.histogram, b.histogram);
+            match (a.cronbach_alpha, b.cronbach_alpha) {
+                (Some(x), Some(y)) => prop_assert!((x - y).abs() < 1e-9),
+                (x, y) => prop_assert_eq!(x, y),
+            }
+        }
+    }
+}

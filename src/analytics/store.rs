@@ -1,0 +1,166 @@
+//! The SQL that feeds the statistics. It reads the `analytics` views, so the API and what BI
+//! tools see agree.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgExecutor};
+use uuid::Uuid;
+
+/// Which attempts: the assignments, one version, the filters.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub assignments: Vec<Uuid>,
+    pub version_id: Uuid,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub locale: Option<String>,
+    pub all_finished: bool,
+}
+
+/// The counted attempts: finished, filtered, and (unless all) the one per learner and
+/// assignment that makes the grade under the assignment's method.
+const COUNTED: &str = "WITH ranked AS (
+    SELECT a.attempt_id, a.locale, a.score, a.max_score, a.grading_method,
+           row_number() OVER (
+               PARTITION BY a.assignment_id, a.user_id
+               ORDER BY CASE a.grading_method WHEN 'highest' THEN -a.score
+                                              WHEN 'latest' THEN -a.number
+                                              ELSE a.number END,
+                        a.number) AS rank
+      FROM analytics.attempts a
+     WHERE a.assignment_id = ANY($1) AND a.quiz_version_id = $2 AND a.finished_at IS NOT NULL
+       AND ($3::timestamptz IS NULL OR a.finished_at >= $3)
+       AND ($4::timestamptz IS NULL OR a.finished_at < $4)
+       AND ($5::text IS NULL OR a.locale = $5)
+ ), counted AS (
+    SELECT attempt_id, locale, score, max_score FROM ranked
+     WHERE $6 OR rank = 1 OR grading_method = 'average'
+ )";
+
+#[derive(Debug, Clone, FromRow)]
+pub struct CountedAttempt {
+    pub attempt_id: Uuid,
+    pub locale: String,
+    pub score: f64,
+    pub max_score: f64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ResponseDatum {
+    pub attempt_id: Uuid,
+    pub question_key: String,
+    pub points: f64,
+    pub seconds: f64,
+    /// Option keys, comma-separated (keys cannot contain commas).
+    pub selected: Option<String>,
+}
+
+pub async fn counted_attempts(
+    db: impl PgExecutor<'_>,
+    s: &Scope,
+) -> Result<Vec<CountedAttempt>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{COUNTED} SELECT attempt_id, locale, score, max_score FROM counted"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(s.from)
+    .bind(s.to)
+    .bind(&s.locale)
+    .bind(s.all_finished)
+    .fetch_all(db)
+    .await
+}
+
+pub async fn counted_responses(
+    db: impl PgExecutor<'_>,
+    s: &Scope,
+) -> Result<Vec<ResponseDatum>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{COUNTED} SELECT r.attempt_id, r.question_key, r.points, r.seconds,
+                          array_to_string(r.selected_options, ',') AS selected
+                     FROM counted c JOIN analytics.responses r ON r.attempt_id = c.attempt_id"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(s.from)
+    .bind(s.to)
+    .bind(&s.locale)
+    .bind(s.all_finished)
+    .fetch_all(db)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct StateCounts {
+    pub started: i64,
+    pub finished: i64,
+    pub abandoned: i64,
+    pub in_progress: i64,
+}
+
+/// Attempts by state (started in the date range, when one is given).
+pub async fn state_counts(db: impl PgExecutor<'_>, s: &Scope) -> Result<StateCounts, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT count(*) AS started,
+                count(*) FILTER (WHERE state = 'submitted') AS finished,
+                count(*) FILTER (WHERE state = 'abandoned') AS abandoned,
+                count(*) FILTER (WHERE state = 'in_progress') AS in_progress
+           FROM analytics.attempts
+          WHERE assignment_id = ANY($1) AND quiz_version_id = $2
+            AND ($3::timestamptz IS NULL OR started_at >= $3)
+            AND ($4::timestamptz IS NULL OR started_at < $4)
+            AND ($5::text IS NULL OR locale = $5)",
+    )
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(s.from)
+    .bind(s.to)
+    .bind(&s.locale)
+    .fetch_one(db)
+    .await
+}
+
+/// Changes whenever an attempt in these assignments starts or finishes.
+pub async fn generation(db: impl PgExecutor<'_>, assignments: &[Uuid]) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT coalesce(sum(generation), 0)::bigint FROM analytics_generations
+          WHERE assignment_id = ANY($1)",
+    )
+    .bind(assignments)
+    .fetch_one(db)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ScopedAssignment {
+    pub id: Uuid,
+    pub quiz_version_id: Uuid,
+    pub version: i32,
+}
+
+/// A quiz's assignments that the caller may analyse: every one for admins (practice
+/// included), else those in courses they teach; optionally one course's only.
+pub async fn quiz_assignments(
+    db: impl PgExecutor<'_>,
+    quiz_id: Uuid,
+    user: Uuid,
+    admin: bool,
+    course: Option<Uuid>,
+) -> Result<Vec<ScopedAssignment>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT a.id, a.quiz_version_id, v.version
+           FROM assignments a JOIN quiz_versions v ON v.id = a.quiz_version_id
+          WHERE a.quiz_id = $1
+            AND ($4::uuid IS NULL OR a.course_id = $4)
+            AND ($3 OR EXISTS (SELECT 1 FROM enrollments e
+                                WHERE e.course_id = a.course_id AND e.user_id = $2
+                                  AND e.role = 'instructor'))
+          ORDER BY v.version, a.created_at",
+    )
+    .bind(quiz_id)
+    .bind(user)
+    .bind(admin)
+    .bind(course)
+    .fetch_all(db)
+    .await
+}

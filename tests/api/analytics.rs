@@ -1,0 +1,464 @@
+//! Instructor analytics: checked against the data, edge cases, locales, exports, access.
+
+use chrono::{Duration, Utc};
+use quizd::analytics::generate::{Plan, finished_attempts};
+use quizd::content::load_dir;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::support::{
+    Person, TestApp, assert_problem, content_dir, expect_status, get_as, post_as, put_as, token_for,
+};
+
+/// A course taught by `teacher` with an assignment of the seed quiz.
+async fn course_with_assignment(app: &TestApp, policy: Value) -> (Person, String, String) {
+    let teacher = token_for(app, "stats-teacher@example.org", "instructor").await;
+    let course = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            "/v1/courses",
+            &json!({"title": "Stats"}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course_id = course["id"].as_str().unwrap().to_string();
+    let res = post_as(
+        app,
+        &teacher.access,
+        &format!("/v1/courses/{course_id}/assignments"),
+        &json!({"quiz": "data-parallelism", "policy": policy}),
+    )
+    .await;
+    let assignment = expect_status(res, 201).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (teacher, course_id, assignment)
+}
+
+async fn version_id(app: &TestApp, assignment: &str) -> Uuid {
+    sqlx::query_scalar("SELECT quiz_version_id FROM assignments WHERE id = $1::uuid")
+        .bind(assignment)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+async fn generate(app: &TestApp, assignment: &str, attempts: usize, seed: u64) -> u64 {
+    let content = load_dir(&content_dir())
+        .unwrap()
+        .into_iter()
+        .find(|q| q.slug == "data-parallelism")
+        .unwrap();
+    finished_attempts(
+        &app.pool,
+        &Plan {
+            assignment_id: assignment.parse().unwrap(),
+            quiz_version_id: version_id(app, assignment).await,
+            content: &content,
+            attempts,
+            seed,
+            harder_in: Some(("sync-collective", "id", 3.0)),
+            finished_at: Utc::now() - Duration::hours(1),
+        },
+    )
+    .await
+    .unwrap()
+}
+
+async fn analytics(app: &TestApp, who: &Person, assignment: &str, query: &str) -> Value {
+    expect_status(
+        get_as(
+            app,
+            &who.access,
+            &format!("/v1/assignments/{assignment}/analytics{query}"),
+        )
+        .await,
+        200,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_statistics_agree_with_the_data_and_an_independent_check() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 400, 7).await;
+    let report = analytics(&app, &teacher, &assignment, "").await;
+    let v = &report["versions"][0];
+    assert_eq!(v["counts"]["counted"], 400);
+    assert_eq!(v["counts"]["finished"], 400);
+    // Facility is the mean score per question, unanswered counting 0: check it in SQL.
+    let facility: Vec<(String, f64)> = sqlx::query_as(
+        "SELECT q.question_key, 100 * coalesce(sum(r.points), 0) / (400 * q.points)
+           FROM analytics.questions q
+           LEFT JOIN analytics.responses r ON r.question_key = q.question_key AND r.assignment_id = $1::uuid
+          WHERE q.quiz = 'data-parallelism' AND q.quiz_version = 1
+          GROUP BY q.question_key, q.points, q.position ORDER BY q.position",
+    )
+    .bind(&assignment)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    for (q, (key, f)) in v["questions"].as_array().unwrap().iter().zip(&facility) {
+        assert_eq!(q["key"], key.as_str());
+        assert!((q["facility"].as_f64().unwrap() - f).abs() < 1e-9, "{key}");
+        let chosen: u64 = q["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            chosen,
+            q["responses"].as_u64().unwrap(),
+            "single choice: one option per response"
+        );
+        assert!(q["median_seconds"].as_f64().unwrap() >= 5.0);
+        assert_eq!(q["random_guess_score"], 25.0);
+    }
+    let mean: f64 = sqlx::query_scalar(
+        "SELECT avg(percentage) FROM analytics.attempts WHERE assignment_id = $1::uuid",
+    )
+    .bind(&assignment)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert!((v["test"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+    // The question made harder in Indonesian is flagged; its facility there is lower.
+    let diffs = v["locale_differences"].as_array().unwrap();
+    let flagged: Vec<&str> = diffs
+        .iter()
+        .filter(|d| d["flagged"] == true)
+        .map(|d| d["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(flagged, ["sync-collective"], "{diffs:?}");
+    let by_locale = |l: &str| {
+        v["locales"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["locale"] == l)
+            .unwrap()
+            .clone()
+    };
+    let facility_in = |l: &str| by_locale(l)["questions"][1]["facility"].as_f64().unwrap();
+    assert!(facility_in("id") < facility_in("en") - 20.0);
+    let per_locale: u64 = ["en", "bn", "id"]
+        .iter()
+        .map(|l| by_locale(l)["attempts"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_locale, 400);
+
+    // For the independent check (.ci/run runs tests/stats/verify.py with numpy and scipy):
+    // the score matrix straight from the views, and what the API said.
+    let rows: Vec<(Uuid, String, String, f64)> = sqlx::query_as(
+        "SELECT a.attempt_id, a.locale, q.question_key, coalesce(r.points, 0)
+           FROM analytics.attempts a
+           CROSS JOIN analytics.questions q
+           LEFT JOIN analytics.responses r ON r.attempt_id = a.attempt_id AND r.question_key = q.question_key
+          WHERE a.assignment_id = $1::uuid AND q.quiz = 'data-parallelism' AND q.quiz_version = 1
+          ORDER BY a.attempt_id, q.position",
+    )
+    .bind(&assignment)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let mut scores: Vec<Vec<f64>> = Vec::new();
+    let mut locales: Vec<String> = Vec::new();
+    let mut last = None;
+    for (attempt, locale, _, points) in rows {
+        if last != Some(attempt) {
+            scores.push(Vec::new());
+            locales.push(locale);
+            last = Some(attempt);
+        }
+        scores.last_mut().unwrap().push(points);
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("stats-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = json!({"scores": scores, "max": vec![1.0; 8], "locales": locales, "report": v});
+    std::fs::write(
+        dir.join("analytics.json"),
+        serde_json::to_string_pretty(&fixture).unwrap(),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn undefined_statistics_are_null_for_one_attempt_and_for_no_variance() {
+    let app = TestApp::spawn().await;
+    let (teacher, course, assignment) =
+        course_with_assignment(&app, json!({"feedback": "on_finish"})).await;
+    let learner = token_for(&app, "solo@example.org", "learner").await;
+    // No attempt yet: everything undefined, nothing NaN.
+    let empty = analytics(&app, &teacher, &assignment, "").await;
+    assert_eq!(empty["versions"][0]["counts"]["counted"], 0);
+    assert!(empty["versions"][0]["test"]["mean"].is_null());
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{course}/enrollments"),
+        &json!({"email": learner.email}),
+    )
+    .await;
+    expect_status(res, 201).await;
+    // One attempt that answers one question right and leaves the rest unanswered.
+    let attempt = expect_status(
+        post_as(
+            &app,
+            &learner.access,
+            &format!("/v1/assignments/{assignment}/attempts"),
+            &json!({}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let q = &attempt["questions"][0];
+    let id = attempt["id"].as_str().unwrap();
+    let qid = q["id"].as_str().unwrap();
+    let opt = q["options"][0]["id"].as_str().unwrap();
+    expect_status(
+        put_as(
+            &app,
+            &learner.access,
+            &format!("/v1/attempts/{id}/responses/{qid}"),
+            &json!({"selected": [opt]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    // An in-progress attempt is counted as started, not in the statistics.
+    let report = analytics(&app, &teacher, &assignment, "").await;
+    assert_eq!(report["versions"][0]["counts"]["in_progress"], 1);
+    assert_eq!(report["versions"][0]["counts"]["counted"], 0);
+    expect_status(
+        post_as(
+            &app,
+            &learner.access,
+            &format!("/v1/attempts/{id}/finish"),
+            &json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    // Not stale: the finished attempt shows at once.
+    let report = analytics(&app, &teacher, &assignment, "").await;
+    let v = &report["versions"][0];
+    assert_eq!(v["counts"]["counted"], 1);
+    let test = &v["test"];
+    assert!(test["mean"].is_number());
+    for field in [
+        "standard_deviation",
+        "skewness",
+        "kurtosis",
+        "cronbach_alpha",
+        "error_ratio",
+        "standard_error",
+    ] {
+        assert!(test[field].is_null(), "{field} with one attempt: {test}");
+    }
+    let q2 = &v["questions"][1];
+    assert_eq!(q2["facility"], 0.0, "unanswered scores 0");
+    assert_eq!(q2["responses"], 0);
+    assert!(q2["discrimination_index"].is_null());
+    assert!(!report.to_string().contains("NaN"));
+}
+
+#[tokio::test]
+async fn all_finished_or_graded_attempts_can_be_chosen_and_filters_apply() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 30, 3).await;
+    let all = analytics(&app, &teacher, &assignment, "?attempts=all&locale=bn").await;
+    let bn: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM analytics.attempts WHERE assignment_id = $1::uuid AND locale = 'bn'",
+    )
+    .bind(&assignment)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(all["versions"][0]["counts"]["counted"], bn);
+    assert_eq!(all["attempts"], "all");
+    let paged = analytics(&app, &teacher, &assignment, "?offset=2&limit=3").await;
+    let keys: Vec<&str> = paged["versions"][0]["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys.len(), 3);
+    assert_eq!(paged["versions"][0]["total_questions"], 8);
+    let future = (Utc::now() + Duration::days(1))
+        .to_rfc3339()
+        .replace('+', "%2B");
+    let none = analytics(&app, &teacher, &assignment, &format!("?from={future}")).await;
+    assert_eq!(none["versions"][0]["counts"]["counted"], 0);
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/analytics?limit=100000"),
+    )
+    .await;
+    assert_problem(res, 400, "invalid_query").await;
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/analytics?colour=red"),
+    )
+    .await;
+    assert_problem(res, 400, "invalid_query").await;
+}
+
+#[tokio::test]
+async fn only_the_courses_staff_see_analytics_and_exports() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 20, 5).await;
+    let learner = token_for(&app, "nosy@example.org", "learner").await;
+    let other = token_for(&app, "other-teacher@example.org", "instructor").await;
+    let admin = token_for(&app, "root@example.org", "admin").await;
+    for path in [
+        "analytics",
+        "analytics/responses.csv",
+        "analytics/results.csv",
+    ] {
+        let path = format!("/v1/assignments/{assignment}/{path}");
+        assert_problem(
+            get_as(&app, &learner.access, &path).await,
+            404,
+            "assignment_not_found",
+        )
+        .await;
+        assert_problem(
+            get_as(&app, &other.access, &path).await,
+            404,
+            "assignment_not_found",
+        )
+        .await;
+        assert_eq!(get_as(&app, &admin.access, &path).await.status(), 200);
+        assert_eq!(get_as(&app, &teacher.access, &path).await.status(), 200);
+        assert_problem(app.get(&path).await, 401, "unauthorized").await;
+    }
+    // Quiz analytics: learners are refused; an instructor sees only their own assignments,
+    // an admin every assignment, practice included.
+    assert_problem(
+        get_as(
+            &app,
+            &learner.access,
+            "/v1/quizzes/data-parallelism/analytics",
+        )
+        .await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let theirs = expect_status(
+        get_as(
+            &app,
+            &other.access,
+            "/v1/quizzes/data-parallelism/analytics",
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert!(theirs["assignments"].as_array().unwrap().is_empty());
+    let mine = expect_status(
+        get_as(
+            &app,
+            &teacher.access,
+            "/v1/quizzes/data-parallelism/analytics",
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(mine["assignments"], json!([assignment]));
+    assert_eq!(mine["versions"][0]["counts"]["counted"], 20);
+    let all = expect_status(
+        get_as(
+            &app,
+            &admin.access,
+            "/v1/quizzes/data-parallelism/analytics",
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        all["assignments"].as_array().unwrap().len(),
+        2,
+        "the course assignment and the practice one"
+    );
+}
+
+#[tokio::test]
+async fn the_csv_exports_stream_every_response_and_every_learner() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    let written = generate(&app, &assignment, 50, 11).await;
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/analytics/responses.csv"),
+    )
+    .await;
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let body = res.text().await.unwrap();
+    let lines: Vec<&str> = body.lines().collect();
+    assert!(lines[0].starts_with("attempt_id,user_id,attempt_number,locale"));
+    assert_eq!(lines.len() as u64 - 1, written);
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/analytics/results.csv"),
+    )
+    .await;
+    let body = res.text().await.unwrap();
+    assert_eq!(body.lines().count(), 51);
+    assert!(body.lines().nth(1).unwrap().contains("Synthetic learner"));
+}
+
+#[tokio::test]
+async fn the_analytics_views_are_readable_by_the_read_only_role() {
+    let app = TestApp::spawn().await;
+    let (_, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 10, 1).await;
+    let mut tx = app.pool.begin().await.unwrap();
+    sqlx::query("SET LOCAL ROLE quizd_analytics")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM analytics.attempts")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(n, 10);
+    let options: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM analytics.options WHERE quiz = 'data-parallelism'",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap();
+    assert_eq!(options, 32);
+    // Nothing outside the analytics schema, and nothing to write.
+    assert!(
+        sqlx::query("SELECT 1 FROM users")
+            .execute(&mut *tx)
+            .await
+            .is_err()
+    );
+    tx.rollback().await.unwrap();
+}
