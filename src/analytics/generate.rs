@@ -61,6 +61,7 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
         let started = plan.finished_at - Duration::minutes(20) + Duration::seconds(n as i64 % 600);
         let mut at = started;
         let mut score = 0.0;
+        let (mut keys, mut vpoints, mut vseconds, mut choices) = (vec![], vec![], vec![], vec![]);
         for (i, question) in q.iter().enumerate() {
             if rng.unit() < 0.05 {
                 continue;
@@ -86,6 +87,7 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
                     } else {
                         vec![pool[rng.below(pool.len())]]
                     };
+                    choices.extend(picked.iter().map(|k| format!("{}:{k}", question.key)));
                     let list: Vec<String> = picked.iter().map(|k| format!("\"\"{k}\"\"")).collect();
                     (
                         format!("\"{{\"\"selected\"\": [{}]}}\"", list.join(", ")),
@@ -120,6 +122,9 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
             let seconds = 5.0 + 55.0 * rng.unit();
             at += Duration::milliseconds((seconds * 1000.0) as i64);
             score += points;
+            keys.push(question.key.clone());
+            vpoints.push(points.to_string());
+            vseconds.push(seconds.to_string());
             let _ = writeln!(
                 responses,
                 "{attempt},{},{answer},{points},{},{},{},{seconds}",
@@ -132,12 +137,16 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
         let _ = writeln!(users, "{user},Synthetic learner {n},learner");
         let _ = writeln!(
             attempts,
-            "{attempt},{},{user},{},1,{locale},\\x{},{},{},submitted,{score},{max_score}",
+            "{attempt},{},{user},{},1,{locale},\\x{},{},{},submitted,{score},{max_score},\"{{{}}}\",\"{{{}}}\",\"{{{}}}\",\"{{{}}}\"",
             plan.assignment_id,
             plan.quiz_version_id,
             hex::encode(user.as_bytes()).repeat(2),
             started.to_rfc3339(),
             at.to_rfc3339(),
+            keys.join(","),
+            vpoints.join(","),
+            vseconds.join(","),
+            choices.join(","),
         );
     }
     let mut conn = pool.acquire().await?;
@@ -150,7 +159,8 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
     let mut copy = tx
         .copy_in_raw(
             "COPY attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed, started_at,
-                            finished_at, finish_reason, score, max_score) FROM STDIN (FORMAT csv)",
+                            finished_at, finish_reason, score, max_score, question_keys,
+                            question_points, question_seconds, choices) FROM STDIN (FORMAT csv)",
         )
         .await?;
     copy.send(attempts.as_bytes()).await?;

@@ -10,8 +10,6 @@ pub mod store;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use uuid::Uuid;
-
 use crate::i18n::resolve;
 use crate::quizzes::QuizVersion;
 use models::{
@@ -19,7 +17,7 @@ use models::{
     QuestionReport, TestReport, VersionReport,
 };
 use stats::{ScoreMatrix, homogeneity, median, random_guess_score};
-use store::{CountedAttempt, ResponseDatum, StateCounts};
+use store::{AttemptScores, StateCounts};
 
 /// The significance level of the per-locale test.
 pub const LOCALE_TEST_ALPHA: f64 = 0.01;
@@ -30,8 +28,7 @@ pub const LOCALE_TEST: &str = "Chi-square test of homogeneity on full marks vers
 /// The statistics of one quiz version over the counted attempts. Pure.
 pub fn version_report(
     version: &QuizVersion,
-    counted: &[CountedAttempt],
-    responses: &[ResponseDatum],
+    counted: &[AttemptScores],
     counts: StateCounts,
     chain: &[String],
     page: (usize, usize),
@@ -42,35 +39,36 @@ pub fn version_report(
         .enumerate()
         .map(|(i, q)| (q.key.as_str(), i))
         .collect();
-    let aindex: HashMap<Uuid, usize> = counted
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.attempt_id, i))
-        .collect();
     let max: Vec<f64> = questions.iter().map(|q| q.points).collect();
     let mut scores = vec![vec![0.0; questions.len()]; counted.len()];
     let mut answered = vec![0usize; questions.len()];
     let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); questions.len()];
-    // option choices: (question, option key) -> attempts that chose it
-    let mut chosen: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
-    for r in responses {
-        let (Some(&a), Some(&q)) = (
-            aindex.get(&r.attempt_id),
-            qindex.get(r.question_key.as_str()),
-        ) else {
-            continue;
-        };
-        scores[a][q] = r.points;
-        answered[q] += 1;
-        seconds[q].push(r.seconds);
-        for key in r
-            .selected
-            .as_deref()
-            .unwrap_or("")
-            .split(',')
-            .filter(|k| !k.is_empty())
+    for (a, attempt) in counted.iter().enumerate() {
+        for ((key, points), secs) in attempt
+            .keys
+            .iter()
+            .zip(&attempt.points)
+            .zip(&attempt.seconds)
         {
-            chosen.entry((q, key)).or_default().push(a);
+            if let Some(&q) = qindex.get(key.as_str()) {
+                scores[a][q] = *points;
+                answered[q] += 1;
+                seconds[q].push(*secs);
+            }
+        }
+    }
+    // Distractor analysis: per (question, option), the totals (percent) of those who chose it.
+    let mut chosen: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
+    for attempt in counted {
+        let total = if attempt.max_score > 0.0 {
+            100.0 * attempt.score / attempt.max_score
+        } else {
+            0.0
+        };
+        for choice in &attempt.choices {
+            if let Some((q, o)) = choice.split_once(':') {
+                chosen.entry((q, o)).or_default().push(total);
+            }
         }
     }
     let matrix = ScoreMatrix {
@@ -79,17 +77,6 @@ pub fn version_report(
     };
     let test = matrix.test_stats();
     let qstats = matrix.question_stats();
-    let max_total: f64 = max.iter().sum();
-    let total_pct: Vec<f64> = scores
-        .iter()
-        .map(|row| {
-            if max_total > 0.0 {
-                100.0 * row.iter().sum::<f64>() / max_total
-            } else {
-                0.0
-            }
-        })
-        .collect();
 
     let (offset, limit) = page;
     let question_reports = questions
@@ -120,16 +107,13 @@ pub fn version_report(
                     .options
                     .iter()
                     .map(|o| {
-                        let who = chosen.get(&(i, o.key.as_str()));
-                        let totals: Vec<f64> = who
-                            .map(|w| w.iter().map(|a| total_pct[*a]).collect())
-                            .unwrap_or_default();
+                        let totals = chosen.get(&(q.key.as_str(), o.key.as_str()));
                         OptionReport {
                             key: o.key.clone(),
                             text: resolve(&o.text, chain),
                             correct: o.correct,
-                            count: totals.len(),
-                            mean_total: stats::mean(&totals),
+                            count: totals.map_or(0, Vec::len),
+                            mean_total: totals.and_then(|t| stats::mean(t)),
                         }
                     })
                     .collect(),

@@ -131,12 +131,12 @@ pub async fn build_report(
         }
         let version = crate::attempts::version(state, version_id).await?;
         let chain = version.locale_chain(&q.lang.iter().cloned().collect::<Vec<_>>());
-        let attempts = store::counted_attempts(db, &scope).await?;
-        let responses = store::counted_responses(db, &scope).await?;
-        let counts = store::state_counts(db, &scope).await?;
-        let report = Arc::new(version_report(
-            &version, &attempts, &responses, counts, &chain, page,
-        ));
+        // Two independent reads on separate connections, in parallel.
+        let (scores, counts) = futures_util::try_join!(
+            store::counted_scores(db, &scope),
+            store::state_counts(db, &scope),
+        )?;
+        let report = Arc::new(version_report(&version, &scores, counts, &chain, page));
         state.reports.put(key, report.clone());
         versions.push(report);
     }

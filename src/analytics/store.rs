@@ -1,5 +1,6 @@
-//! The SQL that feeds the statistics. It reads the `analytics` views, so the API and what BI
-//! tools see agree.
+//! The SQL that feeds the statistics: one row per counted attempt, with the score vector the
+//! attempt keeps since it finished. The `analytics` views expose the same data to BI tools; a
+//! test checks that the API and the views agree.
 
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgExecutor};
@@ -19,66 +20,49 @@ pub struct Scope {
 /// The counted attempts: finished, filtered, and (unless all) the one per learner and
 /// assignment that makes the grade under the assignment's method.
 const COUNTED: &str = "WITH ranked AS (
-    SELECT a.attempt_id, a.locale, a.score, a.max_score, a.grading_method,
+    SELECT t.id AS attempt_id, t.locale, t.score, t.max_score, a.grading_method,
+           t.question_keys, t.question_points, t.question_seconds, t.choices,
            row_number() OVER (
-               PARTITION BY a.assignment_id, a.user_id
-               ORDER BY CASE a.grading_method WHEN 'highest' THEN -a.score
-                                              WHEN 'latest' THEN -a.number
-                                              ELSE a.number END,
-                        a.number) AS rank
-      FROM analytics.attempts a
-     WHERE a.assignment_id = ANY($1) AND a.quiz_version_id = $2 AND a.finished_at IS NOT NULL
-       AND ($3::timestamptz IS NULL OR a.finished_at >= $3)
-       AND ($4::timestamptz IS NULL OR a.finished_at < $4)
-       AND ($5::text IS NULL OR a.locale = $5)
+               PARTITION BY t.assignment_id, t.user_id
+               ORDER BY CASE a.grading_method WHEN 'highest' THEN -t.score
+                                              WHEN 'latest' THEN -t.number
+                                              ELSE t.number END,
+                        t.number) AS rank
+      FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+     WHERE t.assignment_id = ANY($1) AND t.quiz_version_id = $2 AND t.finished_at IS NOT NULL
+       AND ($3::timestamptz IS NULL OR t.finished_at >= $3)
+       AND ($4::timestamptz IS NULL OR t.finished_at < $4)
+       AND ($5::text IS NULL OR t.locale = $5)
  ), counted AS (
-    SELECT attempt_id, locale, score, max_score FROM ranked
-     WHERE $6 OR rank = 1 OR grading_method = 'average'
+    SELECT * FROM ranked WHERE $6 OR rank = 1 OR grading_method = 'average'
  )";
 
+/// A counted attempt with its responses as parallel arrays, kept on the attempt when it
+/// finished (unanswered questions have no entry).
 #[derive(Debug, Clone, FromRow)]
-pub struct CountedAttempt {
+pub struct AttemptScores {
     pub attempt_id: Uuid,
     pub locale: String,
     pub score: f64,
     pub max_score: f64,
+    pub keys: Vec<String>,
+    pub points: Vec<f64>,
+    pub seconds: Vec<f64>,
+    /// `question_key:option_key` for each option chosen.
+    pub choices: Vec<String>,
 }
 
-#[derive(Debug, Clone, FromRow)]
-pub struct ResponseDatum {
-    pub attempt_id: Uuid,
-    pub question_key: String,
-    pub points: f64,
-    pub seconds: f64,
-    /// Option keys, comma-separated (keys cannot contain commas).
-    pub selected: Option<String>,
-}
-
-pub async fn counted_attempts(
+/// Every counted attempt with its score vector: one row per attempt, no join.
+pub async fn counted_scores(
     db: impl PgExecutor<'_>,
     s: &Scope,
-) -> Result<Vec<CountedAttempt>, sqlx::Error> {
+) -> Result<Vec<AttemptScores>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{COUNTED} SELECT attempt_id, locale, score, max_score FROM counted"
-    )))
-    .bind(&s.assignments)
-    .bind(s.version_id)
-    .bind(s.from)
-    .bind(s.to)
-    .bind(&s.locale)
-    .bind(s.all_finished)
-    .fetch_all(db)
-    .await
-}
-
-pub async fn counted_responses(
-    db: impl PgExecutor<'_>,
-    s: &Scope,
-) -> Result<Vec<ResponseDatum>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{COUNTED} SELECT r.attempt_id, r.question_key, r.points, r.seconds,
-                          array_to_string(r.selected_options, ',') AS selected
-                     FROM counted c JOIN analytics.responses r ON r.attempt_id = c.attempt_id"
+        "{COUNTED}
+         SELECT attempt_id, locale, score, max_score,
+                coalesce(question_keys, '{{}}') AS keys, coalesce(question_points, '{{}}') AS points,
+                coalesce(question_seconds, '{{}}') AS seconds, coalesce(choices, '{{}}') AS choices
+           FROM counted"
     )))
     .bind(&s.assignments)
     .bind(s.version_id)

@@ -276,12 +276,25 @@ pub async fn finish(
         ("deadline", Some(d)) if d < now => d,
         _ => now,
     };
+    // The responses are final now: keep them as vectors on the attempt for analytics.
     let (score, max_score): (f64, f64) = sqlx::query_as(
-        "UPDATE attempts
-            SET finished_at = $2, finish_reason = $3,
-                score = (SELECT coalesce(sum(points), 0) FROM responses WHERE attempt_id = $1)
-          WHERE id = $1
-          RETURNING score, max_score",
+        "UPDATE attempts t
+            SET finished_at = $2, finish_reason = $3, score = coalesce(s.score, 0),
+                question_keys = coalesce(s.keys, '{}'), question_points = coalesce(s.points, '{}'),
+                question_seconds = coalesce(s.seconds, '{}'), choices = coalesce(s.choices, '{}')
+           FROM (SELECT sum(points) AS score,
+                        array_agg(question_key ORDER BY question_key) AS keys,
+                        array_agg(points ORDER BY question_key) AS points,
+                        array_agg(seconds ORDER BY question_key) AS seconds,
+                        (SELECT array_agg(r.question_key || ':' || o.key)
+                           FROM responses r,
+                                jsonb_array_elements_text(CASE WHEN r.answer ? 'selected'
+                                                               THEN r.answer -> 'selected'
+                                                               ELSE '[]' END) AS o(key)
+                          WHERE r.attempt_id = $1) AS choices
+                   FROM responses WHERE attempt_id = $1) s
+          WHERE t.id = $1
+          RETURNING t.score, t.max_score",
     )
     .bind(attempt)
     .bind(finished_at)

@@ -1,0 +1,232 @@
+//! The analytics benchmark: N finished attempts of the seed quiz written straight into a
+//! private PostgreSQL with COPY, then the per-quiz statistics over HTTP timed side by side
+//! with a plain `SELECT count(*)` over the same responses through psql, in the same run.
+//!
+//! `cargo run --release --example analytics_bench -- [attempts]` (default 100000); see
+//! BENCHMARKS.md.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use quizd::analytics::generate::{Plan, finished_attempts};
+use quizd::app::{self, AppState};
+use quizd::assignments::store::{NewAssignment, insert};
+use quizd::auth::Role;
+use quizd::db::{self, postgres};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Runs `SELECT count(*)` through psql `runs` times; returns the server-side times psql reports.
+fn psql_count(
+    bindir: &std::path::Path,
+    socket: &std::path::Path,
+    runs: usize,
+) -> (i64, Vec<Duration>) {
+    let mut script = String::from("\\timing on\n");
+    for _ in 0..runs {
+        script.push_str("SELECT count(*) FROM responses;\n");
+    }
+    use std::io::Write;
+    let mut child = Command::new(bindir.join("psql"))
+        .args(["-X", "-A", "-t", "-h"])
+        .arg(socket)
+        .args(["-U", postgres::DB_USER, "-d", postgres::DB_NAME, "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().expect("psql runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut count = 0;
+    let mut times = Vec::new();
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix("Time: ") {
+            let ms: f64 = t.split_whitespace().next().unwrap().parse().unwrap();
+            times.push(Duration::from_secs_f64(ms / 1000.0));
+        } else if let Ok(n) = line.trim().parse::<i64>() {
+            count = n;
+        }
+    }
+    (count, times)
+}
+
+#[actix_web::main]
+async fn main() -> anyhow::Result<()> {
+    let n: usize = std::env::args()
+        .nth(1)
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(100_000);
+    let dir = tempfile::Builder::new()
+        .prefix("quizd-analytics-bench-")
+        .tempdir()?;
+    let server = postgres::PrivatePostgres::start(&postgres::Options {
+        dir: dir.path().to_path_buf(),
+        durable: true,
+        max_connections: 50,
+    })?;
+    let url = server.url(postgres::DB_NAME);
+    let pool = db::connect(&url, 8).await?;
+    db::MIGRATOR.run(&pool).await?;
+    let content_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
+    let quizzes = quizd::content::load_dir(&content_dir)?;
+    let imported = quizd::content::store::import(&pool, &quizzes, None).await?;
+    let dp = imported
+        .iter()
+        .find(|i| i.slug == "data-parallelism")
+        .unwrap();
+    let content = quizzes
+        .iter()
+        .find(|q| q.slug == "data-parallelism")
+        .unwrap();
+    let quiz_id: uuid::Uuid =
+        sqlx::query_scalar("SELECT id FROM quizzes WHERE slug = 'data-parallelism'")
+            .fetch_one(&pool)
+            .await?;
+    let admin: uuid::Uuid = sqlx::query_scalar(
+        "INSERT INTO users (id, display_name, role) VALUES ($1, 'Bench admin', 'admin') RETURNING id",
+    )
+    .bind(uuid::Uuid::now_v7())
+    .fetch_one(&pool)
+    .await?;
+    let course: uuid::Uuid =
+        sqlx::query_scalar("INSERT INTO courses (id, title) VALUES ($1, 'Bench') RETURNING id")
+            .bind(uuid::Uuid::now_v7())
+            .fetch_one(&pool)
+            .await?;
+    let assignment = insert(
+        &pool,
+        NewAssignment {
+            course_id: Some(course),
+            quiz_id,
+            quiz_version_id: dp.version_id,
+            title: "Bench",
+            policy: &content.practice,
+            created_by: Some(admin),
+        },
+    )
+    .await?;
+    let plan = |attempts, seed| Plan {
+        assignment_id: assignment,
+        quiz_version_id: dp.version_id,
+        content,
+        attempts,
+        seed,
+        harder_in: Some(("sync-collective", "id", 1.0)),
+        finished_at: Utc::now(),
+    };
+    let started = Instant::now();
+    let mut responses = 0;
+    for (i, chunk) in (0..n).step_by(10_000).enumerate() {
+        responses += finished_attempts(&pool, &plan((n - chunk).min(10_000), i as u64 + 1)).await?;
+    }
+    let generated = started.elapsed();
+    sqlx::query("VACUUM ANALYZE").execute(&pool).await?;
+
+    // Where the time goes: the two queries, then the computation.
+    let scope = quizd::analytics::store::Scope {
+        assignments: vec![assignment],
+        version_id: dp.version_id,
+        from: None,
+        to: None,
+        locale: None,
+        all_finished: false,
+    };
+    let t = Instant::now();
+    let attempts = quizd::analytics::store::counted_scores(&pool, &scope).await?;
+    let q_scores = t.elapsed();
+    eprintln!(
+        "breakdown: score vectors {:.0} ms ({} rows)",
+        ms(q_scores),
+        attempts.len()
+    );
+
+    // quizd serving over HTTP, with an admin's token.
+    let state = AppState::load(pool.clone(), None).await?;
+    let token = state.tokens.issue(admin, Role::Admin);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let state = actix_web::web::Data::new(state);
+    let http = app::serve(listener, state, Some(1))?;
+    let handle = http.handle();
+    actix_web::rt::spawn(http);
+    let client = reqwest::Client::new();
+    let get = || async {
+        let t = Instant::now();
+        let res = client
+            .get(format!("{base}/v1/quizzes/data-parallelism/analytics"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        let body: serde_json::Value = res.json().await.unwrap();
+        (t.elapsed(), body)
+    };
+    let (cold, body) = get().await;
+    let counted = body["versions"][0]["counts"]["counted"].as_u64().unwrap();
+    let mut warm = Vec::new();
+    for _ in 0..5 {
+        warm.push(get().await.0);
+    }
+    let bindir = postgres::find_bindir()?;
+    let (count, count_times) = psql_count(&bindir, server.socket_dir(), 5);
+    // One more attempt: the next request must count it (recomputed, not stale).
+    finished_attempts(&pool, &plan(1, 999)).await?;
+    let (fresh, body) = get().await;
+    let recounted = body["versions"][0]["counts"]["counted"].as_u64().unwrap();
+    assert_eq!(
+        recounted,
+        counted + 1,
+        "statistics after a new attempt are not stale"
+    );
+    drop(handle.stop(true));
+
+    let count_ms = ms(median(count_times));
+    println!(
+        "# Analytics benchmark ({})",
+        Utc::now().format("%Y-%m-%d %H:%M UTC")
+    );
+    println!();
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!("| finished attempts (COPY) | {counted} |");
+    println!("| responses | {responses} (psql count: {count}) |");
+    println!(
+        "| generating them with COPY | {:.1} s |",
+        generated.as_secs_f64()
+    );
+    println!("| `SELECT count(*) FROM responses` via psql, median of 5 | {count_ms:.1} ms |");
+    println!(
+        "| per-quiz statistics over HTTP, first request (computed) | {:.1} ms |",
+        ms(cold)
+    );
+    println!(
+        "| per-quiz statistics over HTTP, repeated (cached), median of 5 | {:.1} ms |",
+        ms(median(warm.clone()))
+    );
+    println!(
+        "| per-quiz statistics after one new attempt (recomputed) | {:.1} ms |",
+        ms(fresh)
+    );
+    println!("| ratio computed / count(*) | {:.1} |", ms(cold) / count_ms);
+    println!(
+        "| ratio cached / count(*) | {:.2} |",
+        ms(median(warm)) / count_ms
+    );
+    Ok(())
+}
