@@ -484,10 +484,10 @@ mod tests {
             random_guess_score(QuestionKind::TrueFalse, &[true, false]),
             Some(0.5)
         );
-        // Two right of four: subsets score (r − w)/2 clamped; the mean over 16 subsets is 5/16.
+        // Two right of four: subsets score (r − w)/2 clamped; the mean over 16 subsets is 3/16.
         assert_eq!(
             random_guess_score(QuestionKind::Multiple, &[true, true, false, false]),
-            Some(5.0 / 16.0)
+            Some(3.0 / 16.0)
         );
         assert_eq!(random_guess_score(QuestionKind::Numeric, &[]), Some(0.0));
     }

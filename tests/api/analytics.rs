@@ -462,3 +462,60 @@ async fn the_analytics_views_are_readable_by_the_read_only_role() {
     );
     tx.rollback().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_attempt_that_ran_out_of_time_counts_as_abandoned_and_with_what_it_answered() {
+    let clock = quizd::clock::Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let (teacher, course, assignment) =
+        course_with_assignment(&app, json!({"time_limit_minutes": 5})).await;
+    let learner = token_for(&app, "slow@example.org", "learner").await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{course}/enrollments"),
+        &json!({"email": learner.email}),
+    )
+    .await;
+    expect_status(res, 201).await;
+    let attempt = expect_status(
+        post_as(
+            &app,
+            &learner.access,
+            &format!("/v1/assignments/{assignment}/attempts"),
+            &json!({}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let (id, q) = (attempt["id"].as_str().unwrap(), &attempt["questions"][0]);
+    let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
+    expect_status(
+        put_as(
+            &app,
+            &learner.access,
+            &path,
+            &json!({"selected": [q["options"][0]["id"]]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    clock.advance(Duration::minutes(6));
+    assert_eq!(
+        quizd::attempts::finish_expired(&app.pool, clock.now())
+            .await
+            .unwrap(),
+        1
+    );
+    let v = &analytics(&app, &teacher, &assignment, "").await["versions"][0];
+    assert_eq!(v["counts"]["abandoned"], 1);
+    assert_eq!(v["counts"]["finished"], 0);
+    assert_eq!(v["counts"]["counted"], 1, "its answers count");
+    assert_eq!(
+        v["questions"][0]["responses"].as_u64().unwrap()
+            + v["questions"][1]["responses"].as_u64().unwrap(),
+        1
+    );
+}
