@@ -2,8 +2,10 @@
 
 use std::net::TcpListener;
 
+use actix_cors::Cors;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::header;
 use actix_web::middleware::{DefaultHeaders, ErrorHandlers, from_fn};
 use actix_web::{App, HttpResponse, HttpServer, web};
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -33,6 +35,8 @@ pub struct AppState {
     /// Where analytics read: a read-only replica when one is configured, else `pool`.
     pub analytics_pool: PgPool,
     pub reports: ReportCache,
+    /// Origins whose pages may call the API from a browser (CORS); none by default.
+    pub cors_origins: Vec<String>,
 }
 
 impl AppState {
@@ -46,6 +50,7 @@ impl AppState {
             clock: Clock::System,
             analytics_pool: pool.clone(),
             reports: ReportCache::default(),
+            cors_origins: Vec::new(),
         }
     }
 
@@ -84,6 +89,27 @@ pub fn app(
         InitError = (),
     >,
 > {
+    // Cross-origin browsers get CORS headers only for configured origins; other origins get
+    // none (the request still runs, so same-origin pages, which send Origin too, work).
+    let cors = state.cors_origins.iter().fold(
+        Cors::default()
+            .block_on_origin_mismatch(false)
+            .allowed_methods(["GET", "POST", "PUT", "PATCH", "DELETE"])
+            .allowed_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                header::ACCEPT_LANGUAGE,
+            ])
+            .expose_headers([
+                "x-request-id",
+                "retry-after",
+                "content-language",
+                "location",
+            ])
+            .max_age(600),
+        |cors, origin| cors.allowed_origin(origin),
+    );
     App::new()
         .app_data(state)
         .app_data(
@@ -95,6 +121,7 @@ pub fn app(
         .app_data(web::QueryConfig::default().error_handler(error::query_error))
         .app_data(web::PayloadConfig::new(BODY_LIMIT))
         .wrap(ErrorHandlers::new().default_handler(error::problem_fallback))
+        .wrap(cors)
         .wrap(
             DefaultHeaders::new()
                 .add(("X-Content-Type-Options", "nosniff"))
@@ -155,6 +182,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
             .route(get().to(assignments::routes::list_assignments))
             .route(post().to(assignments::routes::create_assignment)),
     )
+    .service(resource("/v1/assignments").route(get().to(assignments::routes::my_assignments)))
     .service(resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)))
     .service(
         resource("/v1/assignments/{id}/attempts")

@@ -155,19 +155,39 @@ impl ResponseError for ApiError {
     }
 }
 
+/// Whether a database error means "not now": the server is down, restarting, out of
+/// connections, or chose this transaction as a deadlock victim. Retrying later works.
+fn transient(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+            // 08: connection exception; 53: insufficient resources; 57: operator intervention
+            // (admin or crash shutdown, cannot connect now, statement timeout); 40001/40P01:
+            // serialization failure and deadlock.
+            c.starts_with("08")
+                || c.starts_with("53")
+                || c.starts_with("57")
+                || c == "40001"
+                || c == "40P01"
+        }),
+        _ => false,
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
+        if transient(&err) {
+            tracing::warn!(error = %err, "database unavailable");
+            return Self::unavailable("The database is unavailable; retry shortly.");
+        }
         match &err {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                tracing::warn!(error = %err, "database unavailable");
-                Self::unavailable("The database is unavailable; retry shortly.")
-            }
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 Self::conflict("conflict", "This conflicts with an existing record.")
-            }
-            sqlx::Error::Database(db) if db.code().as_deref() == Some("57014") => {
-                tracing::warn!(error = %err, "statement timeout");
-                Self::unavailable("The database took too long to answer; retry shortly.")
             }
             _ => Self::internal(err),
         }

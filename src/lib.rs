@@ -10,6 +10,7 @@ pub mod content;
 pub mod courses;
 pub mod db;
 pub mod error;
+pub mod extract;
 pub mod grading;
 pub mod i18n;
 pub mod openapi;

@@ -98,6 +98,14 @@ struct ServeArgs {
     /// A read-only database (a replica) for analytics; without it analytics read the main one.
     #[arg(long, env = "QUIZD_ANALYTICS_DATABASE_URL", hide_env_values = true)]
     analytics_database_url: Option<String>,
+    /// Origins allowed to call the API from a browser (CORS), comma-separated, e.g.
+    /// `https://lms.example.edu`. None by default.
+    #[arg(
+        long = "cors-origin",
+        env = "QUIZD_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    cors_origins: Vec<String>,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -146,6 +154,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     }
     let addr = listener.local_addr()?;
     let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
+    state.cors_origins = args.cors_origins.clone();
     if let Some(url) = &args.analytics_database_url {
         state.analytics_pool = db::connect(url, dbargs.db_pool_size)
             .await

@@ -33,6 +33,7 @@ use utoipa::{Modify, OpenApi};
         crate::assignments::routes::create_assignment,
         crate::assignments::routes::list_assignments,
         crate::assignments::routes::get_assignment,
+        crate::assignments::routes::my_assignments,
         crate::attempts::routes::start_assignment_attempt,
         crate::attempts::routes::start_practice_attempt,
         crate::attempts::routes::get_attempt,

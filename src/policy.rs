@@ -36,8 +36,12 @@ pub enum GradingMethod {
 pub struct Policy {
     pub feedback: FeedbackTiming,
     /// How many attempts a learner may start; absent means unlimited.
+    #[serde(deserialize_with = "crate::extract::optional_whole")]
+    #[schema(minimum = 1, maximum = 1000)]
     pub attempts_allowed: Option<u32>,
     /// Minutes from the start of an attempt to its deadline; absent means untimed.
+    #[serde(deserialize_with = "crate::extract::optional_whole")]
+    #[schema(minimum = 1, maximum = 10080)]
     pub time_limit_minutes: Option<u32>,
     pub grading_method: GradingMethod,
     pub shuffle_questions: bool,

@@ -5,8 +5,14 @@ use crate::i18n::canonical_tag;
 
 /// A single-line text of `min..=max` characters: no NUL, no control characters.
 pub fn line(field: &str, value: &str, min: usize, max: usize) -> Result<(), ApiError> {
-    if value.chars().any(char::is_control) {
+    if value.contains('\0') {
         return Err(ApiError::bad_request(
+            "invalid_field",
+            format!("`{field}` contains a NUL character."),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ApiError::unprocessable(
             "invalid_field",
             format!("`{field}` contains control characters."),
         ));

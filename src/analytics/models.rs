@@ -37,8 +37,10 @@ pub struct AnalyticsQuery {
     /// `graded` (default) or `all`.
     pub attempts: Option<CountedAttempts>,
     /// Questions to skip (pagination of the question list).
+    #[param(minimum = 0, maximum = 10000)]
     pub offset: Option<u32>,
     /// Questions per page (default 100, at most 500).
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// Language for the question and option texts (default: the quiz's source locale).
     pub lang: Option<String>,

@@ -17,6 +17,7 @@ use crate::error::{ApiError, Problem};
 
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 500;
+pub const MAX_OFFSET: u32 = 10_000;
 
 /// The assignments of an assignment's analytics: its course's instructors and admins
 /// (practice assignments: admins).
@@ -62,7 +63,7 @@ pub async fn quiz_scope(
     Ok(store::quiz_assignments(&state.pool, quiz_id, user.id, user.is_admin(), course).await?)
 }
 
-/// Checks the query and returns (page offset, page limit, text locale chain of the request).
+/// Checks the query and returns the page (offset, limit).
 fn validate(q: &AnalyticsQuery) -> Result<(usize, usize), ApiError> {
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
@@ -71,23 +72,26 @@ fn validate(q: &AnalyticsQuery) -> Result<(usize, usize), ApiError> {
             format!("`limit` must be 1 to {MAX_LIMIT}."),
         ));
     }
-    for tag in [&q.locale, &q.lang].into_iter().flatten() {
-        if crate::i18n::canonical_tag(tag).as_deref() != Some(tag.as_str()) {
-            return Err(ApiError::bad_request(
-                "invalid_locale",
-                "Locales are canonical BCP 47 tags such as bn, id or pt-BR.",
-            ));
-        }
+    if q.offset.is_some_and(|o| o > MAX_OFFSET) {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("`offset` must be at most {MAX_OFFSET}."),
+        ));
     }
     if let (Some(from), Some(to)) = (q.from, q.to)
         && from >= to
     {
-        return Err(ApiError::bad_request(
+        return Err(ApiError::unprocessable(
             "invalid_query",
             "`from` must be before `to`.",
         ));
     }
     Ok((q.offset.unwrap_or(0) as usize, limit as usize))
+}
+
+/// An empty filter (`?locale=`) is no filter.
+fn non_empty(s: &Option<String>) -> Option<String> {
+    s.clone().filter(|s| !s.is_empty())
 }
 
 /// Builds the report over these assignments, one entry per quiz version, from the cache when
@@ -117,7 +121,7 @@ pub async fn build_report(
             version_id,
             from: q.from,
             to: q.to,
-            locale: q.locale.clone(),
+            locale: non_empty(&q.locale),
             all_finished: counted == CountedAttempts::All,
         };
         let generation = store::generation(db, &scope.assignments).await?;
@@ -130,7 +134,7 @@ pub async fn build_report(
             continue;
         }
         let version = crate::attempts::version(state, version_id).await?;
-        let chain = version.locale_chain(&q.lang.iter().cloned().collect::<Vec<_>>());
+        let chain = version.locale_chain(&non_empty(&q.lang).into_iter().collect::<Vec<_>>());
         // Two independent reads on separate connections, in parallel.
         let (scores, counts) = futures_util::try_join!(
             store::counted_scores(db, &scope),
@@ -154,6 +158,7 @@ pub async fn build_report(
     responses(
         (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
         (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
@@ -179,6 +184,7 @@ pub async fn assignment_analytics(
     responses(
         (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners have no analytics", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),

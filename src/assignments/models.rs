@@ -11,6 +11,8 @@ pub struct AssignmentCreate {
     /// The quiz's slug.
     pub quiz: String,
     /// The quiz version to pin; the current one when absent.
+    #[serde(default, deserialize_with = "crate::extract::optional_whole")]
+    #[schema(minimum = 1)]
     pub version: Option<i32>,
     /// Defaults to the quiz's title in its source language.
     pub title: Option<String>,
@@ -24,6 +26,7 @@ pub struct AssignmentCreate {
 pub struct Assignment {
     pub id: Uuid,
     /// The course; absent for a quiz's practice assignment, open to every signed-in learner.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub course_id: Option<Uuid>,
     /// The quiz's slug.
     pub quiz: String,

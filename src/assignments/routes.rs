@@ -10,6 +10,7 @@ use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::courses::{taught_course, visible_course};
 use crate::error::{ApiError, Problem};
+use crate::extract::JsonObject;
 use crate::validate;
 
 /// Places a quiz version in a course with a policy. The course's instructors and admins.
@@ -31,7 +32,7 @@ pub async fn create_assignment(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: web::Json<AssignmentCreate>,
+    body: JsonObject<AssignmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_course(&state.pool, *id, &user).await?;
     let body = body.into_inner();
@@ -112,4 +113,24 @@ pub async fn get_assignment(
 ) -> Result<HttpResponse, ApiError> {
     let row = visible_assignment(&state.pool, *id, &user).await?;
     Ok(HttpResponse::Ok().json(row.view()))
+}
+
+/// What you can take: every quiz's practice assignment, then the assignments of every course
+/// you are in, newest first (admins: every course's).
+#[utoipa::path(get, path = "/v1/assignments", tag = "assignments", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Your assignments", body = AssignmentList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn my_assignments(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    let items = store::for_member(&state.pool, user.id, user.is_admin())
+        .await?
+        .iter()
+        .map(|r| r.view())
+        .collect();
+    Ok(HttpResponse::Ok().json(AssignmentList { items }))
 }

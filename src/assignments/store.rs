@@ -120,6 +120,27 @@ pub async fn for_course(
     .await
 }
 
+/// What a person can take: the practice assignment of every quiz's current version, and the
+/// assignments of every course they are in (admins: of every course).
+pub async fn for_member(
+    db: impl PgExecutor<'_>,
+    user: Uuid,
+    all: bool,
+) -> Result<Vec<AssignmentRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{SELECT}
+          WHERE (a.course_id IS NULL AND a.quiz_version_id = q.current_version_id)
+             OR (a.course_id IS NOT NULL
+                 AND ($2 OR EXISTS (SELECT 1 FROM enrollments e
+                                     WHERE e.course_id = a.course_id AND e.user_id = $1)))
+          ORDER BY a.course_id NULLS FIRST, a.created_at DESC, a.id LIMIT 1000"
+    )))
+    .bind(user)
+    .bind(all)
+    .fetch_all(db)
+    .await
+}
+
 /// The quiz and version id for a slug and an optional version number (default: current).
 pub async fn resolve_version(
     db: impl PgExecutor<'_>,

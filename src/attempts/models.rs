@@ -16,14 +16,35 @@ pub struct StartAttempt {
     pub locale: Option<String>,
 }
 
-/// An answer: `selected` (option ids) for choice kinds, `number` for numeric, `text` for
-/// short text. Exactly one.
+/// An answer: exactly one of `selected` (option ids, for choice kinds), `number` (numeric) and
+/// `text` (short text).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum AnswerRequest {
+    Selected(SelectedAnswer),
+    Number(NumberAnswer),
+    Text(TextAnswer),
+}
+
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AnswerRequest {
-    pub selected: Option<Vec<String>>,
-    pub number: Option<f64>,
-    pub text: Option<String>,
+pub struct SelectedAnswer {
+    /// The chosen options' ids in this attempt: one for single choice and true/false.
+    #[schema(max_items = 64)]
+    pub selected: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NumberAnswer {
+    pub number: f64,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextAnswer {
+    #[schema(max_length = 1000)]
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -140,6 +161,8 @@ pub struct AnswerOutcome {
 pub struct AttemptSummary {
     pub id: Uuid,
     pub assignment_id: Uuid,
+    /// The course; absent for practice attempts.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub course_id: Option<Uuid>,
     pub quiz: String,
     pub quiz_version: i32,

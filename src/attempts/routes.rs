@@ -4,7 +4,10 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
 
-use super::models::{AnswerOutcome, AnswerRequest, AttemptList, AttemptView, StartAttempt};
+use super::models::{
+    AnswerOutcome, AnswerRequest, AttemptList, AttemptView, NumberAnswer, SelectedAnswer,
+    StartAttempt, TextAnswer,
+};
 use super::review::Served;
 use super::store::{self, Recorded};
 use super::{Viewer, attempt_list, settle, start, version, view, visible_attempt};
@@ -13,16 +16,24 @@ use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
 use crate::error::{ApiError, Problem};
+use crate::extract::JsonObject;
 use crate::grading::{self, Answer};
 use crate::policy::FeedbackTiming;
 
 /// Reads the optional start body: empty, or a JSON [`StartAttempt`].
 fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
+    let invalid = |detail: String| ApiError::bad_request("invalid_body", detail);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(StartAttempt::default());
     }
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}")))
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Null) => Ok(StartAttempt::default()),
+        Ok(v @ serde_json::Value::Object(_)) => {
+            serde_json::from_value(v).map_err(|e| invalid(format!("Invalid JSON body: {e}")))
+        }
+        Ok(_) => Err(invalid("The body must be a JSON object.".into())),
+        Err(e) => Err(invalid(format!("Invalid JSON body: {e}"))),
+    }
 }
 
 async fn start_response(
@@ -155,46 +166,46 @@ fn only_the_learner() -> ApiError {
 
 /// The answer in content terms (option keys), checked against the question.
 fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result<Answer, ApiError> {
-    let invalid = |detail: String| ApiError::unprocessable("invalid_answer", detail);
-    let given = [
-        body.selected.is_some(),
-        body.number.is_some(),
-        body.text.is_some(),
-    ];
-    if given.iter().filter(|g| **g).count() != 1 {
-        return Err(invalid(
-            "Give exactly one of `selected`, `number` and `text`.".into(),
-        ));
-    }
-    let answer = if let Some(ids) = &body.selected {
-        if ids.len() > 64 {
-            return Err(invalid("Too many options selected.".into()));
+    let answer = match body {
+        AnswerRequest::Selected(SelectedAnswer { selected }) => {
+            if selected.len() > 64 {
+                return Err(ApiError::bad_request(
+                    "invalid_answer",
+                    "Too many options selected.",
+                ));
+            }
+            let mut keys = Vec::with_capacity(selected.len());
+            for id in selected {
+                let key = served.option_key(q, id).ok_or_else(|| {
+                    ApiError::unprocessable(
+                        "unknown_option",
+                        "An option id is not one of this question's options.",
+                    )
+                })?;
+                keys.push(key.to_string());
+            }
+            keys.sort();
+            Answer::Selected(keys)
         }
-        let mut keys = Vec::with_capacity(ids.len());
-        for id in ids {
-            let key = served.option_key(q, id).ok_or_else(|| {
-                ApiError::unprocessable(
-                    "unknown_option",
-                    "An option id is not one of this question's options.",
-                )
-            })?;
-            keys.push(key.to_string());
+        AnswerRequest::Number(NumberAnswer { number }) => Answer::Number(*number),
+        AnswerRequest::Text(TextAnswer { text }) => {
+            if text.contains('\0') {
+                return Err(ApiError::bad_request(
+                    "invalid_answer",
+                    "`text` contains a NUL character.",
+                ));
+            }
+            if text.chars().count() > grading::MAX_TEXT_CHARS {
+                return Err(ApiError::bad_request(
+                    "invalid_answer",
+                    "`text` is too long.",
+                ));
+            }
+            Answer::Text(text.clone())
         }
-        keys.sort();
-        Answer::Selected(keys)
-    } else if let Some(x) = body.number {
-        Answer::Number(x)
-    } else {
-        let text = body.text.clone().unwrap_or_default();
-        if text.contains('\0') {
-            return Err(ApiError::bad_request(
-                "invalid_answer",
-                "`text` contains a NUL character.",
-            ));
-        }
-        Answer::Text(text)
     };
-    grading::check(q, &answer).map_err(|e| invalid(format!("{e}.")))?;
+    grading::check(q, &answer)
+        .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
     Ok(answer)
 }
 
@@ -224,7 +235,7 @@ pub async fn answer(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, String)>,
-    body: web::Json<AnswerRequest>,
+    body: JsonObject<AnswerRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let (attempt_id, question_id) = path.into_inner();
     let (row, viewer) = visible_attempt(&state, attempt_id, &user).await?;

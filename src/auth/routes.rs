@@ -11,6 +11,7 @@ use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
+use crate::extract::JsonObject;
 use crate::validate;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -103,7 +104,7 @@ fn check_password_shape(password: &str) -> Result<(), ApiError> {
     ))]
 pub async fn register(
     state: web::Data<AppState>,
-    body: web::Json<RegisterRequest>,
+    body: JsonObject<RegisterRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     validate::email(&body.email)?;
@@ -155,7 +156,7 @@ pub async fn register(
     ))]
 pub async fn login(
     state: web::Data<AppState>,
-    body: web::Json<LoginRequest>,
+    body: JsonObject<LoginRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
@@ -218,7 +219,7 @@ pub async fn login(
     ))]
 pub async fn refresh(
     state: web::Data<AppState>,
-    body: web::Json<RefreshRequest>,
+    body: JsonObject<RefreshRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let hash = refresh_token_hash(&body.refresh_token);
     let mut tx = state.pool.begin().await?;
@@ -259,7 +260,7 @@ pub async fn refresh(
     ))]
 pub async fn logout(
     state: web::Data<AppState>,
-    body: web::Json<RefreshRequest>,
+    body: JsonObject<RefreshRequest>,
 ) -> Result<HttpResponse, ApiError> {
     store::revoke_family_of(&state.pool, &refresh_token_hash(&body.refresh_token)).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -295,7 +296,7 @@ pub async fn me(state: web::Data<AppState>, user: CurrentUser) -> Result<HttpRes
 pub async fn update_me(
     state: web::Data<AppState>,
     user: CurrentUser,
-    body: web::Json<ProfileUpdate>,
+    body: JsonObject<ProfileUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(name) = &body.display_name {
         validate::line("display_name", name, 1, 200)?;
@@ -329,7 +330,7 @@ pub async fn set_role(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: web::Json<RoleChange>,
+    body: JsonObject<RoleChange>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     let row = store::set_role(&state.pool, *id, body.role)

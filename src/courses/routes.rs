@@ -8,6 +8,7 @@ use super::{store, taught_course, visible_course};
 use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Problem};
+use crate::extract::JsonObject;
 use crate::validate;
 
 /// Creates a course; you become its instructor. Instructors and admins.
@@ -25,7 +26,7 @@ use crate::validate;
 pub async fn create_course(
     state: web::Data<AppState>,
     user: CurrentUser,
-    body: web::Json<CourseCreate>,
+    body: JsonObject<CourseCreate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require_staff()?;
     validate::line("title", &body.title, 1, 200)?;
@@ -95,7 +96,7 @@ pub async fn enroll(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: web::Json<EnrollmentCreate>,
+    body: JsonObject<EnrollmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_course(&state.pool, *id, &user).await?;
     if body.email.is_some() == body.user_id.is_some() {

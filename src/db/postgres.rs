@@ -334,6 +334,21 @@ impl PrivatePostgres {
         &self.socket_dir
     }
 
+    /// Immediate shutdown (SIGQUIT), as a crash would be: no checkpoint, clients cut off;
+    /// the next start recovers from the WAL.
+    pub fn stop_immediately(&self) {
+        if self.has_exited().is_none() {
+            unsafe {
+                libc::kill(self.pid as libc::pid_t, libc::SIGQUIT);
+            }
+            let (lock, cvar) = &*self.exited;
+            let guard = lock.lock().expect("lock");
+            let _ = cvar
+                .wait_timeout_while(guard, Duration::from_secs(30), |s| s.is_none())
+                .expect("lock");
+        }
+    }
+
     /// Fast shutdown (SIGINT): active transactions roll back, a checkpoint is written.
     pub fn stop(&self) {
         if self.has_exited().is_some() {

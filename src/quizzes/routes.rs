@@ -9,7 +9,7 @@ use super::models::{QuizList, QuizView};
 use super::store;
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
-use crate::i18n::{canonical_tag, requested_locales};
+use crate::i18n::requested_locales;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -19,21 +19,15 @@ pub struct LangQuery {
     pub lang: Option<String>,
 }
 
-/// The requested locales of a request: `?lang=`, then `Accept-Language` by q-value.
-pub fn request_locales(req: &HttpRequest, lang: Option<&str>) -> Result<Vec<String>, ApiError> {
-    if let Some(l) = lang
-        && canonical_tag(l).is_none()
-    {
-        return Err(ApiError::bad_request(
-            "invalid_locale",
-            "`lang` must be a BCP 47 language tag such as bn, id or pt-BR.",
-        ));
-    }
+/// The requested locales of a request: `?lang=`, then `Accept-Language` by q-value. A `lang`
+/// that is not a language tag (or empty) is ignored like an unsupported one: the reader still
+/// gets the quiz, in the fallback, and the response says which language that is.
+pub fn request_locales(req: &HttpRequest, lang: Option<&str>) -> Vec<String> {
     let accept = req
         .headers()
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|v| v.to_str().ok());
-    Ok(requested_locales(lang, accept))
+    requested_locales(lang, accept)
 }
 
 /// A slug that cannot exist is answered without asking the database.
@@ -53,7 +47,7 @@ pub fn plausible_slug(slug: &str) -> bool {
     params(LangQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values")),
     responses(
         (status = 200, description = "The catalogue", body = QuizList),
-        (status = 400, description = "Malformed `lang` or query", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     )
 )]
@@ -62,7 +56,7 @@ pub async fn list_quizzes(
     query: web::Query<LangQuery>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let requested = request_locales(&req, query.lang.as_deref())?;
+    let requested = request_locales(&req, query.lang.as_deref());
     let mut items = Vec::new();
     for (_, id) in store::current_versions(&state.pool).await? {
         if let Some(v) = state.quizzes.get(&state.pool, id).await? {
@@ -87,7 +81,7 @@ pub async fn list_quizzes(
     responses(
         (status = 200, description = "The quiz in the negotiated locale", body = QuizView,
             headers(("Content-Language" = String, description = "The negotiated locale"))),
-        (status = 400, description = "Malformed `lang` or query", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     )
@@ -98,7 +92,7 @@ pub async fn get_quiz(
     query: web::Query<LangQuery>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let requested = request_locales(&req, query.lang.as_deref())?;
+    let requested = request_locales(&req, query.lang.as_deref());
     let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
     if !plausible_slug(&slug) {
         return Err(not_found());

@@ -838,15 +838,17 @@ async fn bad_answers_are_refused_and_change_nothing() {
         (json!({"number": 1}), 422, "invalid_answer"),
         (
             json!({"selected": [opts[0]], "text": "x"}),
-            422,
-            "invalid_answer",
+            400,
+            "invalid_body",
         ),
         (
             json!({"selected": [opts[0]], "correct": true}),
             400,
             "invalid_body",
         ),
-        (json!({}), 422, "invalid_answer"),
+        (json!({"number": null}), 400, "invalid_body"),
+        (json!([[opts[0]]]), 400, "invalid_body"),
+        (json!({}), 400, "invalid_body"),
     ] {
         assert_problem(
             answer(&app, &learner, &attempt, q, body.clone()).await,

@@ -450,7 +450,7 @@ async fn an_invalid_email_name_or_locale_is_refused() {
         ("display_name", json!(""), 422, "invalid_field"),
         ("display_name", json!("   "), 422, "invalid_field"),
         ("display_name", json!("x".repeat(201)), 422, "invalid_field"),
-        ("display_name", json!("Ada\nLovelace"), 400, "invalid_field"),
+        ("display_name", json!("Ada\nLovelace"), 422, "invalid_field"),
         ("locale", json!("english"), 422, "invalid_locale"),
         ("locale", json!("12"), 422, "invalid_locale"),
         ("email", json!(42), 400, "invalid_body"),

@@ -1,5 +1,6 @@
 //! quizd's API tests: real HTTP against quizd on a real PostgreSQL.
 
+mod abuse;
 mod analytics;
 mod attempts;
 mod auth;
@@ -7,6 +8,7 @@ mod authoring;
 mod catalogue;
 mod content;
 mod courses;
+mod durability;
 mod errors;
 mod openapi;
 mod ops;

@@ -125,20 +125,25 @@ pub struct TestApp {
 impl TestApp {
     /// A quizd with the seed content imported.
     pub async fn spawn() -> Self {
-        Self::from_template(&cluster().seeded_template, Clock::System).await
+        Self::from_template(&cluster().seeded_template, Clock::System, Vec::new()).await
     }
 
     /// A quizd with the seed content whose clock the test moves.
     pub async fn spawn_with_clock(clock: Clock) -> Self {
-        Self::from_template(&cluster().seeded_template, clock).await
+        Self::from_template(&cluster().seeded_template, clock, Vec::new()).await
+    }
+
+    /// A quizd with the seed content that allows these origins (CORS).
+    pub async fn spawn_with_cors(origins: Vec<String>) -> Self {
+        Self::from_template(&cluster().seeded_template, Clock::System, origins).await
     }
 
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::from_template(&cluster().empty_template, Clock::System).await
+        Self::from_template(&cluster().empty_template, Clock::System, Vec::new()).await
     }
 
-    async fn from_template(template: &str, clock: Clock) -> Self {
+    async fn from_template(template: &str, clock: Clock, cors_origins: Vec<String>) -> Self {
         let cluster = cluster();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let db_name = name.clone();
@@ -161,6 +166,7 @@ impl TestApp {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
                 let mut state = AppState::load(pool.clone(), None).await.unwrap();
                 state.clock = clock;
+                state.cors_origins = cors_origins;
                 let server =
                     app::serve(listener, actix_web::web::Data::new(state), Some(1)).unwrap();
                 tx.send(server.handle()).unwrap();

@@ -1,0 +1,89 @@
+//! Request extraction shared by every endpoint.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer};
+
+use crate::error::ApiError;
+
+/// A JSON body that must be an object. (serde would also read a struct from an array of its
+/// fields, `[null, null]`, which no client means.) Unknown fields are refused by the types.
+pub struct JsonObject<T>(pub T);
+
+impl<T> JsonObject<T> {
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for JsonObject<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonObject<T> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = web::Json::<serde_json::Value>::from_request(req, payload);
+        Box::pin(async move {
+            let value = json.await?.into_inner();
+            if !value.is_object() {
+                return Err(ApiError::bad_request(
+                    "invalid_body",
+                    "The body must be a JSON object.",
+                )
+                .into());
+            }
+            serde_json::from_value(value).map(JsonObject).map_err(|e| {
+                ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}")).into()
+            })
+        })
+    }
+}
+
+/// An optional whole number that may arrive as `3` or `3.0` (JSON Schema calls both integers).
+pub fn optional_whole<'de, D, N>(d: D) -> Result<Option<N>, D::Error>
+where
+    D: Deserializer<'de>,
+    N: TryFrom<i64>,
+{
+    let Some(x) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if x.fract() != 0.0 || !x.is_finite() || x.abs() > 9.0e15 {
+        return Err(serde::de::Error::custom("expected a whole number"));
+    }
+    N::try_from(x as i64)
+        .map(Some)
+        .map_err(|_| serde::de::Error::custom("the number is out of range"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    struct T {
+        #[serde(default, deserialize_with = "super::optional_whole")]
+        n: Option<u32>,
+    }
+
+    #[test]
+    fn whole_numbers_may_be_written_with_a_zero_fraction() {
+        let parse = |s: &str| serde_json::from_str::<T>(s).map(|t| t.n);
+        assert_eq!(parse(r#"{"n": 3}"#).unwrap(), Some(3));
+        assert_eq!(parse(r#"{"n": 3.0}"#).unwrap(), Some(3));
+        assert_eq!(parse(r#"{"n": null}"#).unwrap(), None);
+        assert_eq!(parse("{}").unwrap(), None);
+        assert!(parse(r#"{"n": 3.5}"#).is_err());
+        assert!(parse(r#"{"n": -1}"#).is_err());
+    }
+}
