@@ -131,6 +131,7 @@ pub fn app(
         .wrap(from_fn(telemetry::observe))
         .wrap(TracingLogger::default())
         .configure(routes)
+        .configure(crate::lti::routes::configure)
         .route("/docs", web::get().to(docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document()))
         .default_service(web::to(not_found))
@@ -218,6 +219,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
     .service(resource("/healthz").route(get().to(ops::healthz)))
     .service(resource("/readyz").route(get().to(ops::readyz)))
     .service(resource("/metrics").route(get().to(ops::metrics)));
+    crate::web::configure(cfg);
 }
 
 /// Starts serving on `listener`; the returned server stops gracefully on SIGINT/SIGTERM.

@@ -59,6 +59,12 @@ enum Command {
         #[command(subcommand)]
         action: UserCommand,
     },
+    /// LMS integration (LTI 1.3): platform registrations, quizd's signing keys, grade
+    /// deliveries.
+    Lti {
+        #[command(subcommand)]
+        action: quizd::lti::cli::LtiCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -110,6 +116,8 @@ struct ServeArgs {
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<String>,
+    #[command(flatten)]
+    lti: quizd::lti::cli::ServeSettings,
 }
 
 fn default_content_dir() -> Option<PathBuf> {
@@ -162,6 +170,11 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     }
     let state = actix_web::web::Data::new(state);
     quizd::attempts::spawn_sweeper(state.clone());
+    quizd::lti::configure(args.lti.settings());
+    quizd::lti::ags::spawn_delivery_worker(
+        database.pool.clone(),
+        std::time::Duration::from_secs(2),
+    );
     let server = app::serve(listener, state, args.workers)?;
     println!("quizd listening on http://{addr}");
     println!("  API docs:  http://{addr}/docs/");
@@ -191,6 +204,11 @@ async fn run(cli: Cli) -> Result<()> {
             import(&database.pool, &dir).await
         }
         Some(Command::Serve(args)) => serve(&cli.db, args).await,
+        Some(Command::Lti { action }) => {
+            let d = cli.db;
+            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            quizd::lti::cli::run(&database.pool, action).await
+        }
         Some(Command::User {
             action:
                 UserCommand::Create {

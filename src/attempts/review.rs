@@ -11,7 +11,7 @@ use super::models::{
 };
 use super::shuffle::AttemptKeys;
 use super::store::{AttemptRow, ResponseRow};
-use crate::content::Question;
+use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
 use crate::i18n::{LocalizedText, resolve};
 use crate::policy::{FeedbackTiming, Reveal};
@@ -76,8 +76,10 @@ impl<'a> Served<'a> {
     }
 
     fn options(&self, q: &Question) -> Vec<AttemptOption> {
+        // True comes before False, always: shuffling them would only confuse.
+        let shuffle = self.shuffle_options && q.kind != QuestionKind::TrueFalse;
         self.keys
-            .option_order(&q.key, q.options.len(), self.shuffle_options)
+            .option_order(&q.key, q.options.len(), shuffle)
             .into_iter()
             .map(|i| {
                 let o = &q.options[i];

@@ -6,7 +6,7 @@ use crate::support::{TestApp, assert_problem};
 async fn an_unknown_route_is_a_problem() {
     let app = TestApp::spawn().await;
     assert_problem(app.get("/v1/nothing-here").await, 404, "not_found").await;
-    assert_problem(app.get("/").await, 404, "not_found").await;
+    assert_problem(app.get("/nothing-here").await, 404, "not_found").await;
 }
 
 #[tokio::test]

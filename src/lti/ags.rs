@@ -1,0 +1,545 @@
+//! Assignment and Grade Services 2.0: grade passback. A worker takes the `attempt.finished`
+//! (and `attempt.regraded`) events of LTI-linked assignments from the outbox, computes the
+//! learner's grade under the assignment's grading method, and posts it as a Score to the
+//! resource link's line item. At least once, idempotent (the Score always carries the current
+//! grade), with exponential backoff; failures stay visible to admins, who can retry them.
+
+use std::time::Duration as StdDuration;
+
+use chrono::{Duration, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Value, json};
+use sqlx::{FromRow, PgPool};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::registrations::{self, RegistrationRow};
+use super::services::{access_token, excerpt, forget_token};
+use super::{read_body, scope};
+use crate::grading::{FinishedAttempt, assignment_grade};
+use crate::policy::GradingMethod;
+
+/// The outbox topics this worker delivers. `response.recorded` is not among them: it is
+/// another consumer's (xAPI).
+pub const TOPICS: [&str; 2] = ["attempt.finished", "attempt.regraded"];
+pub const SCORE_MEDIA_TYPE: &str = "application/vnd.ims.lis.v1.score+json";
+pub const LINEITEM_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitem+json";
+pub const LINEITEMS_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitemcontainer+json";
+/// After this many failed tries a delivery is parked until an admin retries it.
+pub const MAX_TRIES: i32 = 12;
+/// How long a claimed event is left alone by other workers while it is being delivered.
+const LEASE_SECS: i64 = 300;
+
+/// The wait before the next try after `tries` failed ones; `None`: park it.
+pub fn backoff(tries: i32) -> Option<Duration> {
+    if tries >= MAX_TRIES {
+        return None;
+    }
+    let exp = tries.clamp(1, 20) - 1;
+    Some(Duration::seconds((10i64 << exp).min(3600)))
+}
+
+/// The Score of AGS 2.0 §3.4 for a grade (a fraction of the maximum).
+pub fn score(user_id: &str, fraction: f64, max: f64, at: chrono::DateTime<Utc>) -> Value {
+    let given = ((fraction * max) * 1e6).round() / 1e6;
+    json!({
+        "userId": user_id,
+        "scoreGiven": given.clamp(0.0, max),
+        "scoreMaximum": max,
+        "activityProgress": "Completed",
+        "gradingProgress": "FullyGraded",
+        "timestamp": at.to_rfc3339_opts(SecondsFormat::Millis, true),
+    })
+}
+
+/// The scores endpoint of a line item: its URL with `/scores` appended to the path (the
+/// query string, if any, kept), as AGS 2.0 §3.4 says.
+pub fn scores_url(lineitem: &str) -> anyhow::Result<reqwest::Url> {
+    let mut url = reqwest::Url::parse(lineitem)?;
+    url.path_segments_mut()
+        .map_err(|_| anyhow::anyhow!("the line item URL cannot take a path"))?
+        .pop_if_empty()
+        .push("scores");
+    Ok(url)
+}
+
+#[derive(Debug, FromRow)]
+struct Claimed {
+    id: i64,
+    aggregate_id: Uuid,
+    delivery_tries: i32,
+}
+
+/// What became of one delivery.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Done; with a note when there was nothing to send (and why).
+    Delivered(Option<String>),
+    Failed(String),
+}
+
+/// Claims up to `limit` due events of LTI-linked assignments (`FOR UPDATE SKIP LOCKED`, so
+/// several quizd instances share the work) and leases them for the delivery.
+async fn claim(pool: &PgPool, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE outbox o
+            SET next_attempt_at = now() + interval '{LEASE_SECS} seconds',
+                delivery_tries = o.delivery_tries + 1
+          WHERE o.id IN (
+                SELECT e.id FROM outbox e
+                 WHERE e.delivered_at IS NULL AND e.topic = ANY($1) AND e.next_attempt_at <= now()
+                   AND EXISTS (SELECT 1 FROM attempts t
+                                 JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
+                                WHERE t.id = e.aggregate_id)
+                 ORDER BY e.next_attempt_at, e.id
+                 LIMIT $2
+                 FOR UPDATE OF e SKIP LOCKED)
+          RETURNING o.id, o.aggregate_id, o.delivery_tries"
+    )))
+    .bind(&TOPICS[..])
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+async fn record(pool: &PgPool, event: &Claimed, outcome: &Outcome) -> Result<(), sqlx::Error> {
+    match outcome {
+        Outcome::Delivered(note) => {
+            sqlx::query("UPDATE outbox SET delivered_at = now(), last_error = $2 WHERE id = $1")
+                .bind(event.id)
+                .bind(note)
+                .execute(pool)
+                .await?;
+        }
+        Outcome::Failed(error) => {
+            let next = backoff(event.delivery_tries);
+            sqlx::query(
+                "UPDATE outbox SET last_error = $2,
+                        next_attempt_at = CASE WHEN $3::bigint IS NULL THEN 'infinity'
+                                               ELSE now() + make_interval(secs => $3) END
+                  WHERE id = $1",
+            )
+            .bind(event.id)
+            .bind(error)
+            .bind(next.map(|d| d.num_seconds()))
+            .execute(pool)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, FromRow)]
+struct Target {
+    user_id: Uuid,
+    assignment_id: Uuid,
+    slug: String,
+    title: String,
+    grading_method: String,
+    registration_id: Uuid,
+    deployment_id: String,
+    resource_link_id: String,
+    lineitem_url: Option<String>,
+    lineitems_url: Option<String>,
+    ags_scopes: Vec<String>,
+    ext_issuer: Option<String>,
+    ext_subject: Option<String>,
+}
+
+/// Delivers the grade an event calls for.
+pub async fn deliver(pool: &PgPool, attempt: Uuid) -> Outcome {
+    match try_deliver(pool, attempt).await {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::Failed(format!("{e:#}")),
+    }
+}
+
+async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
+    let target: Option<Target> = sqlx::query_as(
+        "SELECT t.user_id, t.assignment_id, q.slug, a.title, a.grading_method, l.registration_id,
+                l.deployment_id, l.resource_link_id, l.lineitem_url, l.lineitems_url, l.ags_scopes,
+                u.ext_issuer, u.ext_subject
+           FROM attempts t
+           JOIN assignments a ON a.id = t.assignment_id
+           JOIN quizzes q ON q.id = a.quiz_id
+           JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
+           JOIN users u ON u.id = t.user_id
+          WHERE t.id = $1",
+    )
+    .bind(attempt)
+    .fetch_optional(pool)
+    .await?;
+    let Some(target) = target else {
+        return Ok(Outcome::Delivered(Some(
+            "skipped: the attempt or its LMS link no longer exists".into(),
+        )));
+    };
+    let Some(reg) = registrations::by_id(pool, target.registration_id).await? else {
+        return Ok(Outcome::Delivered(Some(
+            "skipped: the platform's registration was removed".into(),
+        )));
+    };
+    let subject = match (&target.ext_issuer, &target.ext_subject) {
+        (Some(iss), Some(sub)) if *iss == reg.issuer => sub.clone(),
+        _ => {
+            return Ok(Outcome::Delivered(Some(
+                "skipped: the learner did not come from this platform".into(),
+            )));
+        }
+    };
+    let finished: Vec<(i32, f64, f64)> = sqlx::query_as(
+        "SELECT number, score, max_score FROM attempts
+          WHERE assignment_id = $1 AND user_id = $2 AND finished_at IS NOT NULL",
+    )
+    .bind(target.assignment_id)
+    .bind(target.user_id)
+    .fetch_all(pool)
+    .await?;
+    let max = finished.iter().map(|f| f.2).fold(0.0, f64::max);
+    let method = GradingMethod::parse(&target.grading_method).unwrap_or_default();
+    let attempts: Vec<FinishedAttempt> = finished
+        .iter()
+        .map(|&(number, score, max_score)| FinishedAttempt {
+            number,
+            fraction: if max_score > 0.0 {
+                score / max_score
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    let Some(fraction) = assignment_grade(method, &attempts) else {
+        return Ok(Outcome::Delivered(Some(
+            "skipped: no finished attempt to grade".into(),
+        )));
+    };
+    let lineitem = match &target.lineitem_url {
+        Some(l) => l.clone(),
+        None => {
+            let can_manage = target.ags_scopes.iter().any(|s| s == scope::LINEITEM);
+            match (&target.lineitems_url, can_manage) {
+                (Some(container), true) => {
+                    let l = find_or_create_lineitem(pool, &reg, &target, container, max).await?;
+                    sqlx::query(
+                        "UPDATE lti_resource_links SET lineitem_url = $4, updated_at = now()
+                          WHERE registration_id = $1 AND deployment_id = $2 AND resource_link_id = $3",
+                    )
+                    .bind(reg.id)
+                    .bind(&target.deployment_id)
+                    .bind(&target.resource_link_id)
+                    .bind(&l)
+                    .execute(pool)
+                    .await?;
+                    l
+                }
+                _ => {
+                    return Ok(Outcome::Delivered(Some(
+                        "skipped: the platform gave no line item for this link".into(),
+                    )));
+                }
+            }
+        }
+    };
+    if !target.ags_scopes.iter().any(|s| s == scope::SCORE) {
+        return Ok(Outcome::Delivered(Some(
+            "skipped: the platform did not grant the score scope".into(),
+        )));
+    }
+    let body = score(&subject, fraction, max, Utc::now());
+    post_score(pool, &reg, &lineitem, &body).await?;
+    Ok(Outcome::Delivered(None))
+}
+
+async fn post_score(
+    pool: &PgPool,
+    reg: &RegistrationRow,
+    lineitem: &str,
+    body: &Value,
+) -> anyhow::Result<()> {
+    let url = scores_url(lineitem)?;
+    let payload = serde_json::to_vec(body)?;
+    for fresh_token in [false, true] {
+        let token = access_token(pool, reg, scope::SCORE).await?;
+        let res = super::http()
+            .post(url.clone())
+            .bearer_auth(&token)
+            .header("content-type", SCORE_MEDIA_TYPE)
+            .body(payload.clone())
+            .send()
+            .await?;
+        let status = res.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        // A token the platform no longer takes: forget it and ask for a new one, once.
+        if status == reqwest::StatusCode::UNAUTHORIZED && !fresh_token {
+            forget_token(reg.id, scope::SCORE);
+            continue;
+        }
+        let text = String::from_utf8_lossy(&read_body(res).await.unwrap_or_default()).to_string();
+        anyhow::bail!(
+            "the platform answered {status} to the score: {}",
+            excerpt(&text)
+        );
+    }
+    unreachable!("the loop returns or fails")
+}
+
+/// The line item of the resource link in the platform's container, created if it has none.
+async fn find_or_create_lineitem(
+    pool: &PgPool,
+    reg: &RegistrationRow,
+    target: &Target,
+    container: &str,
+    max: f64,
+) -> anyhow::Result<String> {
+    let token = access_token(pool, reg, scope::LINEITEM).await?;
+    let mut url = reqwest::Url::parse(container)?;
+    url.query_pairs_mut()
+        .append_pair("resource_link_id", &target.resource_link_id);
+    let res = super::http()
+        .get(url)
+        .bearer_auth(&token)
+        .header("accept", LINEITEMS_MEDIA_TYPE)
+        .send()
+        .await?;
+    if res.status().is_success() {
+        let items: Value = serde_json::from_slice(&read_body(res).await?)?;
+        let found = items.as_array().and_then(|items| {
+            items.iter().find_map(|i| {
+                (i.get("resourceLinkId").and_then(Value::as_str)
+                    == Some(target.resource_link_id.as_str()))
+                .then(|| i.get("id").and_then(Value::as_str).map(str::to_string))
+                .flatten()
+            })
+        });
+        if let Some(id) = found {
+            return Ok(id);
+        }
+    }
+    let res = super::http()
+        .post(container)
+        .bearer_auth(&token)
+        .header("content-type", LINEITEM_MEDIA_TYPE)
+        .header("accept", LINEITEM_MEDIA_TYPE)
+        .body(serde_json::to_vec(&json!({
+            "scoreMaximum": max,
+            "label": target.title,
+            "resourceLinkId": target.resource_link_id,
+            "resourceId": target.slug,
+            "tag": "quizd",
+        }))?)
+        .send()
+        .await?;
+    let status = res.status();
+    let body = read_body(res).await?;
+    if !status.is_success() {
+        anyhow::bail!(
+            "the platform answered {status} to creating a line item: {}",
+            excerpt(&String::from_utf8_lossy(&body))
+        );
+    }
+    let created: Value = serde_json::from_slice(&body)?;
+    created
+        .get("id")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("the created line item has no id"))
+}
+
+/// Delivers the events that are due, up to `limit`; returns how many were delivered.
+pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error> {
+    let events = claim(pool, limit).await?;
+    let mut delivered = 0;
+    for event in &events {
+        let outcome = deliver(pool, event.aggregate_id).await;
+        match &outcome {
+            Outcome::Delivered(None) => {
+                delivered += 1;
+                tracing::info!(event = event.id, "grade delivered to the LMS");
+            }
+            Outcome::Delivered(Some(note)) => {
+                tracing::info!(event = event.id, note = %note, "grade delivery skipped");
+            }
+            Outcome::Failed(e) => {
+                tracing::warn!(event = event.id, tries = event.delivery_tries, error = %e, "grade delivery failed");
+            }
+        }
+        record(pool, event, &outcome).await?;
+    }
+    Ok(delivered)
+}
+
+/// Removes logins, nonces, codes and Deep Linking requests that have expired.
+pub async fn purge_expired(pool: &PgPool) -> Result<(), sqlx::Error> {
+    for sql in [
+        "DELETE FROM lti_login_states WHERE expires_at < now()",
+        "DELETE FROM lti_used_nonces WHERE expires_at < now()",
+        "DELETE FROM lti_launch_codes WHERE expires_at < now()",
+        "DELETE FROM lti_deep_links WHERE expires_at < now() - interval '1 day'",
+    ] {
+        sqlx::query(sql).execute(pool).await?;
+    }
+    Ok(())
+}
+
+/// Runs grade passback every `every` for the life of the process (and purges expired login
+/// material every minute).
+pub fn spawn_delivery_worker(pool: PgPool, every: StdDuration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last_purge = std::time::Instant::now();
+        loop {
+            tick.tick().await;
+            if let Err(e) = deliver_due(&pool, 20).await {
+                tracing::warn!(error = %e, "grade passback failed to read the outbox");
+            }
+            if last_purge.elapsed() > StdDuration::from_secs(60) {
+                last_purge = std::time::Instant::now();
+                if let Err(e) = purge_expired(&pool).await {
+                    tracing::warn!(error = %e, "purging expired LTI logins failed");
+                }
+            }
+        }
+    })
+}
+
+/// A grade delivery as admins see it.
+#[derive(Debug, Serialize, ToSchema, FromRow)]
+pub struct Delivery {
+    /// The outbox event's id.
+    pub id: i64,
+    pub topic: String,
+    pub attempt_id: Uuid,
+    pub assignment_id: Uuid,
+    pub user_id: Uuid,
+    pub registration_id: Uuid,
+    /// `delivered`, `pending` (not yet tried or waiting for its next try), `failed` (tried,
+    /// will be tried again) or `parked` (gave up after many tries; retry it by hand).
+    pub status: String,
+    pub tries: i32,
+    /// The last failure, or why nothing was sent.
+    pub last_error: Option<String>,
+    pub created_at: chrono::DateTime<Utc>,
+    pub delivered_at: Option<chrono::DateTime<Utc>>,
+    pub next_attempt_at: Option<chrono::DateTime<Utc>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryList {
+    pub items: Vec<Delivery>,
+}
+
+const DELIVERY_SELECT: &str = "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, t.assignment_id,
+        t.user_id, l.registration_id,
+        CASE WHEN o.delivered_at IS NOT NULL THEN 'delivered'
+             WHEN NOT isfinite(o.next_attempt_at) THEN 'parked'
+             WHEN o.last_error IS NOT NULL THEN 'failed'
+             ELSE 'pending' END AS status,
+        o.delivery_tries AS tries, o.last_error, o.created_at, o.delivered_at,
+        CASE WHEN isfinite(o.next_attempt_at) AND o.delivered_at IS NULL
+             THEN o.next_attempt_at END AS next_attempt_at
+   FROM outbox o
+   JOIN attempts t ON t.id = o.aggregate_id
+   JOIN lti_resource_links l ON l.assignment_id = t.assignment_id";
+
+/// Grade deliveries, newest first: `failed` (failed or parked), `pending`, `delivered`, or all.
+pub async fn deliveries(
+    pool: &PgPool,
+    status: Option<&str>,
+    registration: Option<Uuid>,
+    limit: i64,
+) -> Result<Vec<Delivery>, sqlx::Error> {
+    let filter = match status {
+        Some("failed") => "o.delivered_at IS NULL AND o.last_error IS NOT NULL",
+        Some("pending") => "o.delivered_at IS NULL",
+        Some("delivered") => "o.delivered_at IS NOT NULL",
+        _ => "true",
+    };
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{DELIVERY_SELECT}
+          WHERE o.topic = ANY($1) AND {filter} AND ($2::uuid IS NULL OR l.registration_id = $2)
+          ORDER BY o.id DESC LIMIT $3"
+    )))
+    .bind(&TOPICS[..])
+    .bind(registration)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+pub enum Retry {
+    Scheduled(Box<Delivery>),
+    AlreadyDelivered,
+    NotFound,
+}
+
+/// Makes an undelivered event due now, with its tries counted afresh.
+pub async fn retry(pool: &PgPool, id: i64) -> Result<Retry, sqlx::Error> {
+    let updated = sqlx::query(
+        "UPDATE outbox SET next_attempt_at = now(), delivery_tries = 0
+          WHERE id = $1 AND topic = ANY($2) AND delivered_at IS NULL",
+    )
+    .bind(id)
+    .bind(&TOPICS[..])
+    .execute(pool)
+    .await?;
+    let row: Option<Delivery> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{DELIVERY_SELECT} WHERE o.id = $1 AND o.topic = ANY($2)"
+    )))
+    .bind(id)
+    .bind(&TOPICS[..])
+    .fetch_optional(pool)
+    .await?;
+    Ok(match row {
+        None => Retry::NotFound,
+        Some(_) if updated.rows_affected() == 0 => Retry::AlreadyDelivered,
+        Some(d) => Retry::Scheduled(Box::new(d)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_an_hour_then_parks() {
+        assert_eq!(backoff(1), Some(Duration::seconds(10)));
+        assert_eq!(backoff(2), Some(Duration::seconds(20)));
+        assert_eq!(backoff(3), Some(Duration::seconds(40)));
+        assert_eq!(backoff(10), Some(Duration::seconds(3600)));
+        assert_eq!(backoff(MAX_TRIES), None);
+    }
+
+    #[test]
+    fn the_scores_url_appends_to_the_path_and_keeps_the_query() {
+        assert_eq!(
+            scores_url("https://lms.example/api/lti/courses/1/line_items/7?type_id=3")
+                .unwrap()
+                .as_str(),
+            "https://lms.example/api/lti/courses/1/line_items/7/scores?type_id=3"
+        );
+        assert_eq!(
+            scores_url("https://lms.example/lineitems/7/")
+                .unwrap()
+                .as_str(),
+            "https://lms.example/lineitems/7/scores"
+        );
+    }
+
+    #[test]
+    fn a_score_is_the_grade_of_the_maximum_completed_and_fully_graded() {
+        let at = chrono::DateTime::parse_from_rfc3339("2030-01-02T03:04:05.678Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let s = score("sub-1", 0.625, 8.0, at);
+        assert_eq!(s["userId"], "sub-1");
+        assert_eq!(s["scoreGiven"], 5.0);
+        assert_eq!(s["scoreMaximum"], 8.0);
+        assert_eq!(s["activityProgress"], "Completed");
+        assert_eq!(s["gradingProgress"], "FullyGraded");
+        assert_eq!(s["timestamp"], "2030-01-02T03:04:05.678Z");
+        assert_eq!(score("x", 1.0 / 3.0, 3.0, at)["scoreGiven"], 1.0);
+    }
+}

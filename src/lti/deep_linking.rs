@@ -1,0 +1,287 @@
+//! Deep Linking 2.0: the instructor picks quizzes, quizd answers the platform with a signed
+//! LtiDeepLinkingResponse of ltiResourceLink items, each with a line item for its grades.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, registrations};
+use crate::app::AppState;
+use crate::auth::CurrentUser;
+use crate::error::{ApiError, Problem};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeepLinkChoice {
+    /// The quiz's slug.
+    pub quiz: String,
+    /// The title the platform shows; defaults to the quiz's title.
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeepLinkRequest {
+    /// The `deep_link_id` of the launch's destination.
+    pub deep_link_id: Uuid,
+    /// The quizzes to place: one, or several when the platform accepts several. None: the
+    /// instructor cancelled, and the platform is told so.
+    pub items: Vec<DeepLinkChoice>,
+}
+
+/// The signed response and where to post it (as the form field `JWT`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeepLinkResponse {
+    /// The platform's `deep_link_return_url`.
+    pub return_url: String,
+    /// The LtiDeepLinkingResponse, signed RS256 by quizd: post it as the form field `JWT`.
+    pub jwt: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct DeepLinkRow {
+    registration_id: Uuid,
+    deployment_id: String,
+    user_id: Uuid,
+    return_url: String,
+    data: Option<String>,
+    accept_multiple: bool,
+    accept_lineitem: bool,
+    expires_at: DateTime<Utc>,
+    used_at: Option<DateTime<Utc>>,
+}
+
+fn not_found() -> ApiError {
+    ApiError::not_found(
+        "deep_link_not_found",
+        "There is no such Deep Linking request, or it is not yours.",
+    )
+}
+
+/// The content item for a quiz: a resource link to quizd's launch URL naming the quiz in a
+/// custom parameter, with a line item of the quiz's points.
+pub fn content_item(
+    launch_url: &str,
+    slug: &str,
+    title: &str,
+    max_score: f64,
+    with_lineitem: bool,
+) -> Value {
+    let mut item = json!({
+        "type": "ltiResourceLink",
+        "title": title,
+        "url": launch_url,
+        "custom": { "quiz": slug },
+    });
+    if with_lineitem {
+        item["lineItem"] = json!({
+            "scoreMaximum": max_score,
+            "label": title,
+            "resourceId": slug,
+            "tag": "quizd",
+        });
+    }
+    item
+}
+
+/// Answers a Deep Linking request with the chosen quizzes: a signed LtiDeepLinkingResponse
+/// to post to the platform. As JSON; with `Accept: text/html`, as a page whose form posts it
+/// at once. The instructor who launched the request, once.
+#[utoipa::path(post, path = "/v1/lti/deep-link", tag = "lti", security(("bearer" = [])),
+    request_body = DeepLinkRequest,
+    responses(
+        (status = 200, description = "The signed response and where to post it (or, for text/html, a self-posting form)", body = DeepLinkResponse),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such Deep Linking request, or not yours", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Answered already, or expired", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An unknown quiz, or several where the platform takes one", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn respond(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    body: crate::extract::JsonObject<DeepLinkRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let row: DeepLinkRow = sqlx::query_as::<_, DeepLinkRow>(
+        "SELECT registration_id, deployment_id, user_id, return_url, data, accept_multiple,
+                accept_lineitem, expires_at, used_at
+           FROM lti_deep_links WHERE id = $1",
+    )
+    .bind(body.deep_link_id)
+    .fetch_optional(&state.pool)
+    .await?
+    .filter(|r| r.user_id == user.id)
+    .ok_or_else(not_found)?;
+    if row.used_at.is_some() || row.expires_at <= state.clock.now() {
+        return Err(ApiError::conflict(
+            "deep_link_closed",
+            "This Deep Linking request was answered already or has expired: start it again from the LMS.",
+        ));
+    }
+    if body.items.len() > 1 && !row.accept_multiple {
+        return Err(ApiError::unprocessable(
+            "deep_link_single_item",
+            "The platform accepts one item in this Deep Linking request.",
+        ));
+    }
+    if body.items.len() > 50 {
+        return Err(ApiError::unprocessable(
+            "deep_link_too_many_items",
+            "Place at most 50 quizzes at once.",
+        ));
+    }
+    let launch_url = super::launch_url(&req);
+    let mut items = Vec::new();
+    for choice in &body.items {
+        crate::validate::line("quiz", &choice.quiz, 1, 64)?;
+        let (_, version_id) =
+            crate::assignments::store::resolve_version(&state.pool, &choice.quiz, None)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::unprocessable(
+                        "quiz_not_found",
+                        format!("There is no quiz `{}`.", choice.quiz),
+                    )
+                })?;
+        let version = crate::attempts::version(&state, version_id).await?;
+        let source_title: Option<String> = sqlx::query_scalar(
+            "SELECT content -> 'title' ->> (content ->> 'source_locale') FROM quiz_versions WHERE id = $1",
+        )
+        .bind(version_id)
+        .fetch_one(&state.pool)
+        .await?;
+        let title = match &choice.title {
+            Some(t) => {
+                crate::validate::line("title", t, 1, 200)?;
+                t.trim().to_string()
+            }
+            None => source_title.unwrap_or_else(|| choice.quiz.clone()),
+        };
+        let max_score: f64 = version.content.questions.iter().map(|q| q.points).sum();
+        items.push(content_item(
+            &launch_url,
+            &choice.quiz,
+            &title,
+            max_score,
+            row.accept_lineitem,
+        ));
+    }
+    let reg = registrations::by_id(&state.pool, row.registration_id)
+        .await?
+        .ok_or_else(not_found)?;
+    let used =
+        sqlx::query("UPDATE lti_deep_links SET used_at = now() WHERE id = $1 AND used_at IS NULL")
+            .bind(body.deep_link_id)
+            .execute(&state.pool)
+            .await?;
+    if used.rows_affected() == 0 {
+        return Err(ApiError::conflict(
+            "deep_link_closed",
+            "This Deep Linking request was answered already.",
+        ));
+    }
+    let now = jsonwebtoken::get_current_timestamp();
+    let mut claims = json!({
+        "iss": reg.client_id,
+        "aud": reg.issuer,
+        "iat": now,
+        "exp": now + 300,
+        "nonce": super::launch::random_token(),
+        claim::DEPLOYMENT_ID: row.deployment_id,
+        claim::MESSAGE_TYPE: DEEP_LINKING_RESPONSE,
+        claim::VERSION: LTI_VERSION,
+        claim::DL_CONTENT_ITEMS: items,
+    });
+    if let Some(data) = &row.data {
+        claims[claim::DL_DATA] = json!(data);
+    }
+    if body.items.is_empty() {
+        claims[claim::DL_MSG] = json!("No quiz was placed.");
+    }
+    let jwt = super::keys::sign(&state.pool, &claims)
+        .await
+        .map_err(ApiError::internal)?;
+    let wants_html = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    if wants_html {
+        return Ok(auto_post_page(&row.return_url, &jwt));
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(DeepLinkResponse {
+            return_url: row.return_url,
+            jwt,
+        }))
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\'', "&#39;")
+}
+
+/// A page that posts the response to the platform as soon as it loads. The platform frames
+/// tools: its origin (that of the return URL) may frame this page.
+fn auto_post_page(return_url: &str, jwt: &str) -> HttpResponse {
+    let origin = reqwest::Url::parse(return_url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null")
+        .unwrap_or_else(|| "'none'".to_string());
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Returning to the LMS</title></head>\
+         <body><form id=\"dl\" method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"JWT\" value=\"{}\">\
+         <noscript><button type=\"submit\">Continue</button></noscript></form>\
+         <script>document.getElementById('dl').submit();</script></body></html>\n",
+        html_escape(return_url),
+        html_escape(jwt)
+    );
+    HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            format!("frame-ancestors {origin}; default-src 'none'; script-src 'unsafe-inline'; form-action *"),
+        ))
+        .body(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_content_item_names_the_quiz_and_carries_a_line_item() {
+        let item = content_item(
+            "https://q.example/v1/lti/launch",
+            "data-parallelism",
+            "DP",
+            8.0,
+            true,
+        );
+        assert_eq!(item["type"], "ltiResourceLink");
+        assert_eq!(item["custom"]["quiz"], "data-parallelism");
+        assert_eq!(item["lineItem"]["scoreMaximum"], 8.0);
+        let bare = content_item("https://q.example/v1/lti/launch", "x", "X", 1.0, false);
+        assert!(bare.get("lineItem").is_none());
+    }
+
+    #[test]
+    fn the_page_escapes_what_it_embeds() {
+        assert_eq!(html_escape("a\"<b>&'"), "a&quot;&lt;b&gt;&amp;&#39;");
+    }
+}

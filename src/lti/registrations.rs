@@ -1,0 +1,473 @@
+//! The platforms quizd trusts: issuer, client id, deployments, endpoints and keys.
+
+use chrono::{DateTime, Utc};
+use jsonwebtoken::DecodingKey;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::{FromRow, PgExecutor, PgPool};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// A platform registration as given by an admin.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrationCreate {
+    /// A name for people, e.g. `University Moodle`. Defaults to the issuer.
+    pub title: Option<String>,
+    /// The platform's issuer identifier (`iss`), e.g. `https://moodle.example.edu`.
+    pub issuer: String,
+    /// The client id the platform gave quizd.
+    pub client_id: String,
+    /// The deployment ids quizd accepts from this platform (at least one).
+    pub deployment_ids: Vec<String>,
+    /// The platform's OIDC authorization endpoint (where logins are redirected).
+    pub auth_endpoint: String,
+    /// The platform's OAuth 2 token endpoint (for grade passback and rosters).
+    pub token_endpoint: String,
+    /// The audience of client assertions when it is not the token endpoint (some platforms,
+    /// e.g. Brightspace, name one).
+    pub token_audience: Option<String>,
+    /// The platform's public keys: a JWKS URL (exactly one of `jwks_url` and `jwks`).
+    pub jwks_url: Option<String>,
+    /// The platform's public keys inline, as a JSON Web Key Set `{"keys": [...]}`.
+    #[schema(value_type = Option<Object>)]
+    pub jwks: Option<Value>,
+}
+
+/// Changes to a registration; absent fields stay as they are.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrationUpdate {
+    pub title: Option<String>,
+    pub deployment_ids: Option<Vec<String>>,
+    pub auth_endpoint: Option<String>,
+    pub token_endpoint: Option<String>,
+    pub token_audience: Option<String>,
+    /// Replaces the keys by a JWKS URL.
+    pub jwks_url: Option<String>,
+    /// Replaces the keys by an inline key set.
+    #[schema(value_type = Option<Object>)]
+    pub jwks: Option<Value>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct RegistrationRow {
+    pub id: Uuid,
+    pub title: String,
+    pub issuer: String,
+    pub client_id: String,
+    pub deployment_ids: Vec<String>,
+    pub auth_endpoint: String,
+    pub token_endpoint: String,
+    pub token_audience: Option<String>,
+    pub jwks_url: Option<String>,
+    pub jwks: Option<Value>,
+    pub jwks_cache: Option<Value>,
+    pub jwks_fetched_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What to configure in the platform for quizd: its URLs.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ToolConfiguration {
+    /// OIDC login initiation URL (GET and POST).
+    pub login_url: String,
+    /// Target link URI and redirect URI of launches.
+    pub launch_url: String,
+    /// Deep Linking request URL (the launch URL also takes Deep Linking requests).
+    pub deep_linking_url: String,
+    /// quizd's public keys.
+    pub jwks_url: String,
+}
+
+/// A registration as admins see it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Registration {
+    pub id: Uuid,
+    pub title: String,
+    pub issuer: String,
+    pub client_id: String,
+    pub deployment_ids: Vec<String>,
+    pub auth_endpoint: String,
+    pub token_endpoint: String,
+    pub token_audience: Option<String>,
+    pub jwks_url: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub jwks: Option<Value>,
+    /// When the keys at `jwks_url` were last fetched.
+    pub jwks_fetched_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// The URLs to enter in the platform.
+    pub tool: ToolConfiguration,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegistrationList {
+    pub items: Vec<Registration>,
+}
+
+impl RegistrationRow {
+    pub fn view(self, base: &str) -> Registration {
+        Registration {
+            id: self.id,
+            title: self.title,
+            issuer: self.issuer,
+            client_id: self.client_id,
+            deployment_ids: self.deployment_ids,
+            auth_endpoint: self.auth_endpoint,
+            token_endpoint: self.token_endpoint,
+            token_audience: self.token_audience,
+            jwks_url: self.jwks_url,
+            jwks: self.jwks,
+            jwks_fetched_at: self.jwks_fetched_at,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            tool: tool_configuration(base),
+        }
+    }
+
+    /// The audience of client assertions sent to the token endpoint.
+    pub fn assertion_audience(&self) -> &str {
+        self.token_audience
+            .as_deref()
+            .unwrap_or(&self.token_endpoint)
+    }
+}
+
+pub fn tool_configuration(base: &str) -> ToolConfiguration {
+    ToolConfiguration {
+        login_url: format!("{base}/v1/lti/login"),
+        launch_url: format!("{base}/v1/lti/launch"),
+        deep_linking_url: format!("{base}/v1/lti/launch"),
+        jwks_url: format!("{base}/.well-known/jwks.json"),
+    }
+}
+
+fn invalid(detail: impl Into<String>) -> ApiError {
+    ApiError::unprocessable("invalid_registration", detail)
+}
+
+fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    if value.trim().is_empty() || value.chars().count() > max || value.chars().any(char::is_control)
+    {
+        return Err(invalid(format!(
+            "`{field}` must be 1 to {max} characters without control characters."
+        )));
+    }
+    Ok(())
+}
+
+/// An absolute http(s) URL. Plain http only for loopback hosts (development, tests).
+pub fn check_url(field: &str, value: &str) -> Result<(), ApiError> {
+    check_text(field, value, 2048)?;
+    let url = reqwest::Url::parse(value)
+        .map_err(|_| invalid(format!("`{field}` must be an absolute URL.")))?;
+    let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(invalid(format!(
+            "`{field}` must be an https URL (http only on loopback)."
+        ))),
+    }
+}
+
+/// Every key of an inline key set must be a usable RSA signing key with a kid.
+pub fn check_jwks(jwks: &Value) -> Result<(), ApiError> {
+    // PostgreSQL's jsonb cannot hold a NUL character.
+    if jwks.to_string().contains("\\u0000") {
+        return Err(invalid("`jwks` contains a NUL character."));
+    }
+    let keys = jwks
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("`jwks` must be a JSON Web Key Set: {\"keys\": [...]}."))?;
+    if keys.is_empty() {
+        return Err(invalid("`jwks` has no keys."));
+    }
+    for key in keys {
+        if key.get("kid").and_then(Value::as_str).is_none() {
+            return Err(invalid("Every key in `jwks` needs a `kid`."));
+        }
+        rsa_key(key).ok_or_else(|| {
+            invalid("Every key in `jwks` must be an RSA signing key (kty RSA, n, e, alg RS256 if given).")
+        })?;
+    }
+    Ok(())
+}
+
+fn check_deployments(ids: &[String]) -> Result<(), ApiError> {
+    if ids.is_empty() {
+        return Err(invalid("Give at least one deployment id."));
+    }
+    for id in ids {
+        check_text("deployment_ids", id, super::claims::MAX_ID_LEN)?;
+    }
+    Ok(())
+}
+
+pub fn check_create(r: &RegistrationCreate) -> Result<(), ApiError> {
+    if let Some(t) = &r.title {
+        check_text("title", t, 200)?;
+    }
+    check_url("issuer", &r.issuer)?;
+    check_text("client_id", &r.client_id, 255)?;
+    check_deployments(&r.deployment_ids)?;
+    check_url("auth_endpoint", &r.auth_endpoint)?;
+    check_url("token_endpoint", &r.token_endpoint)?;
+    if let Some(a) = &r.token_audience {
+        check_text("token_audience", a, 2048)?;
+    }
+    match (&r.jwks_url, &r.jwks) {
+        (Some(u), None) => check_url("jwks_url", u),
+        (None, Some(k)) => check_jwks(k),
+        _ => Err(invalid("Give exactly one of `jwks_url` and `jwks`.")),
+    }
+}
+
+const COLUMNS: &str = "id, title, issuer, client_id, deployment_ids, auth_endpoint, token_endpoint,
+    token_audience, jwks_url, jwks, jwks_cache, jwks_fetched_at, created_at, updated_at";
+
+pub async fn insert(
+    db: impl PgExecutor<'_>,
+    r: &RegistrationCreate,
+) -> Result<RegistrationRow, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO lti_registrations (id, title, issuer, client_id, deployment_ids,
+                auth_endpoint, token_endpoint, token_audience, jwks_url, jwks)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
+    )))
+    .bind(Uuid::now_v7())
+    .bind(r.title.as_deref().map(str::trim).unwrap_or(&r.issuer))
+    .bind(&r.issuer)
+    .bind(&r.client_id)
+    .bind(&r.deployment_ids)
+    .bind(&r.auth_endpoint)
+    .bind(&r.token_endpoint)
+    .bind(&r.token_audience)
+    .bind(&r.jwks_url)
+    .bind(&r.jwks)
+    .fetch_one(db)
+    .await
+}
+
+pub async fn update(
+    pool: &PgPool,
+    id: Uuid,
+    u: &RegistrationUpdate,
+) -> Result<Option<RegistrationRow>, ApiError> {
+    if let Some(t) = &u.title {
+        check_text("title", t, 200)?;
+    }
+    if let Some(d) = &u.deployment_ids {
+        check_deployments(d)?;
+    }
+    for (field, value) in [
+        ("auth_endpoint", &u.auth_endpoint),
+        ("token_endpoint", &u.token_endpoint),
+        ("jwks_url", &u.jwks_url),
+    ] {
+        if let Some(v) = value {
+            check_url(field, v)?;
+        }
+    }
+    if let Some(a) = &u.token_audience {
+        check_text("token_audience", a, 2048)?;
+    }
+    if u.jwks_url.is_some() && u.jwks.is_some() {
+        return Err(invalid("Give at most one of `jwks_url` and `jwks`."));
+    }
+    if let Some(k) = &u.jwks {
+        check_jwks(k)?;
+    }
+    let keys_change = u.jwks_url.is_some() || u.jwks.is_some();
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE lti_registrations SET
+            title = coalesce($2, title),
+            deployment_ids = coalesce($3, deployment_ids),
+            auth_endpoint = coalesce($4, auth_endpoint),
+            token_endpoint = coalesce($5, token_endpoint),
+            token_audience = coalesce($6, token_audience),
+            jwks_url = CASE WHEN $7 THEN $8 ELSE jwks_url END,
+            jwks = CASE WHEN $7 THEN $9 ELSE jwks END,
+            jwks_cache = CASE WHEN $7 THEN NULL ELSE jwks_cache END,
+            jwks_fetched_at = CASE WHEN $7 THEN NULL ELSE jwks_fetched_at END,
+            updated_at = now()
+          WHERE id = $1 RETURNING {COLUMNS}"
+    )))
+    .bind(id)
+    .bind(u.title.as_deref().map(str::trim))
+    .bind(&u.deployment_ids)
+    .bind(&u.auth_endpoint)
+    .bind(&u.token_endpoint)
+    .bind(&u.token_audience)
+    .bind(keys_change)
+    .bind(&u.jwks_url)
+    .bind(&u.jwks)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub async fn by_id(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<RegistrationRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM lti_registrations WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<RegistrationRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM lti_registrations ORDER BY created_at, id"
+    )))
+    .fetch_all(db)
+    .await
+}
+
+/// The registrations of an issuer, narrowed to a client id when one is given.
+pub async fn for_issuer(
+    db: impl PgExecutor<'_>,
+    issuer: &str,
+    client_id: Option<&str>,
+) -> Result<Vec<RegistrationRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM lti_registrations
+          WHERE issuer = $1 AND ($2::text IS NULL OR client_id = $2) ORDER BY created_at LIMIT 2"
+    )))
+    .bind(issuer)
+    .bind(client_id)
+    .fetch_all(db)
+    .await
+}
+
+pub async fn delete(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM lti_registrations WHERE id = $1")
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The decoding key of an RSA signing JWK, if it is one.
+pub fn rsa_key(jwk: &Value) -> Option<DecodingKey> {
+    if jwk.get("kty").and_then(Value::as_str) != Some("RSA") {
+        return None;
+    }
+    if jwk
+        .get("alg")
+        .and_then(Value::as_str)
+        .is_some_and(|a| a != "RS256")
+    {
+        return None;
+    }
+    if jwk
+        .get("use")
+        .and_then(Value::as_str)
+        .is_some_and(|u| u != "sig")
+    {
+        return None;
+    }
+    let n = jwk.get("n")?.as_str()?;
+    let e = jwk.get("e")?.as_str()?;
+    DecodingKey::from_rsa_components(n, e).ok()
+}
+
+fn find_key(set: Option<&Value>, kid: &str) -> Option<DecodingKey> {
+    set?.get("keys")?
+        .as_array()?
+        .iter()
+        .find(|k| k.get("kid").and_then(Value::as_str) == Some(kid))
+        .and_then(rsa_key)
+}
+
+/// Why the platform's key for a kid could not be had.
+#[derive(Debug)]
+pub enum KeyError {
+    /// No key with this kid, even after refetching the key set.
+    Unknown,
+    /// The key set could not be fetched.
+    Unreachable(String),
+}
+
+/// Fetching the key set again on an unknown kid is limited to once in this many seconds,
+/// so a stream of made-up kids cannot make quizd hammer the platform.
+pub const JWKS_REFETCH_SECS: i64 = 2;
+
+/// Fetches the key set at the registration's `jwks_url` and caches it.
+pub async fn refresh_jwks(pool: &PgPool, reg: &RegistrationRow) -> Result<Value, KeyError> {
+    let url = reg.jwks_url.as_deref().ok_or(KeyError::Unknown)?;
+    let fetched = async {
+        let res = super::http()
+            .get(url)
+            .header("accept", "application/json")
+            .send()
+            .await?
+            .error_for_status()?;
+        let body = super::read_body(res).await?;
+        let set: Value = serde_json::from_slice(&body)?;
+        anyhow::ensure!(
+            set.get("keys").is_some_and(Value::is_array),
+            "not a JSON Web Key Set"
+        );
+        anyhow::Ok(set)
+    }
+    .await
+    .map_err(|e| KeyError::Unreachable(format!("{e:#}")))?;
+    sqlx::query(
+        "UPDATE lti_registrations SET jwks_cache = $2, jwks_fetched_at = now() WHERE id = $1",
+    )
+    .bind(reg.id)
+    .bind(&fetched)
+    .execute(pool)
+    .await
+    .map_err(|e| KeyError::Unreachable(e.to_string()))?;
+    Ok(fetched)
+}
+
+/// Cached keys older than this are fetched again before use, so a key the platform has
+/// withdrawn stops being trusted within this time.
+pub const JWKS_MAX_AGE_SECS: i64 = 3600;
+
+/// The platform's public key with this kid: from the inline set, or from the cached set at
+/// `jwks_url`, fetched again when it is older than [`JWKS_MAX_AGE_SECS`] (if the platform is
+/// unreachable then, the cached keys serve) or when the kid is unknown (at most every
+/// [`JWKS_REFETCH_SECS`]).
+pub async fn platform_key(
+    pool: &PgPool,
+    reg: &RegistrationRow,
+    kid: &str,
+    now: DateTime<Utc>,
+) -> Result<DecodingKey, KeyError> {
+    if reg.jwks_url.is_none() {
+        return find_key(reg.jwks.as_ref(), kid).ok_or(KeyError::Unknown);
+    }
+    let age = reg.jwks_fetched_at.map(|t| (now - t).num_seconds());
+    let mut cached = reg.jwks_cache.clone();
+    let stale = age.is_some_and(|a| a >= JWKS_MAX_AGE_SECS);
+    if stale {
+        match refresh_jwks(pool, reg).await {
+            Ok(set) => return find_key(Some(&set), kid).ok_or(KeyError::Unknown),
+            Err(KeyError::Unreachable(cause)) => {
+                tracing::warn!(registration = %reg.id, error = %cause, "refreshing the platform's keys failed; using the cached ones");
+            }
+            Err(KeyError::Unknown) => cached = None,
+        }
+    }
+    if let Some(key) = find_key(cached.as_ref(), kid) {
+        return Ok(key);
+    }
+    // Tried just now, or recently enough: the kid is unknown.
+    if stale || age.is_some_and(|a| a < JWKS_REFETCH_SECS) {
+        return Err(KeyError::Unknown);
+    }
+    let set = refresh_jwks(pool, reg).await?;
+    find_key(Some(&set), kid).ok_or(KeyError::Unknown)
+}

@@ -1,0 +1,365 @@
+//! The admin side of LTI: registrations, quizd's keys and their JWKS, grade deliveries.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::ags::{self, DeliveryList, Retry};
+use super::keys::{self, PublicKeyInfo};
+use super::registrations::{
+    self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
+};
+use crate::app::AppState;
+use crate::auth::{CurrentUser, Role};
+use crate::error::{ApiError, Problem};
+
+fn registration_not_found() -> ApiError {
+    ApiError::not_found(
+        "registration_not_found",
+        "There is no such LTI registration.",
+    )
+}
+
+/// quizd's public keys (a JSON Web Key Set): platforms verify quizd's Deep Linking responses
+/// and client assertions with them. Includes recently retired keys.
+#[utoipa::path(get, path = "/.well-known/jwks.json", tag = "lti",
+    responses(
+        (status = 200, description = "The key set", body = Object),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let set = keys::jwks(&state.pool).await.map_err(ApiError::internal)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=300"))
+        .json(set))
+}
+
+/// The same key set under the API's prefix.
+#[utoipa::path(get, path = "/v1/lti/jwks", tag = "lti",
+    responses(
+        (status = 200, description = "The key set", body = Object),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn jwks_v1(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    jwks(state).await
+}
+
+/// Registers a platform (an LMS): its issuer, client id, deployments, endpoints and keys. The
+/// answer says which URLs to enter in the platform. Admins.
+#[utoipa::path(post, path = "/v1/lti/registrations", tag = "lti", security(("bearer" = [])),
+    request_body = RegistrationCreate,
+    responses(
+        (status = 201, description = "Registered", body = Registration),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "This issuer and client id are registered already", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An invalid field", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn create_registration(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    body: crate::extract::JsonObject<RegistrationCreate>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    registrations::check_create(&body)?;
+    let row =
+        registrations::insert(&state.pool, &body)
+            .await
+            .map_err(|e| match ApiError::from(e) {
+                e if e.status == StatusCode::CONFLICT => ApiError::conflict(
+                    "registration_exists",
+                    "A platform with this issuer and client id is registered already.",
+                ),
+                e => e,
+            })?;
+    Ok(HttpResponse::Created().json(row.view(&super::public_base(&req))))
+}
+
+/// The registered platforms. Admins.
+#[utoipa::path(get, path = "/v1/lti/registrations", tag = "lti", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The registrations", body = RegistrationList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_registrations(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let base = super::public_base(&req);
+    let items = registrations::list(&state.pool)
+        .await?
+        .into_iter()
+        .map(|r| r.view(&base))
+        .collect();
+    Ok(HttpResponse::Ok().json(RegistrationList { items }))
+}
+
+/// One registered platform. Admins.
+#[utoipa::path(get, path = "/v1/lti/registrations/{id}", tag = "lti", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The registration's id")),
+    responses(
+        (status = 200, description = "The registration", body = Registration),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_registration(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let row = registrations::by_id(&state.pool, *id)
+        .await?
+        .ok_or_else(registration_not_found)?;
+    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&req))))
+}
+
+/// Changes a registration: deployments, endpoints, keys (a key change drops the cached keys).
+/// Admins.
+#[utoipa::path(patch, path = "/v1/lti/registrations/{id}", tag = "lti", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The registration's id")),
+    request_body = RegistrationUpdate,
+    responses(
+        (status = 200, description = "Changed", body = Registration),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "An invalid field", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn update_registration(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: crate::extract::JsonObject<RegistrationUpdate>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let row = registrations::update(&state.pool, *id, &body)
+        .await?
+        .ok_or_else(registration_not_found)?;
+    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&req))))
+}
+
+/// Removes a registration: its platform can no longer launch quizd. Courses and assignments
+/// made by its launches stay. Admins.
+#[utoipa::path(delete, path = "/v1/lti/registrations/{id}", tag = "lti", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The registration's id")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_registration(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    if registrations::delete(&state.pool, *id).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(registration_not_found())
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyList {
+    /// The published keys, newest first; the one without `retired_at` signs.
+    pub items: Vec<PublicKeyInfo>,
+}
+
+/// quizd's published signing keys. Admins.
+#[utoipa::path(get, path = "/v1/lti/keys", tag = "lti", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The keys", body = KeyList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_keys(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    keys::active(&state.pool)
+        .await
+        .map_err(ApiError::internal)?;
+    let items = keys::published(&state.pool)
+        .await?
+        .into_iter()
+        .map(|k| PublicKeyInfo {
+            kid: k.kid,
+            created_at: k.created_at,
+            retired_at: k.retired_at,
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(KeyList { items }))
+}
+
+/// Rotates quizd's signing key: a new key signs from now on; the previous one stays published
+/// for seven days. Admins.
+#[utoipa::path(post, path = "/v1/lti/keys/rotate", tag = "lti", security(("bearer" = [])),
+    responses(
+        (status = 201, description = "The new key", body = PublicKeyInfo),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn rotate_key(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let kid = keys::rotate(&state.pool)
+        .await
+        .map_err(ApiError::internal)?;
+    let key = keys::active(&state.pool)
+        .await
+        .map_err(ApiError::internal)?;
+    debug_assert_eq!(key.kid, kid);
+    Ok(HttpResponse::Created().json(PublicKeyInfo {
+        kid: key.kid,
+        created_at: key.created_at,
+        retired_at: None,
+    }))
+}
+
+/// Which grade deliveries to list.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryFilter {
+    /// Tried and failed: waiting for their next try, or parked.
+    Failed,
+    /// Not delivered yet.
+    Pending,
+    Delivered,
+}
+
+impl DeliveryFilter {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Failed => "failed",
+            Self::Pending => "pending",
+            Self::Delivered => "delivered",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryQuery {
+    /// `failed` (failed or parked), `pending`, `delivered`; all when absent.
+    pub status: Option<DeliveryFilter>,
+    /// Only this platform's.
+    pub registration: Option<Uuid>,
+    /// At most this many (default 100, at most 1000).
+    pub limit: Option<i64>,
+}
+
+/// Grade deliveries to LMSs (grade passback), newest first, with the last error of each.
+/// Admins.
+#[utoipa::path(get, path = "/v1/lti/deliveries", tag = "lti", security(("bearer" = [])),
+    params(DeliveryQuery),
+    responses(
+        (status = 200, description = "The deliveries", body = DeliveryList),
+        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_deliveries(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    query: web::Query<DeliveryQuery>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    let limit = query.limit.unwrap_or(100).clamp(1, 1000);
+    let status = query.status.map(DeliveryFilter::as_str);
+    let items = ags::deliveries(&state.pool, status, query.registration, limit).await?;
+    Ok(HttpResponse::Ok().json(DeliveryList { items }))
+}
+
+/// Tries an undelivered grade again now (its count of tries starts afresh). Admins.
+#[utoipa::path(post, path = "/v1/lti/deliveries/{id}/retry", tag = "lti", security(("bearer" = [])),
+    params(("id" = i64, Path, description = "The delivery's (outbox event's) id")),
+    responses(
+        (status = 202, description = "Scheduled now", body = ags::Delivery),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such delivery", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Delivered already", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn retry_delivery(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<i64>,
+) -> Result<HttpResponse, ApiError> {
+    user.require(&[Role::Admin])?;
+    match ags::retry(&state.pool, *id).await? {
+        Retry::Scheduled(d) => Ok(HttpResponse::Accepted().json(d)),
+        Retry::AlreadyDelivered => Err(ApiError::conflict(
+            "delivery_done",
+            "This grade has been delivered already.",
+        )),
+        Retry::NotFound => Err(ApiError::not_found(
+            "delivery_not_found",
+            "There is no such grade delivery.",
+        )),
+    }
+}
+
+/// The LTI endpoints (resources, so that a wrong method is a 405).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use web::{delete, get, patch, post, resource};
+    cfg.service(resource("/.well-known/jwks.json").route(get().to(jwks)))
+        .service(resource("/v1/lti/jwks").route(get().to(jwks_v1)))
+        .service(
+            resource("/v1/lti/login")
+                .route(get().to(super::launch::login_get))
+                .route(post().to(super::launch::login_post)),
+        )
+        .service(resource("/v1/lti/launch").route(post().to(super::launch::launch)))
+        .service(resource("/v1/lti/exchange").route(post().to(super::launch::exchange)))
+        .service(resource("/v1/lti/deep-link").route(post().to(super::deep_linking::respond)))
+        .service(
+            resource("/v1/lti/registrations")
+                .route(get().to(list_registrations))
+                .route(post().to(create_registration)),
+        )
+        .service(
+            resource("/v1/lti/registrations/{id}")
+                .route(get().to(get_registration))
+                .route(patch().to(update_registration))
+                .route(delete().to(delete_registration)),
+        )
+        .service(resource("/v1/lti/keys").route(get().to(list_keys)))
+        .service(resource("/v1/lti/keys/rotate").route(post().to(rotate_key)))
+        .service(resource("/v1/lti/deliveries").route(get().to(list_deliveries)))
+        .service(resource("/v1/lti/deliveries/{id}/retry").route(post().to(retry_delivery)))
+        .service(resource("/v1/lti/courses/{id}/roster").route(get().to(super::nrps::roster)));
+}

@@ -1,0 +1,126 @@
+//! Access to a platform's services (AGS, NRPS): the OAuth 2 client-credentials grant with a
+//! JWT client assertion signed by quizd (1EdTech Security Framework §4.1), and a cache of the
+//! access tokens until shortly before they expire.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::json;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::registrations::RegistrationRow;
+
+pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// A token is used until this long before it expires.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+
+struct Cached {
+    token: String,
+    until: Instant,
+}
+
+fn cache() -> &'static Mutex<HashMap<(Uuid, String), Cached>> {
+    static CACHE: std::sync::OnceLock<Mutex<HashMap<(Uuid, String), Cached>>> =
+        std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    token_type: Option<String>,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+/// The client assertion: quizd (its client id) asserts itself to the token endpoint.
+pub async fn client_assertion(pool: &PgPool, reg: &RegistrationRow) -> anyhow::Result<String> {
+    let now = jsonwebtoken::get_current_timestamp();
+    super::keys::sign(
+        pool,
+        &json!({
+            "iss": reg.client_id,
+            "sub": reg.client_id,
+            "aud": reg.assertion_audience(),
+            "iat": now,
+            "exp": now + 300,
+            "jti": Uuid::new_v4().to_string(),
+        }),
+    )
+    .await
+}
+
+/// An access token for these scopes (space-separated), from the cache or the token endpoint.
+pub async fn access_token(
+    pool: &PgPool,
+    reg: &RegistrationRow,
+    scopes: &str,
+) -> anyhow::Result<String> {
+    let key = (reg.id, scopes.to_string());
+    if let Some(c) = cache().lock().expect("token cache").get(&key)
+        && c.until > Instant::now()
+    {
+        return Ok(c.token.clone());
+    }
+    let assertion = client_assertion(pool, reg).await?;
+    let res = super::http()
+        .post(&reg.token_endpoint)
+        .header("accept", "application/json")
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_assertion_type", CLIENT_ASSERTION_TYPE),
+            ("client_assertion", assertion.as_str()),
+            ("scope", scopes),
+        ])
+        .send()
+        .await?;
+    let status = res.status();
+    let body = super::read_body(res).await?;
+    if !status.is_success() {
+        anyhow::bail!(
+            "the token endpoint answered {status}: {}",
+            excerpt(&String::from_utf8_lossy(&body))
+        );
+    }
+    let token: TokenResponse = serde_json::from_slice(&body)
+        .map_err(|e| anyhow::anyhow!("the token endpoint's answer is not a token: {e}"))?;
+    if token
+        .token_type
+        .as_deref()
+        .is_some_and(|t| !t.eq_ignore_ascii_case("bearer"))
+    {
+        anyhow::bail!("the token endpoint issued a token that is not a bearer token");
+    }
+    let lifetime = Duration::from_secs(token.expires_in.unwrap_or(3600));
+    cache().lock().expect("token cache").insert(
+        key,
+        Cached {
+            token: token.access_token.clone(),
+            until: Instant::now() + lifetime.saturating_sub(EXPIRY_MARGIN),
+        },
+    );
+    Ok(token.access_token)
+}
+
+/// Forgets a token the platform refused, so the next call asks for a new one.
+pub fn forget_token(reg: Uuid, scopes: &str) {
+    cache()
+        .lock()
+        .expect("token cache")
+        .remove(&(reg, scopes.to_string()));
+}
+
+/// The start of a platform's answer, for error messages.
+pub fn excerpt(text: &str) -> String {
+    let t: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
+    if text.chars().count() > 300 {
+        format!("{t}…")
+    } else {
+        t
+    }
+}

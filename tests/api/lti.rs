@@ -1,0 +1,1334 @@
+//! LTI 1.3 against an independent platform: `tests/lti/lti_platform.py`, built on the PyPI
+//! package `lti1p3platform`, plays the LMS on loopback (its keys, OIDC authorization endpoint,
+//! token endpoint, AGS line items and scores, NRPS, Deep Linking return). The test plays the
+//! browser: it follows the redirects and posts the forms, carrying quizd's cookie.
+//!
+//! The platform runs in `target/lti-venv`, which the first LTI test makes (pip, from the
+//! pinned `tests/lti/requirements.txt`) when it is missing, so `cargo test` needs no setup.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    Person, TestApp, assert_problem, expect_status, get_as, post_as, repo, token_for,
+};
+
+/// The platform's Python, its virtual environment made once per test run if missing.
+fn platform_python() -> std::path::PathBuf {
+    static READY: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
+        std::sync::OnceLock::new();
+    READY
+        .get_or_init(|| {
+            let venv = repo().join("target/lti-venv");
+            let python = venv.join("bin/python");
+            let requirements = repo().join("tests/lti/requirements.txt");
+            let run = |cmd: &mut Command| -> Result<(), String> {
+                let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+                if out.status.success() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{cmd:?} failed:\n{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    ))
+                }
+            };
+            if !python.exists() {
+                run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+            }
+            // Quick when everything is installed already.
+            run(Command::new(venv.join("bin/pip"))
+                .args(["install", "-q", "--disable-pip-version-check", "-r"])
+                .arg(&requirements))?;
+            Ok(python)
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("cannot prepare the LTI platform's Python environment: {e}"))
+}
+
+const LEARNER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner";
+const INSTRUCTOR: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
+
+/// The platform harness, stopped when dropped (its stdin closes; it is also killed).
+struct Platform {
+    child: Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Platform {
+    fn spawn(tool: &str) -> Platform {
+        let python = platform_python();
+        let mut child = Command::new(&python)
+            .arg(repo().join("tests/lti/lti_platform.py"))
+            .arg("--tool")
+            .arg(tool)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("READY ")
+            .unwrap_or_else(|| panic!("the platform did not start (said {line:?})"));
+        Platform {
+            base: format!("http://127.0.0.1:{port}"),
+            child,
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn scenario(&self, scenario: &Value) -> String {
+        let res = self
+            .client
+            .post(self.url("/scenarios"))
+            .json(scenario)
+            .send()
+            .await
+            .unwrap();
+        expect_status(res, 201).await["hint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    async fn recorded(&self) -> Value {
+        let res = self.client.get(self.url("/recorded")).send().await.unwrap();
+        expect_status(res, 200).await
+    }
+
+    async fn control(&self, ask: Value) {
+        let res = self
+            .client
+            .post(self.url("/control"))
+            .json(&ask)
+            .send()
+            .await
+            .unwrap();
+        expect_status(res, 200).await;
+    }
+
+    /// Waits until the platform has received `n` scores; returns them.
+    async fn scores(&self, n: usize) -> Vec<Value> {
+        for _ in 0..150 {
+            let rec = self.recorded().await;
+            let scores = rec["scores"].as_array().unwrap().clone();
+            if scores.len() >= n {
+                return scores;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let rec = self.recorded().await;
+        panic!("the platform did not receive {n} scores: {rec:#}");
+    }
+}
+
+impl Drop for Platform {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.child.stdin.take() {
+            let _ = stdin.flush();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// quizd, the platform registered with it, an admin, and the grade-passback worker.
+struct Lti {
+    app: TestApp,
+    platform: Platform,
+    admin: Person,
+    registration: Value,
+    worker: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Lti {
+    fn drop(&mut self) {
+        self.worker.abort();
+    }
+}
+
+async fn setup() -> Lti {
+    let app = TestApp::spawn().await;
+    let platform = Platform::spawn(&app.base);
+    let admin = token_for(&app, "admin@lti.example", "admin").await;
+    let rec = platform.recorded().await;
+    let issuer = rec["issuer"].as_str().unwrap();
+    let res = post_as(
+        &app,
+        &admin.access,
+        "/v1/lti/registrations",
+        &json!({
+            "title": "Test LMS",
+            "issuer": issuer,
+            "client_id": rec["client_id"],
+            "deployment_ids": [rec["deployment_id"]],
+            "auth_endpoint": format!("{issuer}/auth"),
+            "token_endpoint": format!("{issuer}/token"),
+            "jwks_url": format!("{issuer}/.well-known/jwks.json"),
+        }),
+    )
+    .await;
+    let registration = expect_status(res, 201).await;
+    let worker =
+        quizd::lti::ags::spawn_delivery_worker(app.pool.clone(), Duration::from_millis(100));
+    Lti {
+        app,
+        platform,
+        admin,
+        registration,
+        worker,
+    }
+}
+
+fn learner(sub: &str) -> Value {
+    json!({
+        "user": {"sub": sub, "name": format!("Learner {sub}")},
+        "roles": [LEARNER],
+        "context": {"id": "ctx-1", "title": "Parallel Programming", "label": "CS-451"},
+        "resource_link": {"id": "rl-1", "title": "Week 1 quiz"},
+        "custom": {"quiz": "data-parallelism"},
+    })
+}
+
+fn instructor(sub: &str) -> Value {
+    let mut s = learner(sub);
+    s["roles"] = json!([INSTRUCTOR]);
+    s["user"]["name"] = json!(format!("Teacher {sub}"));
+    s
+}
+
+/// What a browser sees of one launch.
+struct Flow {
+    /// The last response: quizd's answer to the launch post, or the step that refused.
+    response: reqwest::Response,
+    /// The id_token and state the platform posted, with the cookie quizd set.
+    form: Option<(String, String, String)>,
+}
+
+fn attr<'a>(html: &'a str, name: &str) -> &'a str {
+    let at = html
+        .find(&format!("name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no {name} in {html}"));
+    let rest = &html[at..];
+    let start = rest.find("value=\"").unwrap() + 7;
+    let end = rest[start..].find('"').unwrap();
+    &rest[start..start + end]
+}
+
+fn form_action(html: &str) -> String {
+    let start = html.find("action=\"").unwrap() + 8;
+    let end = html[start..].find('"').unwrap();
+    html[start..start + end].replace("&amp;", "&")
+}
+
+fn location(res: &reqwest::Response) -> String {
+    res.headers()
+        .get("location")
+        .unwrap_or_else(|| panic!("no Location in {} from {}", res.status(), res.url()))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn cookie(res: &reqwest::Response) -> Option<String> {
+    res.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("quizd_lti_browser="))
+        .map(|v| v.split(';').next().unwrap().to_string())
+}
+
+/// Login initiation at the platform → quizd's login → the platform's auth endpoint → the
+/// launch post to quizd, as a browser does it. Stops at the first answer that is not a step.
+async fn run_launch(lti: &Lti, scenario: &Value) -> Flow {
+    let p = &lti.platform;
+    let hint = p.scenario(scenario).await;
+    let res = p
+        .client
+        .get(p.url(&format!("/initiate?hint={hint}")))
+        .send()
+        .await
+        .unwrap();
+    // The platform starts the login with a redirect (GET) or a self-posting form (POST).
+    let res = if res.status() == 302 {
+        p.client.get(location(&res)).send().await.unwrap()
+    } else {
+        let page = expect_html(res, 200).await;
+        let action = form_action(&page);
+        let mut fields = Vec::new();
+        let mut rest = page.as_str();
+        while let Some(at) = rest.find("name=\"") {
+            let name = &rest[at + 6..];
+            let name = &name[..name.find('"').unwrap()];
+            fields.push((name.to_string(), attr(rest, name).replace("&amp;", "&")));
+            rest = &rest[at + 6..];
+        }
+        p.client.post(action).form(&fields).send().await.unwrap()
+    };
+    if res.status() != 302 {
+        return Flow {
+            response: res,
+            form: None,
+        };
+    }
+    let cookie = cookie(&res).expect("quizd's login sets the state cookie");
+    let auth = location(&res);
+    assert!(auth.starts_with(&p.url("/auth?")), "{auth}");
+    let page = expect_html(p.client.get(auth).send().await.unwrap(), 200).await;
+    let (action, id_token, state) = (
+        form_action(&page),
+        attr(&page, "id_token").to_string(),
+        attr(&page, "state").to_string(),
+    );
+    assert_eq!(action, lti.app.url("/v1/lti/launch"));
+    let response = post_launch(lti, &id_token, &state, Some(&cookie)).await;
+    Flow {
+        response,
+        form: Some((id_token, state, cookie)),
+    }
+}
+
+async fn expect_html(res: reqwest::Response, status: u16) -> String {
+    let actual = res.status().as_u16();
+    let url = res.url().to_string();
+    let text = res.text().await.unwrap();
+    assert_eq!(actual, status, "{url}: {text}");
+    text
+}
+
+async fn post_launch(
+    lti: &Lti,
+    id_token: &str,
+    state: &str,
+    cookie: Option<&str>,
+) -> reqwest::Response {
+    let mut req = lti
+        .platform
+        .client
+        .post(lti.app.url("/v1/lti/launch"))
+        .form(&[("id_token", id_token), ("state", state)]);
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+/// The one-time code of a successful launch.
+fn launch_code(res: &reqwest::Response) -> String {
+    assert_eq!(res.status(), 303, "the launch is accepted");
+    let to = location(res);
+    to.strip_prefix("/#/lti/")
+        .unwrap_or_else(|| panic!("the launch leads to {to}"))
+        .to_string()
+}
+
+async fn exchange(lti: &Lti, code: &str) -> reqwest::Response {
+    lti.app
+        .client
+        .post(lti.app.url("/v1/lti/exchange"))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Launches successfully and signs in: the session (tokens and destination).
+async fn launch_session(lti: &Lti, scenario: &Value) -> Value {
+    let flow = run_launch(lti, scenario).await;
+    let code = launch_code(&flow.response);
+    expect_status(exchange(lti, &code).await, 200).await
+}
+
+/// Starts an attempt, answers every question with its first option, finishes: the result.
+async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value {
+    let app = &lti.app;
+    let path = format!("/v1/assignments/{assignment}/attempts");
+    let attempt = expect_status(post_as(app, token, &path, &json!({})).await, 201).await;
+    let id = attempt["id"].as_str().unwrap();
+    for q in attempt["questions"].as_array().unwrap() {
+        let answer = match q["kind"].as_str().unwrap() {
+            "numeric" => json!({"number": 4}),
+            "short_text" => json!({"text": "gather"}),
+            _ => json!({"selected": [q["options"][0]["id"]]}),
+        };
+        let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
+        let res = crate::support::put_as(app, token, &path, &answer).await;
+        expect_status(res, 200).await;
+    }
+    let path = format!("/v1/attempts/{id}/finish");
+    expect_status(post_as(app, token, &path, &json!({})).await, 200).await
+}
+
+#[tokio::test]
+async fn a_learner_launched_from_the_lms_takes_the_quiz_and_the_lms_receives_the_grade() {
+    let lti = setup().await;
+    let reg = &lti.registration;
+    assert_eq!(reg["tool"]["launch_url"], lti.app.url("/v1/lti/launch"));
+    assert_eq!(reg["tool"]["login_url"], lti.app.url("/v1/lti/login"));
+
+    let flow = run_launch(&lti, &learner("learner-1")).await;
+    // The authentication request quizd sent, as the platform received it.
+    let rec = lti.platform.recorded().await;
+    let auth = &rec["auth_requests"][0];
+    for (k, v) in [
+        ("scope", "openid"),
+        ("response_type", "id_token"),
+        ("response_mode", "form_post"),
+        ("prompt", "none"),
+        ("login_hint", "learner-1"),
+    ] {
+        assert_eq!(auth[k], v, "{k}");
+    }
+    assert_eq!(auth["state"].as_str().unwrap().len(), 64);
+    assert_eq!(auth["nonce"].as_str().unwrap().len(), 64);
+    assert!(auth["lti_message_hint"].as_str().unwrap().starts_with("s-"));
+
+    let code = launch_code(&flow.response);
+    let session = expect_status(exchange(&lti, &code).await, 200).await;
+    // The code is single use.
+    assert_problem(exchange(&lti, &code).await, 401, "lti_code_invalid").await;
+    assert_eq!(session["destination"]["kind"], "attempt");
+    let assignment = session["destination"]["assignment_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        session["destination"]["path"],
+        format!("/v1/assignments/{assignment}/attempts")
+    );
+    let token = session["access_token"].as_str().unwrap().to_string();
+
+    // The person, the course and the enrollment exist as the LMS says.
+    let me = expect_status(get_as(&lti.app, &token, "/v1/me").await, 200).await;
+    assert_eq!(me["display_name"], "Learner learner-1");
+    assert_eq!(me["role"], "learner");
+    assert!(me["email"].is_null());
+    let course = session["destination"]["course_id"].as_str().unwrap();
+    let c = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/courses/{course}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(c["title"], "Parallel Programming");
+    assert_eq!(c["code"], "CS-451");
+    assert_eq!(c["my_role"], "learner");
+    let a = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/assignments/{assignment}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(a["quiz"], "data-parallelism");
+    assert_eq!(a["title"], "Week 1 quiz");
+
+    // Taking the quiz through the API; finishing does not wait for the LMS.
+    let finished = take_quiz(&lti, &token, &assignment).await;
+    let score = finished["result"]["score"].as_f64().unwrap();
+    let max = finished["result"]["max_score"].as_f64().unwrap();
+    let scores = lti.platform.scores(1).await;
+    let s = &scores[0];
+    assert_eq!(s["userId"], "learner-1");
+    assert_eq!(s["scoreGiven"].as_f64().unwrap(), score);
+    assert_eq!(s["scoreMaximum"].as_f64().unwrap(), max);
+    assert_eq!(s["activityProgress"], "Completed");
+    assert_eq!(s["gradingProgress"], "FullyGraded");
+    assert!(s["timestamp"].as_str().unwrap().ends_with('Z'));
+
+    // The delivery is on record as delivered.
+    let res = get_as(
+        &lti.app,
+        &lti.admin.access,
+        "/v1/lti/deliveries?status=delivered",
+    )
+    .await;
+    let deliveries = expect_status(res, 200).await;
+    assert_eq!(deliveries["items"][0]["status"], "delivered");
+    assert!(deliveries["items"][0]["last_error"].is_null());
+
+    // A second launch finds the same person, course and assignment; a second attempt's grade
+    // (highest) goes out with the token cached from the first delivery.
+    let again = launch_session(&lti, &learner("learner-1")).await;
+    assert_eq!(again["user_id"], session["user_id"]);
+    assert_eq!(
+        again["destination"]["assignment_id"].as_str().unwrap(),
+        assignment
+    );
+    take_quiz(&lti, again["access_token"].as_str().unwrap(), &assignment).await;
+    lti.platform.scores(2).await;
+    let rec = lti.platform.recorded().await;
+    assert_eq!(rec["tokens_issued"].as_array().unwrap().len(), 1, "{rec:#}");
+    assert!(rec["errors"].as_array().unwrap().is_empty(), "{rec:#}");
+}
+
+#[tokio::test]
+async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
+    let lti = setup().await;
+    let session = launch_session(&lti, &instructor("teacher-1")).await;
+    assert_eq!(session["destination"]["kind"], "analytics");
+    let token = session["access_token"].as_str().unwrap();
+    let me = expect_status(get_as(&lti.app, token, "/v1/me").await, 200).await;
+    assert_eq!(me["role"], "instructor");
+    let path = session["destination"]["path"].as_str().unwrap();
+    assert!(path.ends_with("/analytics"));
+    expect_status(get_as(&lti.app, token, path).await, 200).await;
+    let course = session["destination"]["course_id"].as_str().unwrap();
+    let roster = expect_status(
+        get_as(
+            &lti.app,
+            token,
+            &format!("/v1/courses/{course}/enrollments"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(roster["items"][0]["role"], "instructor");
+    // An LMS administrator gets nothing more than their course role: never quizd's admin.
+    let mut admin = instructor("lms-admin");
+    admin["roles"] = json!([
+        "http://purl.imsglobal.org/vocab/lis/v2/system/person#Administrator",
+        LEARNER
+    ]);
+    let s = launch_session(&lti, &admin).await;
+    let me = expect_status(
+        get_as(&lti.app, s["access_token"].as_str().unwrap(), "/v1/me").await,
+        200,
+    )
+    .await;
+    assert_eq!(me["role"], "learner");
+}
+
+#[tokio::test]
+async fn a_login_may_be_posted_and_a_quiz_named_in_the_target_link() {
+    let lti = setup().await;
+    let mut s = learner("learner-post");
+    s["login_method"] = json!("post");
+    s.as_object_mut().unwrap().remove("custom");
+    s["resource_link"] = json!({"id": "rl-target"});
+    s["target_link_uri"] = json!(lti.app.url("/v1/lti/launch?quiz=kinds-sampler"));
+    let session = launch_session(&lti, &s).await;
+    let token = session["access_token"].as_str().unwrap();
+    let a = session["destination"]["assignment_id"].as_str().unwrap();
+    let a = expect_status(
+        get_as(&lti.app, token, &format!("/v1/assignments/{a}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(a["quiz"], "kinds-sampler");
+}
+
+/// Every launch here must be refused, with a problem and a code that says why.
+#[tokio::test]
+async fn tampered_launches_are_refused_with_a_clear_error() {
+    let lti = setup().await;
+    let launch_url = lti.app.url("/v1/lti/launch");
+    let remove = |claim: &str| json!({"tamper": {"remove": [claim]}});
+    let set = |claim: &str, v: Value| json!({"tamper": {"set": {claim: v}}});
+    let dep = "https://purl.imsglobal.org/spec/lti/claim/deployment_id";
+    let mt = "https://purl.imsglobal.org/spec/lti/claim/message_type";
+    let ver = "https://purl.imsglobal.org/spec/lti/claim/version";
+    let roles = "https://purl.imsglobal.org/spec/lti/claim/roles";
+    let target = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri";
+    let link = "https://purl.imsglobal.org/spec/lti/claim/resource_link";
+    let context = "https://purl.imsglobal.org/spec/lti/claim/context";
+    let cases: Vec<(&str, Value, u16, &str)> = vec![
+        ("no iss", remove("iss"), 400, "lti_claim_missing"),
+        ("no aud", remove("aud"), 400, "lti_claim_missing"),
+        ("no exp", remove("exp"), 400, "lti_claim_missing"),
+        ("no iat", remove("iat"), 400, "lti_claim_missing"),
+        ("no nonce", remove("nonce"), 400, "lti_claim_missing"),
+        ("no sub", remove("sub"), 400, "lti_claim_missing"),
+        ("no deployment_id", remove(dep), 400, "lti_claim_missing"),
+        ("no message_type", remove(mt), 400, "lti_claim_missing"),
+        ("no version", remove(ver), 400, "lti_claim_missing"),
+        ("no roles", remove(roles), 400, "lti_claim_missing"),
+        (
+            "no target_link_uri",
+            remove(target),
+            400,
+            "lti_claim_missing",
+        ),
+        ("no resource_link", remove(link), 400, "lti_claim_missing"),
+        ("no context", remove(context), 400, "lti_claim_missing"),
+        (
+            "wrong iss",
+            set("iss", json!("https://evil.example")),
+            401,
+            "lti_wrong_issuer",
+        ),
+        (
+            "wrong aud",
+            set("aud", json!("another-tool")),
+            401,
+            "lti_wrong_audience",
+        ),
+        (
+            "wrong azp",
+            set("azp", json!("another-tool")),
+            401,
+            "lti_wrong_audience",
+        ),
+        (
+            "wrong deployment",
+            set(dep, json!("deployment-9")),
+            401,
+            "lti_unknown_deployment",
+        ),
+        (
+            "wrong message type",
+            set(mt, json!("LtiSubmissionReviewRequest")),
+            400,
+            "lti_wrong_message_type",
+        ),
+        (
+            "wrong version",
+            set(ver, json!("1.1.0")),
+            400,
+            "lti_wrong_version",
+        ),
+        (
+            "roles not a list",
+            set(roles, json!(LEARNER)),
+            400,
+            "lti_claim_invalid",
+        ),
+        (
+            "resource link without id",
+            set(link, json!({"title": "x"})),
+            400,
+            "lti_claim_missing",
+        ),
+        (
+            "another target link",
+            set(target, json!("https://elsewhere.example/launch")),
+            400,
+            "lti_target_link_mismatch",
+        ),
+        (
+            "another nonce",
+            set("nonce", json!("a-nonce-quizd-never-sent")),
+            401,
+            "lti_nonce_mismatch",
+        ),
+        (
+            "expired",
+            json!({"tamper": {"exp_offset": -3600, "iat_offset": -3700}}),
+            401,
+            "lti_token_expired",
+        ),
+        (
+            "issued in the future",
+            json!({"tamper": {"iat_offset": 900}}),
+            401,
+            "lti_token_not_yet_valid",
+        ),
+        (
+            "bad signature",
+            json!({"tamper": {"sign": "bad_signature"}}),
+            401,
+            "lti_bad_signature",
+        ),
+        (
+            "payload changed after signing",
+            json!({"tamper": {"sign": "tampered_payload"}}),
+            401,
+            "lti_bad_signature",
+        ),
+        (
+            "unknown kid",
+            json!({"tamper": {"sign": "unknown_kid"}}),
+            401,
+            "lti_unknown_key",
+        ),
+        (
+            "alg HS256",
+            json!({"tamper": {"sign": "hs256"}}),
+            401,
+            "lti_bad_algorithm",
+        ),
+        (
+            "alg none",
+            json!({"tamper": {"sign": "none"}}),
+            401,
+            "lti_bad_algorithm",
+        ),
+        (
+            "no quiz named",
+            json!({"custom": {}}),
+            400,
+            "lti_quiz_missing",
+        ),
+        (
+            "an unknown quiz",
+            json!({"custom": {"quiz": "no-such-quiz"}}),
+            400,
+            "lti_quiz_unknown",
+        ),
+        (
+            "login for an unregistered deployment",
+            json!({"login_override": {"lti_deployment_id": "deployment-9"}}),
+            422,
+            "lti_unknown_deployment",
+        ),
+        (
+            "login from an unregistered issuer",
+            json!({"login_override": {"iss": "https://unknown.example"}}),
+            422,
+            "lti_unknown_registration",
+        ),
+        (
+            "login without a login_hint",
+            json!({"login_override": {"login_hint": null}}),
+            400,
+            "lti_invalid_login",
+        ),
+    ];
+    for (i, (name, tweak, status, code)) in cases.iter().enumerate() {
+        let mut s = learner(&format!("tamper-{i}"));
+        s["resource_link"]["id"] = json!(format!("rl-tamper-{i}"));
+        for (k, v) in tweak.as_object().unwrap() {
+            s[k] = v.clone();
+        }
+        let flow = run_launch(&lti, &s).await;
+        let body = assert_problem_named(flow.response, *status, code, name).await;
+        assert!(!body["detail"].as_str().unwrap().is_empty());
+    }
+    // Nothing of the refused launches was made.
+    let made: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE ext_issuer IS NOT NULL")
+        .fetch_one(&lti.app.pool)
+        .await
+        .unwrap();
+    assert_eq!(made, 0);
+
+    // Replays. The same post again: its state is used up.
+    let flow = run_launch(&lti, &learner("replayer")).await;
+    launch_code(&flow.response);
+    let (id_token, state, cookie) = flow.form.unwrap();
+    let res = post_launch(&lti, &id_token, &state, Some(&cookie)).await;
+    assert_problem(res, 401, "lti_state_invalid").await;
+    // The same id_token in a fresh login: its nonce was used.
+    let res = lti
+        .platform
+        .client
+        .get(lti.app.url(&format!(
+            "/v1/lti/login?iss={}&login_hint=replayer&target_link_uri={}&client_id=quizd-tool",
+            lti.registration["issuer"].as_str().unwrap(),
+            launch_url
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    let cookie2 = cookie_of(&res);
+    let state2 = query_param(&location(&res), "state");
+    let res = post_launch(&lti, &id_token, &state2, Some(&cookie2)).await;
+    assert_problem(res, 401, "lti_nonce_replayed").await;
+    // A launch posted from another browser: without the login's cookie, or with another's.
+    let hijack = run_launch_until_form(&lti, &learner("victim")).await;
+    let res = post_launch(&lti, &hijack.0, &hijack.1, None).await;
+    assert_problem(res, 401, "lti_state_mismatch").await;
+    let hijack = run_launch_until_form(&lti, &learner("victim2")).await;
+    let res = post_launch(&lti, &hijack.0, &hijack.1, Some(&cookie)).await;
+    assert_problem(res, 401, "lti_state_mismatch").await;
+    // A platform's error answer to the authentication request.
+    let res = lti
+        .platform
+        .client
+        .post(lti.app.url("/v1/lti/launch"))
+        .form(&[
+            ("error", "login_required"),
+            ("error_description", "Sign in to the LMS first"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let body = assert_problem(res, 401, "lti_platform_error").await;
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Sign in to the LMS first")
+    );
+}
+
+async fn assert_problem_named(
+    res: reqwest::Response,
+    status: u16,
+    code: &str,
+    name: &str,
+) -> Value {
+    let actual = res.status().as_u16();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let text = res.text().await.unwrap();
+    assert_eq!(actual, status, "{name}: {text}");
+    assert!(ct.starts_with("application/problem+json"), "{name}: {ct}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["code"], code, "{name}: {body}");
+    body
+}
+
+fn cookie_of(res: &reqwest::Response) -> String {
+    cookie(res).expect("a state cookie")
+}
+
+fn query_param(url: &str, name: &str) -> String {
+    reqwest::Url::parse(url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_else(|| panic!("no {name} in {url}"))
+}
+
+/// A launch up to the platform's form, without posting it: (id_token, state, cookie).
+async fn run_launch_until_form(lti: &Lti, scenario: &Value) -> (String, String, String) {
+    let p = &lti.platform;
+    let hint = p.scenario(scenario).await;
+    let res = p
+        .client
+        .get(p.url(&format!("/initiate?hint={hint}")))
+        .send()
+        .await
+        .unwrap();
+    let res = p.client.get(location(&res)).send().await.unwrap();
+    let cookie = cookie_of(&res);
+    let page = expect_html(p.client.get(location(&res)).send().await.unwrap(), 200).await;
+    (
+        attr(&page, "id_token").to_string(),
+        attr(&page, "state").to_string(),
+        cookie,
+    )
+}
+
+#[tokio::test]
+async fn a_rotated_platform_key_is_fetched_on_its_first_use_and_a_withdrawn_one_expires() {
+    let lti = setup().await;
+    launch_session(&lti, &learner("before-rotation")).await;
+    // quizd refetches the platform's keys for an unknown kid, at most every few seconds.
+    tokio::time::sleep(Duration::from_millis(
+        quizd::lti::registrations::JWKS_REFETCH_SECS as u64 * 1000 + 200,
+    ))
+    .await;
+    lti.platform.control(json!({"rotate_key": true})).await;
+    launch_session(&lti, &learner("after-rotation")).await;
+
+    // The platform withdraws its old key. quizd's cached copy of the key set still has it
+    // until the cache is older than its maximum age; then it is fetched again, and the
+    // withdrawn key is refused.
+    lti.platform
+        .control(json!({"withdraw_previous_keys": true}))
+        .await;
+    let mut old_key = learner("old-key");
+    old_key["tamper"] = json!({"sign": "withdrawn_key"});
+    launch_session(&lti, &old_key).await;
+    sqlx::query("UPDATE lti_registrations SET jwks_fetched_at = now() - make_interval(secs => $1)")
+        .bind(quizd::lti::registrations::JWKS_MAX_AGE_SECS as f64 + 1.0)
+        .execute(&lti.app.pool)
+        .await
+        .unwrap();
+    let flow = run_launch(&lti, &old_key).await;
+    assert_problem(flow.response, 401, "lti_unknown_key").await;
+    launch_session(&lti, &learner("current-key")).await;
+}
+
+#[tokio::test]
+async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
+    let lti = setup().await;
+    let mut dl = instructor("teacher-dl");
+    dl["message_type"] = json!("deep_linking");
+    dl["dl_data"] = json!("opaque-7");
+    dl.as_object_mut().unwrap().remove("resource_link");
+    dl.as_object_mut().unwrap().remove("custom");
+    let session = launch_session(&lti, &dl).await;
+    assert_eq!(session["destination"]["kind"], "deep_link");
+    let token = session["access_token"].as_str().unwrap().to_string();
+    let deep_link = session["destination"]["deep_link_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // One item only unless the platform accepts several (this one does), and real quizzes.
+    let res = post_as(
+        &lti.app,
+        &token,
+        "/v1/lti/deep-link",
+        &json!({"deep_link_id": deep_link, "items": [{"quiz": "no-such-quiz"}]}),
+    )
+    .await;
+    assert_problem(res, 422, "quiz_not_found").await;
+    // Only the instructor who launched it may answer it.
+    let other = token_for(&lti.app, "other@lti.example", "instructor").await;
+    let res = post_as(
+        &lti.app,
+        &other.access,
+        "/v1/lti/deep-link",
+        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler"}]}),
+    )
+    .await;
+    assert_problem(res, 404, "deep_link_not_found").await;
+
+    let res = post_as(
+        &lti.app,
+        &token,
+        "/v1/lti/deep-link",
+        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler", "title": "Question kinds"}]}),
+    )
+    .await;
+    let answer = expect_status(res, 200).await;
+    let return_url = answer["return_url"].as_str().unwrap();
+    assert_eq!(return_url, lti.platform.url("/deep_link_return"));
+    // Answered once only.
+    let res = post_as(
+        &lti.app,
+        &token,
+        "/v1/lti/deep-link",
+        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler"}]}),
+    )
+    .await;
+    assert_problem(res, 409, "deep_link_closed").await;
+
+    // The browser posts the signed response to the platform, which verifies it with quizd's keys.
+    let res = lti
+        .platform
+        .client
+        .post(return_url)
+        .form(&[("JWT", answer["jwt"].as_str().unwrap())])
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 200).await;
+    let rec = lti.platform.recorded().await;
+    let response = &rec["deep_link_responses"][0];
+    assert_eq!(response["data"], "opaque-7");
+    let item = &response["items"][0];
+    assert_eq!(item["type"], "ltiResourceLink");
+    assert_eq!(item["title"], "Question kinds");
+    assert_eq!(item["url"], lti.app.url("/v1/lti/launch"));
+    assert_eq!(item["custom"]["quiz"], "kinds-sampler");
+    assert_eq!(item["lineItem"]["resourceId"], "kinds-sampler");
+    assert!(item["lineItem"]["scoreMaximum"].as_f64().unwrap() > 0.0);
+    let jwks = expect_status(lti.app.get("/.well-known/jwks.json").await, 200).await;
+    assert_eq!(response["kid"], jwks["keys"][0]["kid"]);
+
+    // A learner launches the placed link; the grade reaches the line item the platform made.
+    let lineitem = item["lineitem_url"].as_str().unwrap();
+    let mut s = learner("learner-dl");
+    s["resource_link"] = json!({"id": "rl-from-dl", "title": item["title"]});
+    s["custom"] = item["custom"].clone();
+    s["lineitem"] = json!(lineitem);
+    s["target_link_uri"] = item["url"].clone();
+    let session = launch_session(&lti, &s).await;
+    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
+    let token = session["access_token"].as_str().unwrap();
+    let finished = take_quiz(&lti, token, assignment).await;
+    let scores = lti.platform.scores(1).await;
+    assert_eq!(scores[0]["lineitem"], lineitem.rsplit('/').next().unwrap());
+    assert_eq!(scores[0]["userId"], "learner-dl");
+    assert_eq!(
+        scores[0]["scoreMaximum"].as_f64().unwrap(),
+        finished["result"]["max_score"].as_f64().unwrap()
+    );
+
+    // With Accept: text/html the answer is a page that posts itself to the platform.
+    let session = launch_session(&lti, &dl).await;
+    let res = crate::support::bearer(
+        &lti.app,
+        reqwest::Method::POST,
+        "/v1/lti/deep-link",
+        session["access_token"].as_str().unwrap(),
+    )
+    .header("accept", "text/html")
+    .json(&json!({"deep_link_id": session["destination"]["deep_link_id"], "items": []}))
+    .send()
+    .await
+    .unwrap();
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains(&format!("frame-ancestors {}", lti.platform.base)),
+        "{csp}"
+    );
+    let page = expect_html(res, 200).await;
+    assert_eq!(form_action(&page), lti.platform.url("/deep_link_return"));
+    assert!(attr(&page, "JWT").split('.').count() == 3);
+
+    // Deep Linking is for those who teach.
+    let mut dl_learner = dl.clone();
+    dl_learner["roles"] = json!([LEARNER]);
+    let flow = run_launch(&lti, &dl_learner).await;
+    assert_problem(flow.response, 403, "lti_forbidden_role").await;
+}
+
+#[tokio::test]
+async fn a_failed_delivery_is_visible_to_admins_and_retried() {
+    let lti = setup().await;
+    lti.platform.control(json!({"fail_scores": 1})).await;
+    let session = launch_session(&lti, &learner("learner-retry")).await;
+    let token = session["access_token"].as_str().unwrap();
+    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
+    take_quiz(&lti, token, assignment).await;
+    let failed = loop_until(|| async {
+        let res = get_as(
+            &lti.app,
+            &lti.admin.access,
+            "/v1/lti/deliveries?status=failed",
+        )
+        .await;
+        let list = expect_status(res, 200).await;
+        list["items"].as_array().unwrap().first().cloned()
+    })
+    .await;
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["tries"], 1);
+    assert!(
+        failed["last_error"].as_str().unwrap().contains("500"),
+        "{failed}"
+    );
+    assert!(failed["next_attempt_at"].is_string());
+    // Learners and instructors do not see deliveries.
+    let res = get_as(&lti.app, token, "/v1/lti/deliveries").await;
+    assert_problem(res, 403, "forbidden").await;
+
+    let id = failed["id"].as_i64().unwrap();
+    let res = post_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/deliveries/{id}/retry"),
+        &json!({}),
+    )
+    .await;
+    expect_status(res, 202).await;
+    let scores = lti.platform.scores(1).await;
+    assert_eq!(scores[0]["userId"], "learner-retry");
+    let delivered = loop_until(|| async {
+        let res = get_as(
+            &lti.app,
+            &lti.admin.access,
+            "/v1/lti/deliveries?status=delivered",
+        )
+        .await;
+        let list = expect_status(res, 200).await;
+        list["items"].as_array().unwrap().first().cloned()
+    })
+    .await;
+    assert_eq!(delivered["id"], id);
+    let res = post_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/deliveries/{id}/retry"),
+        &json!({}),
+    )
+    .await;
+    assert_problem(res, 409, "delivery_done").await;
+}
+
+async fn loop_until<F, Fut>(mut f: F) -> Value
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<Value>>,
+{
+    for _ in 0..150 {
+        if let Some(v) = f().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("waited 15 s in vain");
+}
+
+#[tokio::test]
+async fn a_line_item_is_created_when_the_platform_gives_only_the_container() {
+    let lti = setup().await;
+    let mut s = learner("learner-container");
+    s["ags"] = json!("container");
+    s["resource_link"] = json!({"id": "rl-container", "title": "Container quiz"});
+    let session = launch_session(&lti, &s).await;
+    let token = session["access_token"].as_str().unwrap();
+    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
+    take_quiz(&lti, token, assignment).await;
+    let scores = lti.platform.scores(1).await;
+    let rec = lti.platform.recorded().await;
+    let item = &rec["lineitems"][scores[0]["lineitem"].as_str().unwrap()];
+    assert_eq!(item["resourceLinkId"], "rl-container");
+    assert_eq!(item["label"], "Container quiz");
+}
+
+#[tokio::test]
+async fn the_roster_from_the_lms_shows_who_has_not_started() {
+    let lti = setup().await;
+    let teacher = launch_session(&lti, &instructor("teacher-nrps")).await;
+    let course = teacher["destination"]["course_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let assignment = teacher["destination"]["assignment_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let started = launch_session(&lti, &learner("learner-a")).await;
+    let path = format!("/v1/assignments/{assignment}/attempts");
+    let res = post_as(
+        &lti.app,
+        started["access_token"].as_str().unwrap(),
+        &path,
+        &json!({}),
+    )
+    .await;
+    expect_status(res, 201).await;
+    lti.platform
+        .control(json!({"roster": {"ctx-1": [
+            {"user_id": "teacher-nrps", "roles": [INSTRUCTOR], "name": "Teacher teacher-nrps"},
+            {"user_id": "learner-a", "roles": [LEARNER], "name": "Learner learner-a"},
+            {"user_id": "learner-b", "roles": [LEARNER], "name": "Bea Never-Launched"},
+            {"user_id": "learner-c", "roles": [LEARNER], "name": "Cy Dropped", "status": "Inactive"},
+        ]}}))
+        .await;
+    let token = teacher["access_token"].as_str().unwrap();
+    let res = get_as(
+        &lti.app,
+        token,
+        &format!("/v1/lti/courses/{course}/roster?assignment={assignment}"),
+    )
+    .await;
+    let roster = expect_status(res, 200).await;
+    let members = roster["members"].as_array().unwrap();
+    assert_eq!(members.len(), 4);
+    let b = members
+        .iter()
+        .find(|m| m["lti_user_id"] == "learner-b")
+        .unwrap();
+    assert_eq!(b["display_name"], "Bea Never-Launched");
+    assert_eq!(b["attempts_started"], 0);
+    let a = members
+        .iter()
+        .find(|m| m["lti_user_id"] == "learner-a")
+        .unwrap();
+    assert_eq!(a["attempts_started"], 1);
+    assert_eq!(a["user_id"], started["user_id"]);
+    assert_eq!(roster["not_started"], json!([b["user_id"]]));
+    // The never-launched learner is now enrolled; the inactive one is not.
+    let res = get_as(
+        &lti.app,
+        token,
+        &format!("/v1/courses/{course}/enrollments"),
+    )
+    .await;
+    let enrolled = expect_status(res, 200).await;
+    let names: Vec<&str> = enrolled["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["display_name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"Bea Never-Launched"), "{names:?}");
+    assert!(!names.contains(&"Cy Dropped"), "{names:?}");
+    // Learners may not.
+    let res = get_as(
+        &lti.app,
+        started["access_token"].as_str().unwrap(),
+        &format!("/v1/lti/courses/{course}/roster"),
+    )
+    .await;
+    assert_problem(res, 403, "forbidden").await;
+}
+
+#[tokio::test]
+async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
+    let lti = setup().await;
+    let app = &lti.app;
+    let admin = &lti.admin.access;
+    let someone = token_for(app, "learner@lti.example", "learner").await;
+    let res = get_as(app, &someone.access, "/v1/lti/registrations").await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = app.get("/v1/lti/registrations").await;
+    assert_problem(res, 401, "unauthorized").await;
+
+    // The same issuer and client id twice; invalid fields.
+    let mut again = lti.registration.clone();
+    let obj = again.as_object_mut().unwrap();
+    for k in [
+        "id",
+        "created_at",
+        "updated_at",
+        "tool",
+        "jwks",
+        "jwks_fetched_at",
+        "token_audience",
+    ] {
+        obj.remove(k);
+    }
+    let res = post_as(app, admin, "/v1/lti/registrations", &again).await;
+    assert_problem(res, 409, "registration_exists").await;
+    let mut bad = again.clone();
+    bad["client_id"] = json!("other");
+    bad["auth_endpoint"] = json!("http://lms.example/auth");
+    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
+    assert_problem(res, 422, "invalid_registration").await;
+    bad["auth_endpoint"] = json!("https://lms.example/auth");
+    bad["deployment_ids"] = json!([]);
+    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
+    assert_problem(res, 422, "invalid_registration").await;
+    bad["deployment_ids"] = json!(["d"]);
+    bad["jwks"] = json!({"keys": [{"kty": "EC", "kid": "k"}]});
+    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
+    assert_problem(res, 422, "invalid_registration").await;
+    bad.as_object_mut().unwrap().remove("jwks_url");
+    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
+    assert_problem(res, 422, "invalid_registration").await;
+
+    let id = lti.registration["id"].as_str().unwrap();
+    let res = crate::support::patch_as(
+        app,
+        admin,
+        &format!("/v1/lti/registrations/{id}"),
+        &json!({"deployment_ids": ["deployment-1", "deployment-2"]}),
+    )
+    .await;
+    let changed = expect_status(res, 200).await;
+    assert_eq!(
+        changed["deployment_ids"],
+        json!(["deployment-1", "deployment-2"])
+    );
+    let list = expect_status(get_as(app, admin, "/v1/lti/registrations").await, 200).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+
+    // quizd's keys: one signs; rotation keeps the previous one published.
+    let jwks = expect_status(app.get("/.well-known/jwks.json").await, 200).await;
+    let keys = jwks["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0]["kty"], "RSA");
+    assert_eq!(keys[0]["alg"], "RS256");
+    assert_eq!(keys[0]["use"], "sig");
+    let first = keys[0]["kid"].as_str().unwrap().to_string();
+    let res = post_as(app, admin, "/v1/lti/keys/rotate", &json!({})).await;
+    let rotated = expect_status(res, 201).await;
+    let second = rotated["kid"].as_str().unwrap();
+    assert_ne!(second, first);
+    let jwks = expect_status(app.get("/v1/lti/jwks").await, 200).await;
+    let kids: Vec<&str> = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap())
+        .collect();
+    assert_eq!(kids, vec![second, first.as_str()]);
+    let list = expect_status(get_as(app, admin, "/v1/lti/keys").await, 200).await;
+    assert!(list["items"][0]["retired_at"].is_null());
+    assert!(list["items"][1]["retired_at"].is_string());
+    let res = post_as(app, &someone.access, "/v1/lti/keys/rotate", &json!({})).await;
+    assert_problem(res, 403, "forbidden").await;
+
+    // The platform takes client assertions signed with the new key.
+    let session = launch_session(&lti, &learner("after-key-rotation")).await;
+    take_quiz(
+        &lti,
+        session["access_token"].as_str().unwrap(),
+        session["destination"]["assignment_id"].as_str().unwrap(),
+    )
+    .await;
+    lti.platform.scores(1).await;
+
+    let res = crate::support::bearer(
+        app,
+        reqwest::Method::DELETE,
+        &format!("/v1/lti/registrations/{id}"),
+        admin,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(res.status(), 204);
+    let flow = run_launch(&lti, &learner("after-removal")).await;
+    assert_problem(flow.response, 422, "lti_unknown_registration").await;
+}
+
+#[tokio::test]
+async fn the_command_line_registers_platforms_and_rotates_keys() {
+    let app = TestApp::spawn_empty().await;
+    let quizd = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_quizd"))
+            .args(args)
+            .env("DATABASE_URL", app.db_url())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let (ok, out) = quizd(&[
+        "lti",
+        "register",
+        "--issuer",
+        "https://moodle.example.edu",
+        "--client-id",
+        "abc123",
+        "--deployment-id",
+        "1",
+        "--deployment-id",
+        "2",
+        "--auth-endpoint",
+        "https://moodle.example.edu/mod/lti/auth.php",
+        "--token-endpoint",
+        "https://moodle.example.edu/mod/lti/token.php",
+        "--jwks-url",
+        "https://moodle.example.edu/mod/lti/certs.php",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("/v1/lti/login"), "{out}");
+    let (ok, out) = quizd(&["lti", "list"]);
+    assert!(
+        ok && out.contains("client_id=abc123 deployments=1,2"),
+        "{out}"
+    );
+    let (ok, out) = quizd(&[
+        "lti",
+        "register",
+        "--issuer",
+        "http://moodle.example.edu",
+        "--client-id",
+        "x",
+        "--deployment-id",
+        "1",
+        "--auth-endpoint",
+        "https://a.example",
+        "--token-endpoint",
+        "https://a.example",
+        "--jwks-url",
+        "https://a.example",
+    ]);
+    assert!(!ok && out.contains("https"), "{out}");
+    let (ok, _) = quizd(&["lti", "keys"]);
+    assert!(ok);
+    let (ok, out) = quizd(&["lti", "rotate-key"]);
+    assert!(ok, "{out}");
+    let (ok, out) = quizd(&["lti", "keys"]);
+    assert!(
+        ok && out.contains("signing") && out.contains("retired"),
+        "{out}"
+    );
+}

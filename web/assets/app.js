@@ -1,0 +1,219 @@
+// quizd's web front-end: a single page with hash routes.
+//   #/signin  #/signup  #/quizzes  #/attempt/<id>
+//   #/teach   #/teach/course/<id>  #/teach/assignment/<id>
+
+import { api, ApiError, signedIn, signOut, whenSignedOut } from './api.js';
+import { h, focus, announce } from './dom.js';
+import { t, setUiLang, uiLang, UI_LANGS, nativeName } from './i18n.js';
+import * as learner from './learner.js';
+import * as teach from './teach.js';
+import { analyticsPage } from './charts.js';
+
+const LANG_KEY = 'quizd.lang';
+
+/// What every page gets: the person, the language, navigation.
+const ctx = {
+  me: null,
+  /// The language quizzes are asked for (may be one the interface has no words for).
+  lang: 'en',
+  /// Locales some quiz exists in, for the language switcher.
+  locales: new Set(UI_LANGS),
+  navigate(hash) {
+    if (location.hash === hash) render();
+    else location.hash = hash;
+  },
+  async setLang(locale) {
+    ctx.lang = locale;
+    localStorage.setItem(LANG_KEY, locale);
+    setUiLang(locale);
+    if (ctx.me) {
+      // The preference follows the person to other devices; the page does not wait for it.
+      api.patch('/v1/me', { locale }).catch(() => {});
+      ctx.me.locale = locale;
+    }
+    renderHeader();
+    focus(document.getElementById('lang-select'));
+    await render({ keepFocus: true });
+  },
+  /// A message for a failed request, in the interface language where the code is known.
+  errorText(err) {
+    if (err instanceof ApiError) {
+      const key = `err_${err.code}`;
+      if (t(key) !== key) return h('span', {}, t(key));
+      if (err.status === 0) return h('span', {}, t('err_network'));
+      if (err.problem?.detail) return h('span', { lang: 'en' }, err.problem.detail); // problems are in English
+    }
+    console.error(err);
+    return h('span', {}, t('err_generic'));
+  },
+  isStaff() {
+    return ctx.me && (ctx.me.role === 'instructor' || ctx.me.role === 'admin');
+  },
+  async refreshMe() {
+    ctx.me = signedIn() ? await api.get('/v1/me') : null;
+    renderHeader();
+  },
+};
+
+function langSwitcher() {
+  const langs = [...ctx.locales].sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a.localeCompare(b)));
+  const select = h(
+    'select',
+    { id: 'lang-select', onchange: (e) => ctx.setLang(e.target.value) },
+    langs.map((l) => h('option', { value: l, lang: l, selected: l === ctx.lang }, nativeName(l))),
+  );
+  return h('div', { class: 'lang-switch' }, h('label', { for: 'lang-select' }, t('language')), select);
+}
+
+function renderHeader() {
+  const header = document.getElementById('site-header');
+  const links = [];
+  if (ctx.me) {
+    links.push(h('li', {}, h('a', { href: '#/quizzes', dataset: { nav: 'quizzes' } }, t('nav_quizzes'))));
+    if (ctx.isStaff()) links.push(h('li', {}, h('a', { href: '#/teach', dataset: { nav: 'teach' } }, t('nav_teach'))));
+  } else {
+    links.push(h('li', {}, h('a', { href: '#/signin', dataset: { nav: 'signin' } }, t('sign_in'))));
+    links.push(h('li', {}, h('a', { href: '#/signup', dataset: { nav: 'signup' } }, t('sign_up'))));
+  }
+  const who = ctx.me
+    ? h(
+        'div',
+        { class: 'who' },
+        h('span', { class: 'who-name' }, whoLabel()),
+        h('button', { type: 'button', class: 'link-button', onclick: doSignOut }, t('sign_out')),
+      )
+    : null;
+  header.replaceChildren(
+    h(
+      'div',
+      { class: 'header-inner' },
+      h('a', { class: 'brand', href: ctx.me ? '#/quizzes' : '#/signin' }, h('span', { 'aria-hidden': 'true', class: 'brand-mark' }, '?'), 'quizd'),
+      h('nav', { 'aria-label': t('main_nav') }, h('ul', {}, links)),
+      langSwitcher(),
+      who,
+    ),
+  );
+  const skip = document.getElementById('skip-link');
+  skip.textContent = t('skip');
+  markCurrentNav();
+}
+
+/// "Signed in as {name}", the name (typed by its owner, language unknown) kept apart.
+function whoLabel() {
+  const [before, after] = t('signed_in_as', { name: '\u0000' }).split('\u0000');
+  return [before, h('bdi', {}, ctx.me.display_name), after];
+}
+
+function markCurrentNav() {
+  const section = (location.hash.split('/')[1] || '').replace(/^attempt$/, 'quizzes');
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (a.dataset.nav === section) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+async function doSignOut() {
+  await signOut();
+  ctx.me = null;
+  renderHeader();
+  ctx.navigate('#/signin');
+}
+
+const routes = [
+  [/^#\/signin$/, learner.signInPage, false],
+  [/^#\/signup$/, learner.signUpPage, false],
+  [/^#\/quizzes$/, learner.cataloguePage, true],
+  [/^#\/attempt\/([0-9a-f-]{36})$/, learner.attemptPage, true],
+  [/^#\/teach$/, teach.coursesPage, true],
+  [/^#\/teach\/course\/([0-9a-f-]{36})$/, teach.coursePage, true],
+  [/^#\/teach\/assignment\/([0-9a-f-]{36})$/, analyticsPage, true],
+];
+
+/// Pages register what must stop when they are left (timers).
+let cleanups = [];
+ctx.onLeave = (fn) => cleanups.push(fn);
+
+let generation = 0;
+async function render({ keepFocus = false } = {}) {
+  for (const fn of cleanups.splice(0)) fn();
+  const gen = ++generation;
+  const hash = location.hash;
+  if (!hash.startsWith('#/')) {
+    location.replace(signedIn() ? '#/quizzes' : '#/signin');
+    return;
+  }
+  markCurrentNav();
+  const main = document.getElementById('main');
+  const match = routes.map(([re, page, auth]) => [hash.match(re), page, auth]).find(([m]) => m);
+  if (!match) {
+    main.replaceChildren(h('h1', {}, t('err_not_found')), h('p', {}, h('a', { href: '#/quizzes' }, t('back_to_quizzes'))));
+    document.title = `${t('err_not_found')} · quizd`;
+    if (!keepFocus) focus(main.querySelector('h1'));
+    return;
+  }
+  const [m, page, needsAuth] = match;
+  if (needsAuth && !signedIn()) {
+    sessionStorage.setItem('quizd.after', hash);
+    location.replace('#/signin');
+    return;
+  }
+  if (!needsAuth && signedIn() && ctx.me) {
+    location.replace('#/quizzes');
+    return;
+  }
+  const view = h('div', { class: 'view' });
+  main.setAttribute('aria-busy', 'true');
+  try {
+    await page(view, ctx, ...m.slice(1));
+  } catch (err) {
+    view.replaceChildren(h('h1', {}, t('err_generic')), h('p', { role: 'alert' }, ctx.errorText(err)));
+  }
+  if (gen !== generation) return; // a later navigation won
+  main.replaceChildren(view);
+  main.removeAttribute('aria-busy');
+  const h1 = main.querySelector('h1');
+  document.title = h1 ? `${h1.textContent} · quizd` : 'quizd';
+  // A new page: move focus to its heading, as a page load would put the reader at the top.
+  if (!keepFocus) focus(main.querySelector('[data-autofocus]') || h1);
+}
+
+ctx.render = render;
+
+async function start() {
+  document.getElementById('skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    focus(document.getElementById('main'));
+  });
+  whenSignedOut(() => {
+    ctx.me = null;
+    renderHeader();
+    sessionStorage.setItem('quizd.notice', 'session_ended');
+    location.hash = '#/signin';
+  });
+  const stored = localStorage.getItem(LANG_KEY);
+  const browser = (navigator.languages || [navigator.language]).map((l) => l.split('-')[0]).find((l) => UI_LANGS.includes(l));
+  ctx.lang = stored || browser || 'en';
+  try {
+    if (signedIn()) {
+      ctx.me = await api.get('/v1/me');
+      // Signed in, the person's own preference (it follows them between devices) wins.
+      if (ctx.me.locale) ctx.lang = ctx.me.locale;
+    }
+  } catch {
+    ctx.me = null;
+  }
+  setUiLang(ctx.lang);
+  try {
+    const catalogue = await api.get('/v1/quizzes');
+    for (const q of catalogue.items) for (const l of q.locales) ctx.locales.add(l.locale);
+  } catch {
+    /* the switcher keeps the interface languages */
+  }
+  ctx.locales.add(ctx.lang);
+  renderHeader();
+  window.addEventListener('hashchange', () => render());
+  await render({ keepFocus: true });
+}
+
+export { ctx, announce };
+start();

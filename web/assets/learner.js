@@ -1,0 +1,711 @@
+// Learner pages: sign in, sign up, the catalogue, taking a quiz, the result and review.
+
+import { api, signIn, register } from './api.js';
+import { h, loc, announce, focus, newId } from './dom.js';
+import { t, num, pct, dateTime, nativeName, setUiLang, UI_LANGS } from './i18n.js';
+
+/* ---------------------------------------------------------------- sign in / sign up */
+
+function field(name, label, attrs = {}, hint = null) {
+  const id = `f-${name}`;
+  const hintId = hint ? `${id}-hint` : undefined;
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    hint ? h('p', { class: 'hint', id: hintId }, hint) : null,
+    h('input', { id, name, 'aria-describedby': hintId, ...attrs }),
+  );
+}
+
+function languageSelect(ctx, id, label) {
+  const langs = [...new Set([...UI_LANGS, ...ctx.locales])];
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    h('select', { id, name: 'locale' }, langs.map((l) => h('option', { value: l, lang: l, selected: l === ctx.lang }, nativeName(l)))),
+  );
+}
+
+async function afterSignIn(ctx, form) {
+  await ctx.refreshMe();
+  if (ctx.me.locale && ctx.me.locale !== ctx.lang) {
+    ctx.lang = ctx.me.locale;
+    setUiLang(ctx.lang);
+    localStorage.setItem('quizd.lang', ctx.lang);
+    await ctx.refreshMe();
+  }
+  form.reset();
+  const after = sessionStorage.getItem('quizd.after');
+  sessionStorage.removeItem('quizd.after');
+  ctx.navigate(after || '#/quizzes');
+}
+
+function authForm(ctx, { fields, submitLabel, action }) {
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const button = h('button', { type: 'submit', class: 'primary' }, submitLabel);
+  const form = h('form', { class: 'card form' }, fields, error, h('div', { class: 'actions' }, button));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    error.replaceChildren();
+    button.disabled = true;
+    try {
+      await action(new FormData(form));
+      await afterSignIn(ctx, form);
+    } catch (err) {
+      error.replaceChildren(h('p', {}, h('span', { class: 'icon', 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+export async function signInPage(view, ctx) {
+  const notice = sessionStorage.getItem('quizd.notice');
+  sessionStorage.removeItem('quizd.notice');
+  view.append(
+    h('h1', {}, t('sign_in')),
+    notice ? h('p', { class: 'notice' }, t(notice)) : null,
+    authForm(ctx, {
+      fields: [
+        field('email', t('email'), { type: 'email', autocomplete: 'username', required: true }),
+        field('password', t('password'), { type: 'password', autocomplete: 'current-password', required: true }),
+      ],
+      submitLabel: t('sign_in'),
+      action: (f) => signIn(f.get('email'), f.get('password')),
+    }),
+    h('p', {}, t('no_account'), ' ', h('a', { href: '#/signup' }, t('create_account'))),
+  );
+}
+
+export async function signUpPage(view, ctx) {
+  view.append(
+    h('h1', {}, t('create_account')),
+    authForm(ctx, {
+      fields: [
+        field('display_name', t('display_name'), { type: 'text', autocomplete: 'name', required: true, maxlength: 200 }),
+        field('email', t('email'), { type: 'email', autocomplete: 'email', required: true }),
+        field('password', t('password'), { type: 'password', autocomplete: 'new-password', required: true, minlength: 8 }, t('password_hint')),
+        languageSelect(ctx, 'f-locale', t('quiz_language')),
+      ],
+      submitLabel: t('sign_up'),
+      action: async (f) => {
+        const locale = f.get('locale');
+        await register({ display_name: f.get('display_name'), email: f.get('email'), password: f.get('password'), locale });
+        ctx.lang = locale;
+        localStorage.setItem('quizd.lang', locale);
+        setUiLang(locale);
+      },
+    }),
+    h('p', {}, t('have_account'), ' ', h('a', { href: '#/signin' }, t('sign_in'))),
+  );
+}
+
+/* ---------------------------------------------------------------- the catalogue */
+
+function policyLine(policy) {
+  const parts = [t(`feedback_${policy.feedback || 'immediate'}`)];
+  if (policy.time_limit_minutes) parts.push(t('time_limit_n', { n: policy.time_limit_minutes }));
+  return parts.join(' · ');
+}
+
+function coverageList(ctx, locales) {
+  return h(
+    'ul',
+    { class: 'coverage' },
+    locales.map((l) => {
+      const share = l.total ? (100 * l.translated) / l.total : 0;
+      const bar = h('span', { class: 'coverage-fill' });
+      bar.style.width = `${share}%`; // CSSOM, not a style attribute: allowed by the CSP
+      return h(
+        'li',
+        { class: l.locale === ctx.lang ? 'current' : null },
+        h('span', { lang: l.locale, class: 'coverage-name' }, nativeName(l.locale)),
+        h('span', { class: 'coverage-bar', 'aria-hidden': 'true' }, bar),
+        h('span', { class: 'coverage-pct' }, t('coverage', { pct: pct(share) })),
+      );
+    }),
+  );
+}
+
+/// A Start (or Resume) button that opens the attempt; errors shown next to it.
+function startButton(ctx, { inProgress, start, describedBy }) {
+  const error = h('p', { class: 'inline-error', role: 'alert' });
+  const button = h('button', { type: 'button', class: 'primary', 'aria-describedby': describedBy }, inProgress ? t('resume') : t('start'));
+  button.addEventListener('click', async () => {
+    if (inProgress) return ctx.navigate(`#/attempt/${inProgress.id}`);
+    button.disabled = true;
+    try {
+      const attempt = await start();
+      ctx.navigate(`#/attempt/${attempt.id}`);
+    } catch (err) {
+      error.replaceChildren(ctx.errorText(err));
+      button.disabled = false;
+    }
+  });
+  return [button, error];
+}
+
+export async function cataloguePage(view, ctx) {
+  const lang = encodeURIComponent(ctx.lang);
+  const [catalogue, mine, courses] = await Promise.all([
+    api.get(`/v1/quizzes?lang=${lang}`),
+    api.get('/v1/me/attempts'),
+    api.get('/v1/courses'),
+  ]);
+  const open = new Map(mine.items.filter((a) => a.state === 'in_progress').map((a) => [a.assignment_id, a]));
+  const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
+  // The catalogue does not say how a practice assignment behaves; its assignment does.
+  const practice = await Promise.all(
+    catalogue.items.map((q) => (q.practice_assignment_id ? api.get(`/v1/assignments/${q.practice_assignment_id}`).catch(() => null) : null)),
+  );
+  const learning = courses.items.filter((c) => c.my_role === 'learner');
+  const courseAssignments = await Promise.all(learning.map((c) => api.get(`/v1/courses/${c.id}/assignments`)));
+
+  view.append(h('h1', {}, t('quizzes_title')), h('p', { class: 'lede' }, t('quizzes_intro')));
+
+  const cards = catalogue.items.map((q, i) => {
+    const titleId = newId('quiz');
+    const policy = practice[i]?.policy;
+    return h(
+      'li',
+      { class: 'card quiz-card', dataset: { slug: q.slug } },
+      loc('h2', q.title, { id: titleId, class: 'quiz-title' }),
+      h('p', { class: 'meta' }, t('questions_n', { n: q.question_count }), policy ? ` · ${policyLine(policy)}` : ''),
+      q.locale !== ctx.lang ? h('p', { class: 'fallback-note' }, t('shown_in_fallback'), ' ', h('span', { lang: q.locale }, nativeName(q.locale))) : null,
+      h('div', { class: 'langs' }, h('p', { class: 'langs-label' }, t('available_in')), coverageList(ctx, q.locales)),
+      q.practice_assignment_id
+        ? h(
+            'div',
+            { class: 'actions' },
+            startButton(ctx, {
+              inProgress: open.get(q.practice_assignment_id),
+              describedBy: titleId,
+              start: () => api.post(`/v1/quizzes/${encodeURIComponent(q.slug)}/attempts`, { locale: ctx.lang }),
+            }),
+          )
+        : null,
+    );
+  });
+  view.append(h('ul', { class: 'cards', 'aria-label': t('quizzes_title') }, cards));
+
+  if (learning.length) {
+    view.append(
+      h(
+        'section',
+        { class: 'courses', 'aria-labelledby': 'my-courses' },
+        h('h2', { id: 'my-courses' }, t('my_courses')),
+        learning.map((c, i) =>
+          h(
+            'div',
+            { class: 'card course-card' },
+            h('h3', {}, h('bdi', {}, c.title), c.code ? h('span', { class: 'code' }, ` ${c.code}`) : null),
+            courseAssignments[i].items.length
+              ? h(
+                  'ul',
+                  { class: 'assignment-list' },
+                  courseAssignments[i].items.map((a) => {
+                    const titleId = newId('asg');
+                    const quizTitle = titles.get(a.quiz);
+                    return h(
+                      'li',
+                      { class: 'assignment', dataset: { assignment: a.id } },
+                      h(
+                        'div',
+                        {},
+                        h('p', { class: 'assignment-title', id: titleId }, h('bdi', {}, a.title)),
+                        h('p', { class: 'meta' }, quizTitle ? [loc('span', quizTitle), ' · '] : null, policyLine(a.policy)),
+                      ),
+                      h(
+                        'div',
+                        { class: 'actions' },
+                        startButton(ctx, {
+                          inProgress: open.get(a.id),
+                          describedBy: titleId,
+                          start: () => api.post(`/v1/assignments/${a.id}/attempts`, { locale: ctx.lang }),
+                        }),
+                      ),
+                    );
+                  }),
+                )
+              : h('p', {}, t('no_assignments')),
+          ),
+        ),
+      ),
+    );
+  }
+
+  view.append(
+    h(
+      'section',
+      { class: 'attempts', 'aria-labelledby': 'my-attempts' },
+      h('h2', { id: 'my-attempts' }, t('my_attempts')),
+      mine.items.length ? attemptsTable(mine.items, titles) : h('p', {}, t('no_attempts')),
+    ),
+  );
+}
+
+function attemptsTable(items, titles) {
+  const sorted = [...items].sort((a, b) => b.started_at.localeCompare(a.started_at));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'data' },
+      h('thead', {}, h('tr', {}, [t('quiz'), t('started_at'), t('state'), t('score'), ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'tbody',
+        {},
+        sorted.map((a) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, titles.get(a.quiz) ? loc('span', titles.get(a.quiz)) : a.quiz, h('span', { class: 'meta' }, ` · ${t('attempt_n', { n: a.number })}`)),
+            h('td', {}, dateTime(a.started_at)),
+            h('td', {}, t(`state_${a.state}`)),
+            h('td', { class: 'num' }, a.percentage == null ? t('nothing') : pct(a.percentage, 1)),
+            h('td', {}, h('a', { href: `#/attempt/${a.id}` }, a.state === 'in_progress' ? t('resume') : t('review'))),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/* ---------------------------------------------------------------- taking a quiz */
+
+const CHOICE = new Set(['single', 'multiple', 'true_false']);
+
+/// Bengali (and other) digits typed into a number field, as ASCII.
+function asciiDigits(s) {
+  return s.replace(/[\u09E6-\u09EF]/g, (d) => String(d.charCodeAt(0) - 0x09e6)).replace(/[\u0966-\u096F]/g, (d) => String(d.charCodeAt(0) - 0x0966));
+}
+
+function answerBody(q, form) {
+  if (CHOICE.has(q.kind)) {
+    const selected = [...form.querySelectorAll('input[name="answer"]:checked')].map((i) => i.value);
+    return selected.length ? { selected } : null;
+  }
+  const value = form.querySelector('input[name="answer"]').value.trim();
+  if (!value) return null;
+  if (q.kind === 'numeric') {
+    const n = Number(asciiDigits(value).replace(',', '.'));
+    return Number.isFinite(n) ? { number: n } : null;
+  }
+  return { text: value };
+}
+
+function verdict(result) {
+  if (result.correct) return { cls: 'is-correct', icon: '✓', word: t('correct') };
+  if (result.points > 0) return { cls: 'is-partial', icon: '◐', word: t('partly_correct') };
+  return { cls: 'is-incorrect', icon: '✗', word: t('incorrect') };
+}
+
+function optionTexts(q, ids) {
+  const parts = [];
+  for (const o of q.options.filter((x) => ids.includes(x.id))) {
+    if (parts.length) parts.push(', ');
+    parts.push(loc('span', o));
+  }
+  return parts;
+}
+
+/// Whether it was right, the right answer, the feedback and the explanation.
+function feedbackPanel(q) {
+  const r = q.result;
+  const v = verdict(r);
+  let right = null;
+  if (CHOICE.has(q.kind) && !r.correct) right = [t('right_answer'), ': ', optionTexts(q, r.correct_options)];
+  if (q.kind === 'numeric' && r.correct_number != null && !r.correct) right = [t('right_answer'), ': ', num(r.correct_number, 6)];
+  if (q.kind === 'short_text' && r.accepted_answers?.length) right = [t('accepted_answers'), ': ', h('span', { lang: q.lang }, r.accepted_answers.join(', '))];
+  return h(
+    'div',
+    { class: ['feedback', v.cls] },
+    h(
+      'p',
+      { class: 'verdict' },
+      h('span', { class: 'icon', 'aria-hidden': 'true' }, v.icon),
+      h('strong', {}, v.word),
+      h('span', { class: 'points' }, t('points_of', { p: r.points, m: r.max_points })),
+    ),
+    right ? h('p', { class: 'right-answer' }, right) : null,
+    r.feedback ? h('div', { class: 'about' }, h('h3', {}, t('about_your_answer')), loc('p', r.feedback)) : null,
+    h('div', { class: 'explanation' }, h('h3', {}, t('explanation')), loc('p', r.explanation, { class: 'explanation-text' })),
+  );
+}
+
+function announceResult(q) {
+  const r = q.result;
+  const v = verdict(r);
+  announce(
+    `${v.word}.`,
+    t('points_of', { p: r.points, m: r.max_points }) + '.',
+    r.feedback ? h('span', { lang: r.feedback.lang }, r.feedback.text, ' ') : null,
+    `${t('explanation')}:`,
+    h('span', { lang: r.explanation.lang }, r.explanation.text),
+  );
+}
+
+function choiceInputs(q, locked) {
+  const type = q.kind === 'multiple' ? 'checkbox' : 'radio';
+  const chosen = q.response?.selected || [];
+  const right = q.result?.correct_options || [];
+  return h(
+    'div',
+    { class: 'options' },
+    q.options.map((o) => {
+      const id = `opt-${q.id}-${o.id}`;
+      const isChosen = chosen.includes(o.id);
+      const isRight = right.includes(o.id);
+      const tags = [];
+      if (q.result && isRight) tags.push(h('span', { class: 'tag tag-right' }, h('span', { 'aria-hidden': 'true' }, '✓ '), t('right_answer')));
+      if (q.result && isChosen && !isRight) tags.push(h('span', { class: 'tag tag-wrong' }, h('span', { 'aria-hidden': 'true' }, '✗ '), t('your_answer')));
+      if (q.result && isChosen && isRight) tags.push(h('span', { class: 'tag tag-mine' }, t('your_answer')));
+      return h(
+        'div',
+        { class: ['option', q.result && isRight && 'is-right', q.result && isChosen && !isRight && 'is-wrong'] },
+        h('input', { type, id, name: 'answer', value: o.id, checked: isChosen, disabled: locked }),
+        h('label', { for: id }, loc('span', o, { class: 'option-text' }), tags.length ? h('span', { class: 'tags' }, tags) : null),
+      );
+    }),
+  );
+}
+
+function valueInput(q, locked) {
+  const id = `ans-${q.id}`;
+  const r = q.response;
+  const value = q.kind === 'numeric' ? (r?.number ?? '') : (r?.text ?? '');
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, q.kind === 'numeric' ? t('your_number') : t('your_text')),
+    h('input', {
+      id,
+      name: 'answer',
+      type: 'text',
+      inputmode: q.kind === 'numeric' ? 'decimal' : null,
+      autocomplete: 'off',
+      value: String(value),
+      disabled: locked,
+      class: q.kind === 'numeric' ? 'narrow' : null,
+    }),
+  );
+}
+
+function formatClock(seconds) {
+  const two = (n) => new Intl.NumberFormat(document.documentElement.lang, { minimumIntegerDigits: 2 }).format(n);
+  const hrs = Math.floor(seconds / 3600);
+  const min = Math.floor((seconds % 3600) / 60);
+  const sec = seconds % 60;
+  return hrs ? `${num(hrs)}:${two(min)}:${two(sec)}` : `${two(min)}:${two(sec)}`;
+}
+
+const THRESHOLDS = [300, 60, 30];
+function thresholdText(s) {
+  if (s >= 120) return t('minutes_left', { n: s / 60 });
+  if (s === 60) return t('minute_left');
+  return t('seconds_left', { n: s });
+}
+
+export async function attemptPage(view, ctx, id) {
+  let attempt = await api.get(`/v1/attempts/${id}`);
+  const questions = () => attempt.questions;
+  const firstOpen = () => {
+    const i = questions().findIndex((q) => !q.response);
+    return i === -1 ? questions().length : i;
+  };
+  let index = firstOpen();
+  let timeUp = false;
+
+  const heading = loc('h1', attempt.title, { class: 'attempt-title' });
+  const meta = h('p', { class: 'meta' });
+  const timerBox = h('p', { class: 'timer', hidden: true });
+  const stage = h('div', { class: 'stage' });
+  const navBox = h('nav', { class: 'qnav', 'aria-label': t('questions_nav') });
+  view.append(heading, meta, timerBox, stage, navBox);
+
+  function renderMeta() {
+    meta.replaceChildren(t('attempt_n', { n: attempt.number }), ' · ', t(`feedback_${attempt.feedback_timing}`));
+  }
+
+  function renderNav() {
+    if (attempt.state !== 'in_progress') {
+      navBox.hidden = true;
+      return;
+    }
+    navBox.hidden = false;
+    navBox.replaceChildren(
+      h('h2', { class: 'qnav-title' }, t('questions_nav')),
+      h(
+        'ol',
+        {},
+        questions().map((q, i) => {
+          let status = q.response ? 'answered' : 'unanswered';
+          let icon = q.response ? '●' : '○';
+          if (q.result) [status, icon] = q.result.correct ? ['correct', '✓'] : ['incorrect', '✗'];
+          return h(
+            'li',
+            {},
+            h(
+              'button',
+              {
+                type: 'button',
+                class: ['qnav-item', `q-${status}`],
+                'aria-current': i === index ? 'step' : null,
+                onclick: () => go(i),
+              },
+              h('span', { class: 'visually-hidden' }, `${t('question')} `),
+              num(i + 1),
+              h('span', { class: 'qnav-icon', 'aria-hidden': 'true' }, icon),
+              h('span', { class: 'visually-hidden' }, `: ${t(`q_status_${status}`)}`),
+            ),
+          );
+        }),
+        h(
+          'li',
+          {},
+          h('button', { type: 'button', class: 'qnav-item qnav-finish', 'aria-current': index === questions().length ? 'step' : null, onclick: () => go(questions().length) }, t('to_finish')),
+        ),
+      ),
+    );
+  }
+
+  function go(i) {
+    index = i;
+    renderNav();
+    renderStage();
+    focus(stage.querySelector('h2'));
+  }
+
+  function renderStage() {
+    if (attempt.state !== 'in_progress') return renderResult();
+    if (index >= questions().length) return renderFinish();
+    const q = questions()[index];
+    const locked = q.result != null;
+    const hintId = `hint-${q.id}`;
+    const message = h('p', { class: 'inline-error', role: 'alert' });
+    const submit = locked
+      ? null
+      : h('button', { type: 'submit', class: 'primary' }, attempt.feedback_timing === 'immediate' ? t('submit_answer') : t('save_answer'));
+    const isLast = index === questions().length - 1;
+    const next = h('button', { type: 'button', class: locked ? 'primary next' : 'next', onclick: () => go(index + 1) }, isLast ? t('to_finish') : t('next'));
+    const prev = index > 0 ? h('button', { type: 'button', class: 'prev', onclick: () => go(index - 1) }, t('previous')) : null;
+    const form = h(
+      'form',
+      { class: 'question card', dataset: { question: q.id, kind: q.kind }, 'aria-labelledby': `qh-${q.id}` },
+      h('h2', { id: `qh-${q.id}`, class: 'question-count' }, t('question_x_of_n', { x: index + 1, n: questions().length })),
+      h(
+        'fieldset',
+        { 'aria-describedby': CHOICE.has(q.kind) ? hintId : null },
+        loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+        CHOICE.has(q.kind) ? h('p', { class: 'hint', id: hintId }, q.kind === 'multiple' ? t('choose_any') : t('choose_one')) : null,
+        CHOICE.has(q.kind) ? choiceInputs(q, locked) : valueInput(q, locked),
+      ),
+      message,
+      q.result ? feedbackPanel(q) : null,
+      h('div', { class: 'actions' }, submit, next, prev),
+    );
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const body = answerBody(q, form);
+      if (!body) {
+        message.replaceChildren(t('pick_first'));
+        return;
+      }
+      submit.disabled = true;
+      let note = null;
+      try {
+        const out = await api.put(`/v1/attempts/${attempt.id}/responses/${q.id}`, body);
+        q.response = out.response;
+        q.result = out.result ?? null;
+      } catch (err) {
+        if (err.code === 'answer_final' && err.problem?.recorded) {
+          q.response = err.problem.recorded.response;
+          q.result = err.problem.recorded.result ?? null;
+          note = t('answer_final');
+        } else if (err.code === 'deadline_passed' || err.code === 'attempt_finished' || err.code === 'closed') {
+          return expire();
+        } else {
+          message.replaceChildren(ctx.errorText(err));
+          submit.disabled = false;
+          return;
+        }
+      }
+      renderNav();
+      renderStage();
+      if (note) stage.querySelector('.inline-error').replaceChildren(note);
+      if (q.result) announceResult(q);
+      else announce(t('answer_saved'));
+      focus(stage.querySelector('button.next'));
+    });
+    stage.replaceChildren(form);
+  }
+
+  function renderFinish() {
+    const open = questions().map((q, i) => [q, i]).filter(([q]) => !q.response);
+    const error = h('p', { class: 'inline-error', role: 'alert' });
+    const finishButton = h('button', { type: 'button', class: 'primary', onclick: doFinish }, t('finish'));
+    async function doFinish() {
+      finishButton.disabled = true;
+      try {
+        attempt = await api.post(`/v1/attempts/${attempt.id}/finish`);
+      } catch (err) {
+        if (err.code === 'attempt_finished' || err.code === 'deadline_passed') return expire();
+        error.replaceChildren(ctx.errorText(err));
+        finishButton.disabled = false;
+        return;
+      }
+      stopTimer();
+      renderNav();
+      renderStage();
+      const r = attempt.result;
+      if (r) announce(t('your_score'), `${t('score_line', { s: r.score, m: r.max_score })}, ${pct(r.percentage, 1)}`);
+      focus(stage.querySelector('h2'));
+    }
+    stage.replaceChildren(
+      h(
+        'section',
+        { class: 'card finish' },
+        h('h2', {}, t('finish_title')),
+        h('p', {}, t('answered_x_of_n', { x: questions().length - open.length, n: questions().length })),
+        open.length
+          ? [
+              h('p', {}, t('unanswered_score_zero')),
+              h(
+                'ul',
+                { class: 'unanswered' },
+                open.map(([, i]) => h('li', {}, h('button', { type: 'button', class: 'link-button', onclick: () => go(i) }, t('question_x_of_n', { x: i + 1, n: questions().length })))),
+              ),
+            ]
+          : null,
+        error,
+        h('div', { class: 'actions' }, finishButton, h('button', { type: 'button', onclick: () => go(Math.max(0, firstOpen() === questions().length ? 0 : firstOpen())) }, t('back_to_questions'))),
+      ),
+    );
+  }
+
+  function renderResult() {
+    timerBox.hidden = true;
+    const r = attempt.result;
+    const scoreBar = h('span', { class: 'score-fill' });
+    if (r) scoreBar.style.width = `${r.percentage}%`;
+    const reviewNote =
+      attempt.questions.every((q) => !q.result) && attempt.feedback_timing === 'after_close'
+        ? h('p', { class: 'notice' }, t('results_after_close'))
+        : attempt.questions.every((q) => !q.result) && attempt.feedback_timing === 'never'
+          ? h('p', { class: 'notice' }, t('results_never'))
+          : null;
+    stage.replaceChildren(
+      h(
+        'section',
+        { class: 'card result', 'aria-labelledby': 'score-heading' },
+        h('h2', { id: 'score-heading' }, t('your_score')),
+        timeUp || attempt.finish_reason === 'deadline' ? h('p', { class: 'notice' }, t('time_up')) : null,
+        r
+          ? [
+              h('p', { class: 'score-big' }, pct(r.percentage, 1)),
+              h('p', { class: 'score-line' }, t('score_line', { s: r.score, m: r.max_score })),
+              h('span', { class: 'score-bar', 'aria-hidden': 'true' }, scoreBar),
+            ]
+          : null,
+      ),
+      h(
+        'section',
+        { class: 'review', 'aria-labelledby': 'review-heading' },
+        h('h2', { id: 'review-heading' }, t('review')),
+        reviewNote,
+        h('ol', { class: 'review-list' }, attempt.questions.map((q, i) => reviewItem(q, i))),
+      ),
+      h('p', {}, h('a', { href: '#/quizzes', class: 'button' }, t('back_to_quizzes'))),
+    );
+  }
+
+  function reviewItem(q, i) {
+    let answer;
+    if (!q.response) answer = t('not_answered');
+    else if (CHOICE.has(q.kind)) answer = optionTexts(q, q.response.selected || []);
+    else if (q.kind === 'numeric') answer = num(q.response.number, 6);
+    else answer = h('bdi', {}, q.response.text);
+    const v = q.result ? verdict(q.result) : null;
+    return h(
+      'li',
+      { class: ['card', 'review-item', v?.cls], dataset: { question: q.id } },
+      h(
+        'h3',
+        {},
+        t('question_x_of_n', { x: i + 1, n: attempt.questions.length }),
+        v ? h('span', { class: 'verdict-tag' }, h('span', { 'aria-hidden': 'true' }, ` ${v.icon} `), h('span', { class: 'visually-hidden' }, ': '), v.word) : null,
+      ),
+      loc('p', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+      h('p', { class: 'your-answer' }, h('strong', {}, t('your_answer')), ': ', answer),
+      q.result ? feedbackPanel(q) : null,
+    );
+  }
+
+  /* the countdown: visible every second, announced only at thresholds */
+  let timer = null;
+  function stopTimer() {
+    if (timer) clearInterval(timer);
+    timer = null;
+  }
+  function startTimer() {
+    stopTimer();
+    if (attempt.state !== 'in_progress' || attempt.time_left_seconds == null) return;
+    const endsAt = Date.now() + attempt.time_left_seconds * 1000;
+    const clock = h('span', { class: 'timer-value', role: 'timer', 'aria-live': 'off' });
+    timerBox.replaceChildren(h('span', { class: 'icon', 'aria-hidden': 'true' }, '⏱ '), `${t('time_left')}: `, clock);
+    timerBox.hidden = false;
+    let last = attempt.time_left_seconds;
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((endsAt - Date.now()) / 1000));
+      clock.textContent = formatClock(left);
+      timerBox.classList.toggle('urgent', left <= 60);
+      const crossed = THRESHOLDS.filter((s) => last > s && left <= s);
+      if (crossed.length && left > 0) announce(thresholdText(Math.min(...crossed)));
+      last = left;
+      if (left <= 0) {
+        stopTimer();
+        expire();
+      }
+    };
+    tick();
+    timer = setInterval(tick, 1000);
+  }
+  ctx.onLeave(stopTimer);
+
+  /// The deadline passed (by our clock or the server's): show what the server has.
+  let expiring = false;
+  async function expire(retries = 3) {
+    if (expiring) return;
+    expiring = true;
+    let fresh;
+    try {
+      fresh = await api.get(`/v1/attempts/${attempt.id}`);
+    } finally {
+      expiring = false;
+    }
+    if (fresh.state === 'in_progress') {
+      // Our clock ran ahead of the server's: follow the server's (the page keeps its questions).
+      attempt.time_left_seconds = fresh.time_left_seconds;
+      attempt.deadline = fresh.deadline;
+      if (fresh.time_left_seconds > 0 || retries === 0) return startTimer();
+      return setTimeout(() => expire(retries - 1), 1000);
+    }
+    attempt = fresh;
+    timeUp = attempt.finish_reason === 'deadline';
+    renderNav();
+    renderStage();
+    if (timeUp) announce(t('time_up'));
+    focus(stage.querySelector('h2'));
+  }
+
+  renderMeta();
+  renderNav();
+  renderStage();
+  startTimer();
+  // Focus the question (or the score) rather than the page title: that is where the work is.
+  stage.querySelector('h2')?.setAttribute('data-autofocus', '');
+}

@@ -1,0 +1,210 @@
+// Instructor pages: courses, a course's people and assignments. Analytics are in charts.js.
+
+import { api } from './api.js';
+import { h, loc, announce, focus } from './dom.js';
+import { t } from './i18n.js';
+
+function input(id, label, attrs = {}) {
+  return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: id, type: 'text', ...attrs }));
+}
+
+function select(id, label, options) {
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    h('select', { id, name: id }, options.map(([value, text, lang]) => h('option', { value, lang }, text))),
+  );
+}
+
+function checkbox(id, label) {
+  return h('div', { class: 'field check' }, h('input', { type: 'checkbox', id, name: id }), h('label', { for: id }, label));
+}
+
+/// A form that calls `action(FormData)`, shows errors beside it, and reports success.
+function actionForm(ctx, { title, fields, submitLabel, action, done }) {
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const button = h('button', { type: 'submit', class: 'primary' }, submitLabel);
+  const headingId = `h-${title.replace(/\W+/g, '-')}`;
+  const form = h(
+    'form',
+    { class: 'card form', 'aria-labelledby': headingId },
+    h('h2', { id: headingId }, title),
+    fields,
+    error,
+    h('div', { class: 'actions' }, button),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    error.replaceChildren();
+    button.disabled = true;
+    try {
+      const out = await action(new FormData(form));
+      form.reset();
+      await done(out);
+    } catch (err) {
+      error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function staffOnly(view, ctx) {
+  if (ctx.isStaff()) return false;
+  view.append(h('h1', {}, t('teach_title')), h('p', { role: 'alert' }, t('err_not_found')));
+  return true;
+}
+
+export async function coursesPage(view, ctx) {
+  if (staffOnly(view, ctx)) return;
+  const courses = (await api.get('/v1/courses')).items.filter((c) => c.my_role === 'instructor' || ctx.me.role === 'admin');
+  view.append(
+    h('h1', {}, t('teach_title')),
+    h(
+      'section',
+      { 'aria-labelledby': 'courses-h' },
+      h('h2', { id: 'courses-h' }, t('your_courses')),
+      courses.length
+        ? h(
+            'ul',
+            { class: 'link-list' },
+            courses.map((c) =>
+              h('li', {}, h('a', { href: `#/teach/course/${c.id}` }, h('bdi', {}, c.title)), c.code ? h('span', { class: 'meta' }, ` · ${c.code}`) : null),
+            ),
+          )
+        : h('p', {}, t('no_courses')),
+    ),
+    actionForm(ctx, {
+      title: t('new_course'),
+      fields: [input('course-title', t('title'), { required: true, maxlength: 200 }), input('course-code', t('course_code'), { maxlength: 50 })],
+      submitLabel: t('create'),
+      action: (f) => api.post('/v1/courses', { title: f.get('course-title'), code: f.get('course-code') || null }),
+      done: (course) => {
+        announce(t('course_created'));
+        ctx.navigate(`#/teach/course/${course.id}`);
+      },
+    }),
+  );
+}
+
+function policyText(p) {
+  const parts = [t(`feedback_${p.feedback || 'immediate'}`)];
+  if (p.time_limit_minutes) parts.push(t('time_limit_n', { n: p.time_limit_minutes }));
+  return parts.join(' · ');
+}
+
+export async function coursePage(view, ctx, id) {
+  if (staffOnly(view, ctx)) return;
+  const [course, roster, assignments, catalogue] = await Promise.all([
+    api.get(`/v1/courses/${id}`),
+    api.get(`/v1/courses/${id}/enrollments`),
+    api.get(`/v1/courses/${id}/assignments`),
+    api.get(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
+  ]);
+  const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
+  view.classList.add('wide');
+  const reload = async (message, focusSelector) => {
+    await ctx.render({ keepFocus: true });
+    announce(message);
+    focus(document.querySelector(focusSelector));
+  };
+
+  view.append(
+    h('p', { class: 'breadcrumb' }, h('a', { href: '#/teach' }, t('teach_title'))),
+    h('h1', {}, h('bdi', {}, course.title), course.code ? h('span', { class: 'code' }, ` ${course.code}`) : null),
+    h(
+      'section',
+      { 'aria-labelledby': 'asg-h', class: 'assignments' },
+      h('h2', { id: 'asg-h' }, t('assignments')),
+      assignments.items.length
+        ? h(
+            'ul',
+            { class: 'cards compact' },
+            assignments.items.map((a) =>
+              h(
+                'li',
+                { class: 'card', dataset: { assignment: a.id } },
+                h('h3', {}, h('bdi', {}, a.title)),
+                h('p', { class: 'meta' }, titles.get(a.quiz) ? [loc('span', titles.get(a.quiz)), ' · '] : null, policyText(a.policy)),
+                h('p', {}, h('a', { href: `#/teach/assignment/${a.id}`, class: 'button' }, t('analytics'), h('span', { class: 'visually-hidden' }, `: ${a.title}`))),
+              ),
+            ),
+          )
+        : h('p', {}, t('no_assignments')),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'people-h', class: 'people' },
+      h('h2', { id: 'people-h' }, t('people')),
+      roster.items.length
+        ? h(
+            'div',
+            { class: 'table-wrap' },
+            h(
+              'table',
+              { class: 'data' },
+              h('thead', {}, h('tr', {}, [t('name'), t('email'), t('role')].map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'tbody',
+                {},
+                roster.items.map((p) =>
+                  h('tr', {}, h('td', {}, h('bdi', {}, p.display_name)), h('td', {}, p.email || t('nothing')), h('td', {}, t(`role_${p.role}`))),
+                ),
+              ),
+            ),
+          )
+        : h('p', {}, t('nobody_enrolled')),
+    ),
+    h(
+      'div',
+      { class: 'form-grid' },
+      actionForm(ctx, {
+        title: t('enroll_someone'),
+        fields: [
+          input('enroll-email', t('email'), { type: 'email', required: true, autocomplete: 'off' }),
+          select('enroll-role', t('role'), [
+            ['learner', t('role_learner')],
+            ['instructor', t('role_instructor')],
+          ]),
+        ],
+        submitLabel: t('enroll'),
+        action: (f) => api.post(`/v1/courses/${id}/enrollments`, { email: f.get('enroll-email'), role: f.get('enroll-role') }),
+        done: (e) => reload(t('enrolled', { who: e.display_name }), '#enroll-email'),
+      }),
+      actionForm(ctx, {
+        title: t('new_assignment'),
+        fields: [
+          select(
+            'asg-quiz',
+            t('quiz'),
+            catalogue.items.map((q) => [q.slug, q.title.text, q.title.lang]),
+          ),
+          input('asg-title', t('title_optional'), { maxlength: 200 }),
+          select(
+            'asg-feedback',
+            t('feedback_timing'),
+            ['immediate', 'on_finish', 'after_close', 'never'].map((f) => [f, t(`feedback_${f}`)]),
+          ),
+          input('asg-time', t('time_limit'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow' }),
+          input('asg-attempts', t('attempts_allowed'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow' }),
+          checkbox('asg-shuffle-q', t('shuffle_questions')),
+          checkbox('asg-shuffle-o', t('shuffle_options')),
+        ],
+        submitLabel: t('create'),
+        action: (f) => {
+          const policy = {
+            feedback: f.get('asg-feedback'),
+            shuffle_questions: f.get('asg-shuffle-q') === 'on',
+            shuffle_options: f.get('asg-shuffle-o') === 'on',
+          };
+          if (f.get('asg-time')) policy.time_limit_minutes = Number(f.get('asg-time'));
+          if (f.get('asg-attempts')) policy.attempts_allowed = Number(f.get('asg-attempts'));
+          return api.post(`/v1/courses/${id}/assignments`, { quiz: f.get('asg-quiz'), title: f.get('asg-title') || null, policy });
+        },
+        done: () => reload(t('assignment_created'), '#asg-h'),
+      }),
+    ),
+  );
+}
