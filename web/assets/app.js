@@ -2,7 +2,7 @@
 //   #/signin  #/signup  #/quizzes  #/attempt/<id>
 //   #/teach   #/teach/course/<id>  #/teach/assignment/<id>
 
-import { api, ApiError, signedIn, signOut, whenSignedOut } from './api.js';
+import { api, ApiError, setSession, signedIn, signOut, whenSignedOut } from './api.js';
 import { h, focus, announce } from './dom.js';
 import { t, setUiLang, uiLang, UI_LANGS, nativeName } from './i18n.js';
 import * as learner from './learner.js';
@@ -119,7 +119,31 @@ async function doSignOut() {
   ctx.navigate('#/signin');
 }
 
+/// An LMS launch lands here with a one-time code: trade it for a session, then go where the
+/// launch leads (a learner into the assignment's attempt, an instructor to its analytics).
+async function ltiLaunchPage(view, ctx, code) {
+  const session = await api.post('/v1/lti/exchange', { code });
+  setSession(session);
+  ctx.me = await api.get('/v1/me');
+  if (ctx.me.locale) {
+    ctx.lang = ctx.me.locale;
+    setUiLang(ctx.lang);
+  }
+  renderHeader();
+  const to = session.destination || {};
+  if (to.kind === 'attempt' && to.assignment_id) {
+    const attempt = await api.post(`/v1/assignments/${to.assignment_id}/attempts`, {});
+    location.replace(`#/attempt/${attempt.id}`);
+  } else if (to.kind === 'analytics' && to.assignment_id) {
+    location.replace(`#/teach/assignment/${to.assignment_id}`);
+  } else {
+    location.replace('#/quizzes');
+  }
+  view.append(h('p', { role: 'status' }, t('loading')));
+}
+
 const routes = [
+  [/^#\/lti\/([A-Za-z0-9_-]{8,200})$/, ltiLaunchPage, null],
   [/^#\/signin$/, learner.signInPage, false],
   [/^#\/signup$/, learner.signUpPage, false],
   [/^#\/quizzes$/, learner.cataloguePage, true],
@@ -157,7 +181,7 @@ async function render({ keepFocus = false } = {}) {
     location.replace('#/signin');
     return;
   }
-  if (!needsAuth && signedIn() && ctx.me) {
+  if (needsAuth === false && signedIn() && ctx.me) {
     location.replace('#/quizzes');
     return;
   }
