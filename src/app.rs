@@ -66,6 +66,27 @@ impl AppState {
     }
 }
 
+/// `X-Frame-Options: DENY` on every response whose own Content-Security-Policy does not say
+/// who may frame it (the web front-end's does, for the LMSs allowed to embed it).
+async fn deny_framing<B: MessageBody>(
+    req: ServiceRequest,
+    next: actix_web::middleware::Next<B>,
+) -> Result<ServiceResponse<B>, actix_web::Error> {
+    let mut res = next.call(req).await?;
+    let framed_by_policy = res
+        .headers()
+        .get(header::CONTENT_SECURITY_POLICY)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("frame-ancestors"));
+    if !framed_by_policy {
+        res.headers_mut().insert(
+            header::X_FRAME_OPTIONS,
+            header::HeaderValue::from_static("DENY"),
+        );
+    }
+    Ok(res)
+}
+
 async fn not_found() -> Result<HttpResponse, ApiError> {
     Err(ApiError::from_status(
         actix_web::http::StatusCode::NOT_FOUND,
@@ -125,9 +146,9 @@ pub fn app(
         .wrap(
             DefaultHeaders::new()
                 .add(("X-Content-Type-Options", "nosniff"))
-                .add(("X-Frame-Options", "DENY"))
                 .add(("Referrer-Policy", "no-referrer")),
         )
+        .wrap(from_fn(deny_framing))
         .wrap(from_fn(telemetry::observe))
         .wrap(TracingLogger::default())
         .configure(routes)

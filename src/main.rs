@@ -112,6 +112,14 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
+    /// Origins that may show the web front-end in a frame (the LMSs that launch quizd),
+    /// comma-separated. None by default.
+    #[arg(
+        long = "frame-ancestor",
+        env = "QUIZD_FRAME_ANCESTORS",
+        value_delimiter = ','
+    )]
+    frame_ancestors: Vec<String>,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -163,6 +171,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
     state.cors_origins = args.cors_origins.clone();
+    quizd::web::allow_framing_by(&args.frame_ancestors);
     if let Some(url) = &args.analytics_database_url {
         state.analytics_pool = db::connect(url, dbargs.db_pool_size)
             .await

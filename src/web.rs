@@ -12,10 +12,35 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 
-/// The policy of every front-end response: same origin only, no inline code, no framing.
+/// The policy of every front-end response: same origin only, no inline code; framed only by
+/// the origins set with [`allow_framing_by`] (the LMSs that launch quizd), else by nobody.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
      style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
-     object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+     object-src 'none'; base-uri 'none'; form-action 'self'";
+
+static FRAME_ANCESTORS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Lets these origins (e.g. `https://moodle.example.edu`) show the front-end in a frame, as an
+/// LMS does with an LTI launch. Process-wide; set once at start-up.
+pub fn allow_framing_by(origins: &[String]) {
+    let valid: Vec<&str> = origins
+        .iter()
+        .map(|o| o.trim().trim_end_matches('/'))
+        .filter(|o| {
+            (o.starts_with("https://") || o.starts_with("http://"))
+                && !o.contains([' ', ';', ',', '\'', '"'])
+        })
+        .collect();
+    if !valid.is_empty() {
+        let _ = FRAME_ANCESTORS.set(valid.join(" "));
+    }
+}
+
+/// The full policy, with its `frame-ancestors`.
+pub fn content_security_policy() -> String {
+    let ancestors = FRAME_ANCESTORS.get().map_or("'none'", String::as_str);
+    format!("{CONTENT_SECURITY_POLICY}; frame-ancestors {ancestors}")
+}
 
 struct Asset {
     name: &'static str,
@@ -99,7 +124,7 @@ fn respond(req: &HttpRequest, content_type: &str, body: &'static [u8], etag: &st
     };
     res.insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::ETAG, etag))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY));
+        .insert_header((header::CONTENT_SECURITY_POLICY, content_security_policy()));
     if current {
         res.finish()
     } else {

@@ -43,4 +43,8 @@ async fn every_response_carries_security_headers_and_a_request_id() {
         assert_eq!(h["x-frame-options"], "DENY", "{path}");
         assert!(h.contains_key("x-request-id"), "{path}");
     }
+    // The front-end's own policy forbids framing unless LMS origins are configured.
+    let page = app.get("/").await;
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
 }

@@ -112,6 +112,8 @@ async fn no_password_token_or_hash_reaches_the_logs_of_a_full_flow() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_quizd"))
         .args(["serve", "--bind", "127.0.0.1:0", "--content-dir"])
         .arg(content_dir())
+        .arg("--frame-ancestor")
+        .arg("https://lms.example.edu")
         .env("DATABASE_URL", app.db_url())
         .env("RUST_LOG", "trace,hyper=info,h2=info,mio=info")
         .stdout(Stdio::piped())
@@ -129,6 +131,19 @@ async fn no_password_token_or_hash_reaches_the_logs_of_a_full_flow() {
         .to_string();
     std::thread::spawn(move || for _ in lines {});
 
+    // The LMS that launches quizd may frame the front-end; the API is framed by nobody.
+    let page = reqwest::get(format!("{base}/")).await.unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("frame-ancestors https://lms.example.edu"),
+        "{csp}"
+    );
+    assert!(!page.headers().contains_key("x-frame-options"));
+    let api = reqwest::get(format!("{base}/v1/quizzes")).await.unwrap();
+    assert_eq!(api.headers()["x-frame-options"], "DENY");
     let client = reqwest::Client::new();
     let password = "a secret nobody logs 7";
     let register: Value = client
