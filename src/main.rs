@@ -316,6 +316,13 @@ async fn create_user(
 
 #[actix_web::main]
 async fn main() -> ExitCode {
+    // Password hashes allocate 19 MiB each. glibc raises its mmap threshold after the first
+    // such block is freed, and later ones would then stay in the heap; a fixed threshold hands
+    // every large block back to the system when it is freed.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
     telemetry::init_logging();
     match run(Cli::parse()).await {
         Ok(()) => ExitCode::SUCCESS,

@@ -23,6 +23,20 @@ pub fn verify(password: &str, stored: &str) -> bool {
     })
 }
 
+/// At most one hash per core at a time: each takes 19 MiB and tens of milliseconds of CPU, so
+/// a burst of sign-ups queues here instead of multiplying memory and starving the workers.
+static HASHING: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
+    tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
+});
+
+/// Runs `work` (a hash or a verification) on the blocking pool, one per core at a time.
+pub async fn off_the_workers<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let _permit = HASHING.acquire().await.map_err(|e| e.to_string())?;
+    actix_web::web::block(work).await.map_err(|e| e.to_string())
+}
+
 /// A hash of a password nobody has, verified against when the account does not exist so that
 /// an unknown email costs the same time as a wrong password.
 pub fn decoy_hash() -> &'static str {

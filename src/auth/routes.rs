@@ -112,7 +112,7 @@ pub async fn register(
     check_password_shape(&body.password)?;
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     let pw = body.password;
-    let hash = web::block(move || password::hash(&pw))
+    let hash = password::off_the_workers(move || password::hash(&pw))
         .await
         .map_err(ApiError::internal)?
         .map_err(ApiError::internal)?;
@@ -190,7 +190,7 @@ pub async fn login(
         .and_then(|u| u.password_hash.clone())
         .unwrap_or_else(|| password::decoy_hash().to_string());
     let pw = body.password;
-    let ok = web::block(move || password::verify(&pw, &stored))
+    let ok = password::off_the_workers(move || password::verify(&pw, &stored))
         .await
         .map_err(ApiError::internal)?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {

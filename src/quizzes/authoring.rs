@@ -118,6 +118,8 @@ async fn save(
     owner: Option<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let imported = import(&state.pool, std::slice::from_ref(&content), owner).await?;
+    // This process knows at once; others hear it from PostgreSQL.
+    state.quizzes.forget_current();
     let i = &imported[0];
     let (status, code) = match i.status {
         ImportStatus::Created => (AuthoredStatus::Created, StatusCode::CREATED),

@@ -2,57 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, assert_problem};
-
-const QUIZ: &str = r#"
-slug = "tiny"
-title = "Tiny"
-
-[[questions]]
-key = "q1"
-kind = "single"
-prompt = "Pick one"
-explanation = "Because."
-
-[[questions.options]]
-key = "a"
-text = "A"
-correct = true
-
-[[questions.options]]
-key = "b"
-text = "B"
-feedback = "Not B."
-"#;
-
-/// Registers a person and gives them `role` (through SQL, as an admin would); returns a token.
-async fn signed_in(app: &TestApp, email: &str, role: &str) -> String {
-    let res = app
-        .client
-        .post(app.url("/v1/auth/register"))
-        .json(&json!({"email": email, "display_name": email, "password": "a long enough password"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 201);
-    sqlx::query("UPDATE users SET role = $2 WHERE lower(email) = lower($1)")
-        .bind(email)
-        .bind(role)
-        .execute(&app.pool)
-        .await
-        .unwrap();
-    let res: Value = app
-        .client
-        .post(app.url("/v1/auth/login"))
-        .json(&json!({"email": email, "password": "a long enough password"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    res["access_token"].as_str().unwrap().to_string()
-}
+use crate::support::{TINY_QUIZ as QUIZ, TestApp, assert_problem, token_for};
 
 async fn post_toml(
     app: &TestApp,
@@ -77,7 +27,9 @@ async fn post_toml(
 #[tokio::test]
 async fn an_instructor_creates_a_quiz_in_toml_and_changes_it_into_a_new_version() {
     let app = TestApp::spawn().await;
-    let token = signed_in(&app, "ada@example.org", "instructor").await;
+    let token = token_for(&app, "ada@example.org", "instructor")
+        .await
+        .access;
     let res = post_toml(&app, &token, "/v1/quizzes", false, QUIZ).await;
     assert_eq!(res.status(), 201);
     let body: Value = res.json().await.unwrap();
@@ -118,7 +70,7 @@ async fn an_instructor_creates_a_quiz_in_toml_and_changes_it_into_a_new_version(
 #[tokio::test]
 async fn a_quiz_in_json_with_translations_is_validated_like_the_importer() {
     let app = TestApp::spawn().await;
-    let token = signed_in(&app, "ada@example.org", "admin").await;
+    let token = token_for(&app, "ada@example.org", "admin").await.access;
     let quiz: toml::Value = toml::from_str(QUIZ).unwrap();
     let doc = json!({"quiz": quiz, "translations": {"bn": {"title": "ছোট"}}});
     let res = app
@@ -158,7 +110,7 @@ async fn a_quiz_in_json_with_translations_is_validated_like_the_importer() {
 #[tokio::test]
 async fn learners_cannot_author_or_read_the_key() {
     let app = TestApp::spawn().await;
-    let token = signed_in(&app, "lee@example.org", "learner").await;
+    let token = token_for(&app, "lee@example.org", "learner").await.access;
     assert_problem(
         post_toml(&app, &token, "/v1/quizzes", false, QUIZ).await,
         403,
@@ -180,9 +132,13 @@ async fn learners_cannot_author_or_read_the_key() {
 #[tokio::test]
 async fn only_the_owner_or_an_admin_changes_a_quiz() {
     let app = TestApp::spawn().await;
-    let owner = signed_in(&app, "ada@example.org", "instructor").await;
-    let other = signed_in(&app, "bob@example.org", "instructor").await;
-    let admin = signed_in(&app, "root@example.org", "admin").await;
+    let owner = token_for(&app, "ada@example.org", "instructor")
+        .await
+        .access;
+    let other = token_for(&app, "bob@example.org", "instructor")
+        .await
+        .access;
+    let admin = token_for(&app, "root@example.org", "admin").await.access;
     assert_eq!(
         post_toml(&app, &owner, "/v1/quizzes", false, QUIZ)
             .await

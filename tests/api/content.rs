@@ -4,28 +4,7 @@ use quizd::content::store::{ImportStatus, import};
 use quizd::content::{QuestionKind, QuizSource, SourceFile, compile, load_dir};
 use serde_json::Value;
 
-use crate::support::{TestApp, content_dir};
-
-const QUIZ: &str = r#"
-slug = "tiny"
-title = "Tiny"
-
-[[questions]]
-key = "q1"
-kind = "single"
-prompt = "Pick one"
-explanation = "Because."
-
-[[questions.options]]
-key = "a"
-text = "A"
-correct = true
-
-[[questions.options]]
-key = "b"
-text = "B"
-feedback = "Not B."
-"#;
+use crate::support::{TINY_QUIZ as QUIZ, TestApp, content_dir};
 
 fn source(quiz: &str, translations: &[(&str, &str)]) -> QuizSource {
     QuizSource {
@@ -299,7 +278,15 @@ async fn a_changed_quiz_becomes_a_new_version_and_the_old_one_stays() {
         (ImportStatus::NewVersion, 2)
     );
     assert_eq!(version_count(&app).await, 3);
-    let quiz: Value = app.get_json("/v1/quizzes/data-parallelism", 200).await;
+    // Other processes learn of the change from PostgreSQL's notification, within moments.
+    let mut quiz: Value = app.get_json("/v1/quizzes/data-parallelism", 200).await;
+    for _ in 0..100 {
+        if quiz["version"] == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        quiz = app.get_json("/v1/quizzes/data-parallelism", 200).await;
+    }
     assert_eq!(quiz["version"], 2);
     assert_eq!(quiz["title"]["text"], "Data Parallelism Quiz, revised");
     // Versions are immutable, even to SQL.

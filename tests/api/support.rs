@@ -377,3 +377,25 @@ pub async fn patch_as(app: &TestApp, token: &str, path: &str, body: &Value) -> r
         .await
         .unwrap()
 }
+
+/// A one-question quiz in the content format, for authoring and import tests.
+pub const TINY_QUIZ: &str = r#"
+slug = "tiny"
+title = "Tiny"
+
+[[questions]]
+key = "q1"
+kind = "single"
+prompt = "Pick one"
+explanation = "Because."
+
+[[questions.options]]
+key = "a"
+text = "A"
+correct = true
+
+[[questions.options]]
+key = "b"
+text = "B"
+feedback = "Not B."
+"#;
