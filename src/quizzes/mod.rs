@@ -63,7 +63,10 @@ impl VersionCache {
         slug: &str,
     ) -> Result<Option<Arc<QuizVersion>>, sqlx::Error> {
         let listening = self.listening.load(Ordering::Acquire);
-        if listening && let Some(id) = self.current.read().expect("cache lock").get(slug).copied() {
+        let cached = listening
+            .then(|| self.current.read().expect("cache lock").get(slug).copied())
+            .flatten();
+        if let Some(id) = cached {
             return self.get(pool, id).await;
         }
         let before = self.changes.load(Ordering::Acquire);
