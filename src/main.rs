@@ -179,6 +179,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     }
     let state = actix_web::web::Data::new(state);
     quizd::attempts::spawn_sweeper(state.clone());
+    telemetry::spawn_metrics_upkeep(state.metrics.clone());
     quizd::lti::configure(args.lti.settings());
     quizd::lti::ags::spawn_delivery_worker(
         database.pool.clone(),
