@@ -14,9 +14,11 @@ use tracing_actix_web::TracingLogger;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::analytics::ReportCache;
+use crate::attempts::AttemptCache;
 use crate::auth::ratelimit::LoginLimiter;
 use crate::auth::tokens::TokenKeys;
 use crate::clock::Clock;
+use crate::db::quick::QuickPool;
 use crate::error::{self, ApiError};
 use crate::quizzes::VersionCache;
 use crate::{analytics, assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
@@ -26,6 +28,9 @@ pub const BODY_LIMIT: usize = 64 * 1024;
 
 pub struct AppState {
     pub pool: PgPool,
+    /// Connections for the hot paths (resume, answer), handed back without a round trip.
+    pub quick: QuickPool,
+    pub attempts: AttemptCache,
     pub quizzes: VersionCache,
     pub metrics: PrometheusHandle,
     pub tokens: TokenKeys,
@@ -41,8 +46,15 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
+        let quick = QuickPool::new(
+            (*pool.connect_options()).clone(),
+            pool.options().get_max_connections(),
+            pool.options().get_acquire_timeout(),
+        );
         Self {
             pool: pool.clone(),
+            quick,
+            attempts: AttemptCache::default(),
             quizzes: VersionCache::default(),
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),

@@ -47,10 +47,17 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pool = &state.pool;
     let idle = pool.num_idle() as f64;
     let size = pool.size() as f64;
-    ::metrics::gauge!("quizd_db_pool_connections", "state" => "idle").set(idle);
-    ::metrics::gauge!("quizd_db_pool_connections", "state" => "in_use").set(size - idle);
-    ::metrics::gauge!("quizd_db_pool_max_connections")
+    ::metrics::gauge!("quizd_db_pool_connections", "pool" => "main", "state" => "idle").set(idle);
+    ::metrics::gauge!("quizd_db_pool_connections", "pool" => "main", "state" => "in_use")
+        .set(size - idle);
+    ::metrics::gauge!("quizd_db_pool_max_connections", "pool" => "main")
         .set(pool.options().get_max_connections() as f64);
+    let quick = &state.quick;
+    ::metrics::gauge!("quizd_db_pool_connections", "pool" => "quick", "state" => "idle")
+        .set(quick.num_idle() as f64);
+    ::metrics::gauge!("quizd_db_pool_connections", "pool" => "quick", "state" => "in_use")
+        .set(quick.num_leased() as f64);
+    ::metrics::gauge!("quizd_db_pool_max_connections", "pool" => "quick").set(quick.size() as f64);
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render())

@@ -455,18 +455,15 @@ def norm(sql):
 def quizd_statements(root):
     """The statements of src/ the yardsticks copy, by name."""
     store = (root / "src/attempts/store.rs").read_text()
-    select = rust_string_after(store, "const SELECT: &str =")
-    fn = store.index("pub async fn by_id(")
-    by_id = rust_string_after(store, "format!(", fn).replace("{SELECT}", select)
-    responses = rust_string_after(store, "sqlx::query_as(", store.index("pub async fn responses("))
+    resume = rust_string_after(store, "sqlx::query_as(",
+                               store.index("pub async fn status_and_responses("))
     fn = store.index("pub async fn record_response(")
     # Under immediate feedback (the benchmark's policy) the first answer is final: DO NOTHING.
     if '"DO NOTHING"' not in store[fn:store.index("let sql", fn)]:
         raise SystemExit("check-sql: record_response no longer uses DO NOTHING for final answers")
     record = rust_string_after(store, "format!(", fn).replace("{on_conflict}", "DO NOTHING")
     return {
-        "attempts::store::by_id": by_id,
-        "attempts::store::responses": responses,
+        "attempts::store::status_and_responses": resume,
         "attempts::store::record_response": record,
     }
 

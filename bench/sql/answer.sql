@@ -1,14 +1,15 @@
 -- pgbench yardstick for (c) PUT /v1/attempts/{id}/responses/{question_id} (graded, durable).
--- The two statements quizd runs for it, copied from src/ (bench/run checks they have not drifted:
--- `python3 bench/lib/quizbench.py check-sql --root .`): the attempt (attempts::store::by_id),
--- then the one-statement write (attempts::store::record_response, immediate feedback: the first
--- answer stands, `DO NOTHING`). Run with -M prepared, each statement its own transaction with
--- synchronous_commit on, as quizd runs them. Every transaction writes a fresh (attempt, question).
+-- The one statement quizd runs for it (quizd keeps what never changes about an attempt in
+-- memory), copied from src/ (bench/run checks it has not drifted:
+-- `python3 bench/lib/quizbench.py check-sql --root .`): the one-statement write
+-- (attempts::store::record_response, immediate feedback: the first answer stands, `DO NOTHING`).
+-- Run with -M prepared, each statement its own transaction with synchronous_commit on, as quizd
+-- runs it. Every transaction writes a fresh (attempt, question).
 --
 -- Targets: attempts started through quizd's API, reserved for pgbench, in bench_targets (kind 'p',
 -- n = 1..). pgbench cannot make a uuid out of a number, so it looks the attempt up with one
 -- extra primary-key SELECT, once per attempt: then it answers its 8 questions in 8 transactions
--- (1 extra statement per 16 of quizd's). The 8 question keys and the answers, points and
+-- (1 extra statement per 8 of quizd's). The 8 question keys and the answers, points and
 -- correctness are -D variables taken from a response quizd recorded (q0..q7, a0..a7, p0..p7,
 -- m0..m7, c0..c7): the branches below differ only in which of them they pass. `now` is fixed
 -- (the grading time quizd would pass).
@@ -22,11 +23,6 @@ SELECT attempt_id, user_id FROM bench_targets WHERE kind = 'p' AND n = :n \gset
 \set r :r + 1
 \set k 0
 \endif
--- quizd: attempts::store::by_id $1=:attempt_id
-SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
-        t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
-        a.course_id, a.feedback, a.grading_method, a.shuffle_questions, a.shuffle_options, a.closes_at
-   FROM attempts t JOIN assignments a ON a.id = t.assignment_id WHERE t.id = :attempt_id;
 \if :k = 0
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q0 $4=:a0 $5=:p0 $6=:m0 $7=:now $8=:c0
 WITH t AS (

@@ -43,31 +43,75 @@ pub enum Viewer {
     Staff,
 }
 
+/// An attempt as it was loaded, with its layout (order, ids, locale chain). All of it is
+/// fixed when the attempt starts, except `finished_at`, `finish_reason` and `score` of `row`:
+/// those are read afresh whenever they matter.
+pub struct Opened {
+    pub row: AttemptRow,
+    pub served: Served,
+}
+
+/// Opened attempts by id, so that resuming and answering need not load or lay out the attempt
+/// again. Nothing in an entry can go stale (see [`Opened`]), so entries are only evicted.
+pub struct AttemptCache(quick_cache::sync::Cache<Uuid, Arc<Opened>>);
+
+impl Default for AttemptCache {
+    fn default() -> Self {
+        Self(quick_cache::sync::Cache::new(20_000))
+    }
+}
+
+/// The attempt and its layout, from the cache or the database.
+pub async fn opened(state: &AppState, id: Uuid) -> Result<Option<Arc<Opened>>, ApiError> {
+    if let Some(o) = state.attempts.0.get(&id) {
+        return Ok(Some(o));
+    }
+    match store::by_id(&state.pool, id).await? {
+        Some(row) => Ok(Some(open(state, row).await?)),
+        None => Ok(None),
+    }
+}
+
+/// Lays out a loaded attempt and keeps it in the cache.
+async fn open(state: &AppState, row: AttemptRow) -> Result<Arc<Opened>, ApiError> {
+    let version = version(state, row.quiz_version_id).await?;
+    let id = row.id;
+    let served = Served::new(version, &row);
+    let o = Arc::new(Opened { row, served });
+    state.attempts.0.insert(id, o.clone());
+    Ok(o)
+}
+
 /// The attempt, if the caller may see it: its learner, the course's instructors, admins.
 /// To anyone else it does not exist.
 pub async fn visible_attempt(
     state: &AppState,
     id: Uuid,
     user: &CurrentUser,
-) -> Result<(AttemptRow, Viewer), ApiError> {
-    let row = store::by_id(&state.pool, id)
-        .await?
-        .ok_or_else(attempt_not_found)?;
-    if row.user_id == user.id {
-        return Ok((row, Viewer::Learner));
+) -> Result<(Arc<Opened>, Viewer), ApiError> {
+    let o = opened(state, id).await?.ok_or_else(attempt_not_found)?;
+    if o.row.user_id == user.id {
+        return Ok((o, Viewer::Learner));
     }
     if user.is_admin() {
-        return Ok((row, Viewer::Staff));
+        return Ok((o, Viewer::Staff));
     }
-    if let Some(course) = row.course_id
+    if let Some(course) = o.row.course_id
         && user.require_staff().is_ok()
         && crate::courses::store::course_for(&state.pool, course, user.id)
             .await?
             .is_some_and(|c| c.my_role == Some(CourseRole::Instructor))
     {
-        return Ok((row, Viewer::Staff));
+        return Ok((o, Viewer::Staff));
     }
     Err(attempt_not_found())
+}
+
+/// The attempt as it stands now.
+pub async fn current(state: &AppState, id: Uuid) -> Result<AttemptRow, ApiError> {
+    store::by_id(&state.pool, id)
+        .await?
+        .ok_or_else(attempt_not_found)
 }
 
 pub async fn version(state: &AppState, id: Uuid) -> Result<Arc<QuizVersion>, ApiError> {
@@ -85,9 +129,7 @@ pub async fn settle(state: &AppState, row: AttemptRow) -> Result<AttemptRow, Api
     match row.deadline {
         Some(deadline) if row.finished_at.is_none() && deadline <= now => {
             store::finish(&state.pool, row.id, "deadline", now).await?;
-            store::by_id(&state.pool, row.id)
-                .await?
-                .ok_or_else(attempt_not_found)
+            current(state, row.id).await
         }
         _ => Ok(row),
     }
@@ -137,20 +179,31 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
     }
 }
 
+/// The attempt as the viewer may see it now.
 pub async fn view(
     state: &AppState,
     row: &AttemptRow,
     viewer: Viewer,
 ) -> Result<AttemptView, ApiError> {
-    let version = version(state, row.quiz_version_id).await?;
+    let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
     let responses = store::responses(&state.pool, row.id).await?;
-    let served = Served::new(&version, row);
-    Ok(served.view(
+    Ok(render(state, &o, row, &responses, viewer))
+}
+
+/// The attempt as the viewer may see it, given its state and responses.
+pub fn render(
+    state: &AppState,
+    o: &Opened,
+    row: &AttemptRow,
+    responses: &[store::ResponseRow],
+    viewer: Viewer,
+) -> AttemptView {
+    o.served.view(
         row,
-        &responses,
+        responses,
         reveal_for(state, row, viewer),
         state.clock.now(),
-    ))
+    )
 }
 
 /// Starts an attempt (or returns the learner's unfinished one: a double start is harmless).
@@ -224,9 +277,8 @@ pub async fn start(
             "You have used all the attempts this assignment allows.",
         )
     })?;
-    let row = store::by_id(&state.pool, id)
-        .await?
-        .ok_or_else(attempt_not_found)?;
+    let row = current(state, id).await?;
+    open(state, row.clone()).await?;
     Ok((row, true))
 }
 

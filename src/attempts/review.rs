@@ -2,6 +2,7 @@
 //! much of the judgement as the policy allows. Pure: no I/O.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -17,25 +18,60 @@ use crate::i18n::{LocalizedText, resolve};
 use crate::policy::{FeedbackTiming, Reveal};
 use crate::quizzes::QuizVersion;
 
-pub struct Served<'a> {
-    pub version: &'a QuizVersion,
-    keys: AttemptKeys<'a>,
+/// An attempt's layout: its order and ids, worked out once from its seed (they never change),
+/// and its locale chain.
+pub struct Served {
+    pub version: Arc<QuizVersion>,
     chain: Vec<String>,
-    shuffle_questions: bool,
-    shuffle_options: bool,
+    /// Indices into the version's questions, in this attempt's order.
+    order: Vec<usize>,
+    /// By question index: the question's id in this attempt.
+    question_ids: Vec<String>,
+    /// By question index: its options' indices in this attempt's order.
+    option_order: Vec<Vec<usize>>,
+    /// By question index, then option index: the option's id in this attempt.
+    option_ids: Vec<Vec<String>>,
 }
 
-impl<'a> Served<'a> {
-    pub fn new(version: &'a QuizVersion, attempt: &'a AttemptRow) -> Self {
+impl Served {
+    pub fn new(version: Arc<QuizVersion>, attempt: &AttemptRow) -> Self {
+        let keys = AttemptKeys {
+            seed: &attempt.seed,
+        };
+        let questions = &version.content.questions;
         Self {
-            version,
-            keys: AttemptKeys {
-                seed: &attempt.seed,
-            },
             chain: version.locale_chain(std::slice::from_ref(&attempt.locale)),
-            shuffle_questions: attempt.shuffle_questions,
-            shuffle_options: attempt.shuffle_options,
+            order: keys.question_order(questions.len(), attempt.shuffle_questions),
+            question_ids: questions.iter().map(|q| keys.question_id(&q.key)).collect(),
+            option_order: questions
+                .iter()
+                .map(|q| {
+                    // True comes before False, always: shuffling them would only confuse.
+                    let shuffle = attempt.shuffle_options && q.kind != QuestionKind::TrueFalse;
+                    keys.option_order(&q.key, q.options.len(), shuffle)
+                })
+                .collect(),
+            option_ids: questions
+                .iter()
+                .map(|q| {
+                    q.options
+                        .iter()
+                        .map(|o| keys.option_id(&q.key, &o.key))
+                        .collect()
+                })
+                .collect(),
+            version,
         }
+    }
+
+    /// The index of a question of this version (questions are compared by identity).
+    fn index(&self, q: &Question) -> usize {
+        self.version
+            .content
+            .questions
+            .iter()
+            .position(|x| std::ptr::eq(x, q))
+            .expect("a question of this attempt's version")
     }
 
     fn text(&self, t: &crate::i18n::Text) -> LocalizedText {
@@ -43,49 +79,53 @@ impl<'a> Served<'a> {
     }
 
     /// The questions in this attempt's order.
-    pub fn questions(&self) -> Vec<&'a Question> {
-        let all = &self.version.content.questions;
-        self.keys
-            .question_order(all.len(), self.shuffle_questions)
-            .into_iter()
-            .map(|i| &all[i])
-            .collect()
-    }
-
-    pub fn question_id(&self, q: &Question) -> String {
-        self.keys.question_id(&q.key)
-    }
-
-    pub fn question_by_id(&self, id: &str) -> Option<&'a Question> {
-        self.version
-            .content
-            .questions
+    pub fn questions(&self) -> impl Iterator<Item = &Question> {
+        self.order
             .iter()
-            .find(|q| self.keys.question_id(&q.key) == id)
+            .map(|&i| &self.version.content.questions[i])
+    }
+
+    pub fn question_id(&self, q: &Question) -> &str {
+        &self.question_ids[self.index(q)]
+    }
+
+    pub fn question_by_id(&self, id: &str) -> Option<&Question> {
+        let i = self.question_ids.iter().position(|x| x == id)?;
+        Some(&self.version.content.questions[i])
     }
 
     pub fn option_id(&self, q: &Question, option_key: &str) -> String {
-        self.keys.option_id(&q.key, option_key)
-    }
-
-    pub fn option_key(&self, q: &'a Question, option_id: &str) -> Option<&'a str> {
+        let i = self.index(q);
         q.options
             .iter()
-            .find(|o| self.keys.option_id(&q.key, &o.key) == option_id)
-            .map(|o| o.key.as_str())
+            .position(|o| o.key == option_key)
+            .map(|o| self.option_ids[i][o].clone())
+            .unwrap_or_default()
+    }
+
+    pub fn option_key<'q>(&self, q: &'q Question, option_id: &str) -> Option<&'q str> {
+        let i = self.option_ids[self.index(q)]
+            .iter()
+            .position(|x| x == option_id)?;
+        Some(q.options[i].key.as_str())
+    }
+
+    /// The option ids of a question in this attempt's order.
+    fn ordered_option_ids(&self, q: &Question) -> impl Iterator<Item = &String> {
+        let i = self.index(q);
+        self.option_order[i]
+            .iter()
+            .map(move |&o| &self.option_ids[i][o])
     }
 
     fn options(&self, q: &Question) -> Vec<AttemptOption> {
-        // True comes before False, always: shuffling them would only confuse.
-        let shuffle = self.shuffle_options && q.kind != QuestionKind::TrueFalse;
-        self.keys
-            .option_order(&q.key, q.options.len(), shuffle)
-            .into_iter()
-            .map(|i| {
-                let o = &q.options[i];
-                let t = self.text(&o.text);
+        let i = self.index(q);
+        self.option_order[i]
+            .iter()
+            .map(|&o| {
+                let t = self.text(&q.options[o].text);
                 AttemptOption {
-                    id: self.option_id(q, &o.key),
+                    id: self.option_ids[i][o].clone(),
                     text: t.text,
                     lang: t.lang,
                 }
@@ -97,12 +137,11 @@ impl<'a> Served<'a> {
         let (selected, number, text) = match &r.answer.0 {
             Answer::Selected(keys) => {
                 // Served in this attempt's option order, whatever order they were sent in.
-                let order = self.options(q);
                 let ids: Vec<String> = keys.iter().map(|k| self.option_id(q, k)).collect();
-                let ordered = order
-                    .into_iter()
-                    .map(|o| o.id)
+                let ordered = self
+                    .ordered_option_ids(q)
                     .filter(|id| ids.contains(id))
+                    .cloned()
                     .collect();
                 (Some(ordered), None, None)
             }
@@ -175,7 +214,6 @@ impl<'a> Served<'a> {
         let finished = attempt.finished_at.is_some();
         let questions = self
             .questions()
-            .into_iter()
             .map(|q| {
                 let response = by_key.get(q.key.as_str()).copied();
                 let prompt = self.text(&q.prompt);
@@ -185,7 +223,7 @@ impl<'a> Served<'a> {
                     Reveal::Nothing => None,
                 };
                 AttemptQuestion {
-                    id: self.question_id(q),
+                    id: self.question_id(q).to_string(),
                     kind: q.kind,
                     points: q.points,
                     prompt: prompt.text,

@@ -10,7 +10,7 @@ use super::models::{
 };
 use super::review::Served;
 use super::store::{self, Recorded};
-use super::{Viewer, attempt_list, settle, start, version, view, visible_attempt};
+use super::{Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
 use crate::app::AppState;
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
@@ -149,11 +149,17 @@ pub async fn get_attempt(
     user: CurrentUser,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let (row, viewer) = visible_attempt(&state, *id, &user).await?;
-    let row = settle(&state, row).await?;
+    let (opened, viewer) = visible_attempt(&state, *id, &user).await?;
+    let mut conn = state.quick.acquire().await?;
+    let (status, responses) = store::status_and_responses(&mut *conn, opened.row.id)
+        .await?
+        .ok_or_else(super::attempt_not_found)?;
+    conn.release();
+    // Finishing does not change the responses: they stay as read.
+    let row = settle(&state, opened.row.with_status(status)).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .json(view(&state, &row, viewer).await?))
+        .json(render(&state, &opened, &row, &responses, viewer)))
 }
 
 fn only_the_learner() -> ApiError {
@@ -238,63 +244,61 @@ pub async fn answer(
     body: JsonObject<AnswerRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let (attempt_id, question_id) = path.into_inner();
-    let (row, viewer) = visible_attempt(&state, attempt_id, &user).await?;
+    let (opened, viewer) = visible_attempt(&state, attempt_id, &user).await?;
     if viewer != Viewer::Learner {
         return Err(only_the_learner());
     }
-    let finished = || {
-        ApiError::conflict(
-            "attempt_finished",
-            "This attempt is finished; answers are closed.",
-        )
-    };
-    let deadline_passed = || {
-        ApiError::conflict(
-            "deadline_passed",
-            "The deadline has passed: the answer was not recorded and the attempt is finished with what was answered.",
-        )
-    };
-    let row = settle(&state, row).await?;
-    if row.finished_at.is_some() {
-        return Err(if row.finish_reason.as_deref() == Some("deadline") {
-            deadline_passed()
-        } else {
-            finished()
-        });
-    }
-    let version = version(&state, row.quiz_version_id).await?;
-    let served = Served::new(&version, &row);
-    let q = served.question_by_id(&question_id).ok_or_else(|| {
-        ApiError::not_found(
-            "question_not_found",
-            "This attempt has no question with this id.",
-        )
-    })?;
-    let answer = content_answer(&served, q, &body)?;
-    let grade = grading::grade(q, &answer)
-        .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
-    let immediate = FeedbackTiming::parse(&row.feedback) == Some(FeedbackTiming::Immediate);
     let now = state.clock.now();
+    // Past the deadline: finish the attempt (if nobody has yet) and say so.
+    if opened.row.deadline.is_some_and(|d| d <= now) {
+        return Err(closed(
+            &settle(&state, current(&state, attempt_id).await?).await?,
+        ));
+    }
+    let served = &opened.served;
+    let immediate = FeedbackTiming::parse(&opened.row.feedback) == Some(FeedbackTiming::Immediate);
+    let graded = served
+        .question_by_id(&question_id)
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "question_not_found",
+                "This attempt has no question with this id.",
+            )
+        })
+        .and_then(|q| {
+            let answer = content_answer(served, q, &body)?;
+            let grade = grading::grade(q, &answer)
+                .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
+            Ok((q, answer, grade))
+        });
+    let (q, answer, grade) = match graded {
+        Ok(graded) => graded,
+        // A finished attempt takes no answer at all, whatever is wrong with this one.
+        Err(e) => {
+            let row = current(&state, attempt_id).await?;
+            return Err(if row.finished_at.is_some() {
+                closed(&row)
+            } else {
+                e
+            });
+        }
+    };
     let outcome = |r: &store::ResponseRow| AnswerOutcome {
         question_id: question_id.clone(),
         response: served.response_view(q, r),
         result: immediate.then(|| served.result(q, Some(r))),
     };
-    match store::record_response(
-        &state.pool,
-        row.id,
-        user.id,
-        &q.key,
-        &answer,
-        grade,
-        now,
-        immediate,
+    // One statement: it checks that the attempt is open and this learner's, and writes.
+    let mut conn = state.quick.acquire().await?;
+    let recorded = store::record_response(
+        &mut *conn, attempt_id, user.id, &q.key, &answer, grade, now, immediate,
     )
-    .await?
-    {
+    .await?;
+    conn.release();
+    match recorded {
         Recorded::Written(r) => Ok(HttpResponse::Ok().json(outcome(&r))),
         Recorded::AlreadyAnswered => {
-            let recorded = store::response(&state.pool, row.id, &q.key)
+            let recorded = store::response(&state.pool, attempt_id, &q.key)
                 .await?
                 .ok_or_else(|| ApiError::internal("a recorded response vanished"))?;
             if recorded.answer.0 == answer {
@@ -308,14 +312,24 @@ pub async fn answer(
                 )
             })
         }
-        Recorded::Closed => {
-            let row = settle(&state, row).await?;
-            Err(if row.finish_reason.as_deref() == Some("deadline") {
-                deadline_passed()
-            } else {
-                finished()
-            })
-        }
+        Recorded::Closed => Err(closed(
+            &settle(&state, current(&state, attempt_id).await?).await?,
+        )),
+    }
+}
+
+/// Why a finished attempt takes no more answers.
+fn closed(row: &store::AttemptRow) -> ApiError {
+    if row.finish_reason.as_deref() == Some("deadline") {
+        ApiError::conflict(
+            "deadline_passed",
+            "The deadline has passed: the answer was not recorded and the attempt is finished with what was answered.",
+        )
+    } else {
+        ApiError::conflict(
+            "attempt_finished",
+            "This attempt is finished; answers are closed.",
+        )
     }
 }
 
@@ -336,17 +350,15 @@ pub async fn finish(
     user: CurrentUser,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let (row, viewer) = visible_attempt(&state, *id, &user).await?;
+    let (opened, viewer) = visible_attempt(&state, *id, &user).await?;
     if viewer != Viewer::Learner {
         return Err(only_the_learner());
     }
-    let row = settle(&state, row).await?;
+    let row = settle(&state, current(&state, opened.row.id).await?).await?;
     if row.finished_at.is_none() {
         store::finish(&state.pool, row.id, "submitted", state.clock.now()).await?;
     }
-    let row = store::by_id(&state.pool, row.id)
-        .await?
-        .ok_or_else(super::attempt_not_found)?;
+    let row = current(&state, row.id).await?;
     Ok(HttpResponse::Ok().json(view(&state, &row, Viewer::Learner).await?))
 }
 

@@ -38,6 +38,26 @@ const SELECT: &str = "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id
         a.course_id, a.feedback, a.grading_method, a.shuffle_questions, a.shuffle_options, a.closes_at
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
+impl AttemptRow {
+    /// This row with the attempt's state as it is now.
+    pub fn with_status(&self, status: AttemptStatus) -> AttemptRow {
+        AttemptRow {
+            finished_at: status.finished_at,
+            finish_reason: status.finish_reason,
+            score: status.score,
+            ..self.clone()
+        }
+    }
+}
+
+/// The part of an attempt that changes (once: when it is finished).
+#[derive(Debug, Clone)]
+pub struct AttemptStatus {
+    pub finished_at: Option<DateTime<Utc>>,
+    pub finish_reason: Option<String>,
+    pub score: Option<f64>,
+}
+
 pub async fn by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AttemptRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("{SELECT} WHERE t.id = $1")))
         .bind(id)
@@ -133,6 +153,58 @@ pub async fn responses(
     .await
 }
 
+#[derive(FromRow)]
+struct StatusAndResponse {
+    finished_at: Option<DateTime<Utc>>,
+    finish_reason: Option<String>,
+    score: Option<f64>,
+    question_key: Option<String>,
+    answer: Option<Json<Answer>>,
+    points: Option<f64>,
+    max_points: Option<f64>,
+    correct: Option<bool>,
+    answered_at: Option<DateTime<Utc>>,
+}
+
+/// The attempt's state and its responses, in one statement (resuming: the rest of the
+/// attempt never changes and is known already).
+pub async fn status_and_responses(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+) -> Result<Option<(AttemptStatus, Vec<ResponseRow>)>, sqlx::Error> {
+    let rows: Vec<StatusAndResponse> = sqlx::query_as(
+        "SELECT t.finished_at, t.finish_reason, t.score, r.question_key, r.answer, r.points,
+                r.max_points, r.correct, r.answered_at
+           FROM attempts t LEFT JOIN responses r ON r.attempt_id = t.id
+          WHERE t.id = $1",
+    )
+    .bind(attempt)
+    .fetch_all(db)
+    .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let status = AttemptStatus {
+        finished_at: first.finished_at,
+        finish_reason: first.finish_reason.clone(),
+        score: first.score,
+    };
+    let responses = rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(ResponseRow {
+                question_key: r.question_key?,
+                answer: r.answer?,
+                points: r.points?,
+                max_points: r.max_points?,
+                correct: r.correct?,
+                answered_at: r.answered_at?,
+            })
+        })
+        .collect();
+    Ok(Some((status, responses)))
+}
+
 pub async fn response(
     db: impl PgExecutor<'_>,
     attempt: Uuid,
@@ -174,7 +246,7 @@ struct RecordOutcome {
 /// `final_answer`: the first answer stands (immediate feedback); otherwise it is replaced.
 #[allow(clippy::too_many_arguments)]
 pub async fn record_response(
-    db: &PgPool,
+    db: impl PgExecutor<'_>,
     attempt: Uuid,
     user: Uuid,
     question_key: &str,

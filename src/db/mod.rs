@@ -2,6 +2,7 @@
 //! is given.
 
 pub mod postgres;
+pub mod quick;
 
 use std::str::FromStr;
 use std::time::Duration;

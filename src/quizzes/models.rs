@@ -1,6 +1,10 @@
 //! Quiz versions as served: the cached immutable version and the learner-facing views,
 //! which carry no key material (no correct flag, no option key, no explanation).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -20,6 +24,9 @@ pub struct QuizVersion {
     pub coverage: Vec<LocaleCoverage>,
     /// The course-less assignment for open practice on this version.
     pub practice_assignment_id: Option<Uuid>,
+    /// The learner-facing view as JSON, by locale chain (there are only as many chains as
+    /// ordered choices among the quiz's locales).
+    rendered: Mutex<HashMap<Vec<String>, Bytes>>,
 }
 
 /// How much of a quiz exists in one locale.
@@ -58,7 +65,24 @@ impl QuizVersion {
             content,
             coverage,
             practice_assignment_id,
+            rendered: Mutex::default(),
         }
+    }
+
+    /// [`QuizVersion::view`] as JSON, and its locale: serialized once per locale chain (the
+    /// version never changes).
+    pub fn view_json(&self, requested: &[String]) -> Result<(String, Bytes), serde_json::Error> {
+        let chain = self.locale_chain(requested);
+        let locale = chain[0].clone();
+        if let Some(body) = self.rendered.lock().expect("render lock").get(&chain) {
+            return Ok((locale, body.clone()));
+        }
+        let body = Bytes::from(serde_json::to_vec(&self.view(&chain))?);
+        self.rendered
+            .lock()
+            .expect("render lock")
+            .insert(chain, body.clone());
+        Ok((locale, body))
     }
 
     /// The locale chain for a request: matching locales in preference order, then the source.

@@ -102,10 +102,11 @@ pub async fn get_quiz(
         .current(&state.pool, &slug)
         .await?
         .ok_or_else(not_found)?;
-    let view: QuizView = version.view(&requested);
-    let lang = HeaderValue::from_str(&view.locale).map_err(ApiError::internal)?;
+    let (locale, body) = version.view_json(&requested).map_err(ApiError::internal)?;
+    let lang = HeaderValue::from_str(&locale).map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok()
+        .content_type(header::ContentType::json())
         .insert_header((header::CONTENT_LANGUAGE, lang))
         .insert_header((header::VARY, "Accept-Language"))
-        .json(view))
+        .body(body))
 }
