@@ -162,7 +162,7 @@ pub fn app(
         )
         .wrap(from_fn(deny_framing))
         .wrap(from_fn(telemetry::observe))
-        .wrap(TracingLogger::default())
+        .wrap(TracingLogger::<telemetry::RequestSpan>::new())
         .configure(routes)
         .configure(crate::lti::routes::configure)
         .route("/docs", web::get().to(docs_redirect))

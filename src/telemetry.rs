@@ -1,5 +1,6 @@
 //! Logs (structured, with a request id) and Prometheus metrics.
 
+use std::io::IsTerminal;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -8,7 +9,9 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use tracing_actix_web::RequestId;
+use tracing::Span;
+use tracing::field::Empty;
+use tracing_actix_web::{RequestId, RootSpanBuilder};
 use tracing_subscriber::EnvFilter;
 
 /// Logs go to stderr; `RUST_LOG` filters them, `QUIZD_LOG_FORMAT=json` makes them JSON lines.
@@ -17,6 +20,7 @@ pub fn init_logging() {
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,actix_server=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let json = std::env::var("QUIZD_LOG_FORMAT").is_ok_and(|f| f == "json");
     let _ = if json {
@@ -24,6 +28,34 @@ pub fn init_logging() {
     } else {
         builder.try_init()
     };
+}
+
+/// The span every request's logs carry: its id, method and path, and (at the end) its status.
+/// Few fields on purpose: each is formatted for every request.
+pub struct RequestSpan;
+
+impl RootSpanBuilder for RequestSpan {
+    fn on_request_start(req: &ServiceRequest) -> Span {
+        let id = req.extensions().get::<RequestId>().copied();
+        tracing::info_span!(
+            "request",
+            request_id = id.map(tracing::field::display),
+            method = %req.method(),
+            path = req.path(),
+            status = Empty,
+        )
+    }
+
+    fn on_request_end<B: MessageBody>(
+        span: Span,
+        outcome: &Result<ServiceResponse<B>, actix_web::Error>,
+    ) {
+        let status = match outcome {
+            Ok(res) => res.status(),
+            Err(e) => e.as_response_error().status_code(),
+        };
+        span.record("status", status.as_u16());
+    }
 }
 
 const LATENCY_BUCKETS: [f64; 14] = [

@@ -8,8 +8,13 @@
 //! [`Leased::release`] (it knows every statement finished); a lease dropped without it (an
 //! error, a cancelled request) is pinged on the side first, as sqlx does, and a connection that
 //! does not answer is closed.
+//!
+//! Each connection's socket is registered with the runtime of the worker thread that opened
+//! it, whose reactor wakes whoever waits on it: a worker takes back a connection it opened
+//! when one is idle, so that replies do not cross threads.
 
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgConnection};
@@ -23,7 +28,8 @@ pub struct QuickPool {
 
 struct Inner {
     options: PgConnectOptions,
-    idle: Mutex<Vec<PgConnection>>,
+    /// Idle connections, each with the thread that opened it.
+    idle: Mutex<Vec<(ThreadId, PgConnection)>>,
     permits: Arc<Semaphore>,
     size: u32,
     acquire_timeout: Duration,
@@ -52,12 +58,23 @@ impl QuickPool {
         .await
         .map_err(|_| sqlx::Error::PoolTimedOut)?
         .map_err(|_| sqlx::Error::PoolClosed)?;
-        let idle = self.inner.idle.lock().expect("pool lock").pop();
+        let here = std::thread::current().id();
+        let idle = {
+            let mut idle = self.inner.idle.lock().expect("pool lock");
+            match idle.iter().rposition(|(t, _)| *t == here) {
+                Some(i) => Some(idle.swap_remove(i)),
+                None => idle.pop(),
+            }
+        };
         let conn = match idle {
             Some(conn) => conn,
-            None => tokio::time::timeout(self.inner.acquire_timeout, self.inner.options.connect())
-                .await
-                .map_err(|_| sqlx::Error::PoolTimedOut)??,
+            None => {
+                let conn =
+                    tokio::time::timeout(self.inner.acquire_timeout, self.inner.options.connect())
+                        .await
+                        .map_err(|_| sqlx::Error::PoolTimedOut)??;
+                (here, conn)
+            }
         };
         Ok(Leased {
             conn: Some(conn),
@@ -84,7 +101,7 @@ impl QuickPool {
 
 /// A leased connection: derefs to [`PgConnection`].
 pub struct Leased {
-    conn: Option<PgConnection>,
+    conn: Option<(ThreadId, PgConnection)>,
     permit: Option<OwnedSemaphorePermit>,
     pool: Arc<Inner>,
 }
@@ -103,13 +120,13 @@ impl Leased {
 impl std::ops::Deref for Leased {
     type Target = PgConnection;
     fn deref(&self) -> &PgConnection {
-        self.conn.as_ref().expect("a lease holds its connection")
+        &self.conn.as_ref().expect("a lease holds its connection").1
     }
 }
 
 impl std::ops::DerefMut for Leased {
     fn deref_mut(&mut self) -> &mut PgConnection {
-        self.conn.as_mut().expect("a lease holds its connection")
+        &mut self.conn.as_mut().expect("a lease holds its connection").1
     }
 }
 
@@ -117,7 +134,7 @@ impl Drop for Leased {
     /// Not released: the connection may be mid-statement or broken. Check it on the side
     /// (its slot stays taken meanwhile) and keep it only if it answers.
     fn drop(&mut self) {
-        let (Some(mut conn), permit) = (self.conn.take(), self.permit.take()) else {
+        let (Some((thread, mut conn)), permit) = (self.conn.take(), self.permit.take()) else {
             return;
         };
         let pool = self.pool.clone();
@@ -127,7 +144,7 @@ impl Drop for Leased {
         runtime.spawn(async move {
             let alive = tokio::time::timeout(Duration::from_secs(2), conn.ping()).await;
             if matches!(alive, Ok(Ok(()))) {
-                pool.idle.lock().expect("pool lock").push(conn);
+                pool.idle.lock().expect("pool lock").push((thread, conn));
             }
             drop(permit);
         });
