@@ -172,7 +172,8 @@ pub fn app(
 
 /// Every endpoint. Resources (not method-guarded routes) so that a wrong method is a 405.
 fn routes(cfg: &mut web::ServiceConfig) {
-    use web::{get, patch, post, put, resource};
+    use crate::telemetry::resource;
+    use web::{get, patch, post, put};
     let authoring_limit = web::PayloadConfig::new(quizzes::authoring::AUTHORING_BODY_LIMIT);
     cfg.service(
         resource("/v1/quizzes")

@@ -1,5 +1,6 @@
 //! Logs (structured, with a request id) and Prometheus metrics.
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -81,6 +82,16 @@ pub fn prometheus() -> PrometheusHandle {
         .clone()
 }
 
+/// The route pattern a resource serves, kept with the resource so that metrics can label a
+/// request without matching its path against every route again.
+#[derive(Clone, Copy)]
+struct RoutePattern(&'static str);
+
+/// `web::resource(path)`, labelled for the metrics: register every resource with it.
+pub fn resource(path: &'static str) -> actix_web::Resource {
+    actix_web::web::resource(path).app_data(RoutePattern(path))
+}
+
 /// Counts requests by route and status, times them, and returns the request id.
 pub async fn observe<B: MessageBody>(
     req: ServiceRequest,
@@ -89,10 +100,14 @@ pub async fn observe<B: MessageBody>(
     let started = Instant::now();
     let method = req.method().to_string();
     let mut res = next.call(req).await?;
-    let route = res
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
+    let route: Cow<'static, str> = match res.request().app_data::<RoutePattern>() {
+        Some(r) => Cow::Borrowed(r.0),
+        // Services that are not resources (Swagger UI), and requests nothing matched.
+        None => res
+            .request()
+            .match_pattern()
+            .map_or(Cow::Borrowed("unmatched"), Cow::Owned),
+    };
     let status = res.status().as_u16().to_string();
     let elapsed = started.elapsed().as_secs_f64();
     metrics::counter!("quizd_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status)

@@ -84,8 +84,8 @@ static ETAGS: LazyLock<HashMap<&'static str, String>> = LazyLock::new(|| {
 
 /// Registers `GET /` (the app) and `GET /assets/{file}`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/").route(web::get().to(index)))
-        .service(web::resource("/assets/{file}").route(web::get().to(asset)));
+    cfg.service(crate::telemetry::resource("/").route(web::get().to(index)))
+        .service(crate::telemetry::resource("/assets/{file}").route(web::get().to(asset)));
 }
 
 async fn index(req: HttpRequest) -> HttpResponse {

@@ -10,7 +10,7 @@ use super::models::{
     AttemptOption, AttemptQuestion, AttemptResult, AttemptState, AttemptView, QuestionResult,
     ResponseView,
 };
-use super::shuffle::AttemptKeys;
+use super::shuffle::{AttemptKeys, Id};
 use super::store::{AttemptRow, ResponseRow};
 use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
@@ -19,18 +19,20 @@ use crate::policy::{FeedbackTiming, Reveal};
 use crate::quizzes::QuizVersion;
 
 /// An attempt's layout: its order and ids, worked out once from its seed (they never change),
-/// and its locale chain.
+/// and its locale chain. Compact: it is kept in memory for every active attempt.
 pub struct Served {
     pub version: Arc<QuizVersion>,
     chain: Vec<String>,
     /// Indices into the version's questions, in this attempt's order.
-    order: Vec<usize>,
+    order: Box<[u16]>,
     /// By question index: the question's id in this attempt.
-    question_ids: Vec<String>,
-    /// By question index: its options' indices in this attempt's order.
-    option_order: Vec<Vec<usize>>,
-    /// By question index, then option index: the option's id in this attempt.
-    option_ids: Vec<Vec<String>>,
+    question_ids: Box<[Id]>,
+    /// By question index: where its options start in `option_order` and `option_ids`.
+    option_start: Box<[u16]>,
+    /// Each question's option indices in this attempt's order, one question after another.
+    option_order: Box<[u16]>,
+    /// Each question's option ids by option index, one question after another.
+    option_ids: Box<[Id]>,
 }
 
 impl Served {
@@ -39,27 +41,32 @@ impl Served {
             seed: &attempt.seed,
         };
         let questions = &version.content.questions;
+        let small = |i: usize| u16::try_from(i).expect("content limits keep indices small");
+        let mut option_start = Vec::with_capacity(questions.len());
+        let mut option_order = Vec::new();
+        let mut option_ids = Vec::new();
+        for q in questions {
+            option_start.push(small(option_order.len()));
+            // True comes before False, always: shuffling them would only confuse.
+            let shuffle = attempt.shuffle_options && q.kind != QuestionKind::TrueFalse;
+            option_order.extend(
+                keys.option_order(&q.key, q.options.len(), shuffle)
+                    .into_iter()
+                    .map(small),
+            );
+            option_ids.extend(q.options.iter().map(|o| keys.option_id(&q.key, &o.key)));
+        }
         Self {
             chain: version.locale_chain(std::slice::from_ref(&attempt.locale)),
-            order: keys.question_order(questions.len(), attempt.shuffle_questions),
+            order: keys
+                .question_order(questions.len(), attempt.shuffle_questions)
+                .into_iter()
+                .map(small)
+                .collect(),
             question_ids: questions.iter().map(|q| keys.question_id(&q.key)).collect(),
-            option_order: questions
-                .iter()
-                .map(|q| {
-                    // True comes before False, always: shuffling them would only confuse.
-                    let shuffle = attempt.shuffle_options && q.kind != QuestionKind::TrueFalse;
-                    keys.option_order(&q.key, q.options.len(), shuffle)
-                })
-                .collect(),
-            option_ids: questions
-                .iter()
-                .map(|q| {
-                    q.options
-                        .iter()
-                        .map(|o| keys.option_id(&q.key, &o.key))
-                        .collect()
-                })
-                .collect(),
+            option_start: option_start.into(),
+            option_order: option_order.into(),
+            option_ids: option_ids.into(),
             version,
         }
     }
@@ -74,6 +81,20 @@ impl Served {
             .expect("a question of this attempt's version")
     }
 
+    /// The option ids of question `i`, by option index.
+    fn ids_of(&self, i: usize) -> &[Id] {
+        let start = usize::from(self.option_start[i]);
+        let n = self.version.content.questions[i].options.len();
+        &self.option_ids[start..start + n]
+    }
+
+    /// The option indices of question `i`, in this attempt's order.
+    fn order_of(&self, i: usize) -> &[u16] {
+        let start = usize::from(self.option_start[i]);
+        let n = self.version.content.questions[i].options.len();
+        &self.option_order[start..start + n]
+    }
+
     fn text(&self, t: &crate::i18n::Text) -> LocalizedText {
         resolve(t, &self.chain)
     }
@@ -82,50 +103,49 @@ impl Served {
     pub fn questions(&self) -> impl Iterator<Item = &Question> {
         self.order
             .iter()
-            .map(|&i| &self.version.content.questions[i])
+            .map(|&i| &self.version.content.questions[usize::from(i)])
     }
 
-    pub fn question_id(&self, q: &Question) -> &str {
-        &self.question_ids[self.index(q)]
+    pub fn question_id(&self, q: &Question) -> String {
+        self.question_ids[self.index(q)].to_string()
     }
 
     pub fn question_by_id(&self, id: &str) -> Option<&Question> {
-        let i = self.question_ids.iter().position(|x| x == id)?;
+        let id = Id::parse(id)?;
+        let i = self.question_ids.iter().position(|x| *x == id)?;
         Some(&self.version.content.questions[i])
     }
 
     pub fn option_id(&self, q: &Question, option_key: &str) -> String {
-        let i = self.index(q);
-        q.options
-            .iter()
-            .position(|o| o.key == option_key)
-            .map(|o| self.option_ids[i][o].clone())
+        let o = q.options.iter().position(|o| o.key == option_key);
+        o.map(|o| self.ids_of(self.index(q))[o].to_string())
             .unwrap_or_default()
     }
 
     pub fn option_key<'q>(&self, q: &'q Question, option_id: &str) -> Option<&'q str> {
-        let i = self.option_ids[self.index(q)]
-            .iter()
-            .position(|x| x == option_id)?;
-        Some(q.options[i].key.as_str())
+        let id = Id::parse(option_id)?;
+        let o = self.ids_of(self.index(q)).iter().position(|x| *x == id)?;
+        Some(q.options[o].key.as_str())
     }
 
     /// The option ids of a question in this attempt's order.
-    fn ordered_option_ids(&self, q: &Question) -> impl Iterator<Item = &String> {
+    fn ordered_option_ids(&self, q: &Question) -> impl Iterator<Item = String> + '_ {
         let i = self.index(q);
-        self.option_order[i]
+        let ids = self.ids_of(i);
+        self.order_of(i)
             .iter()
-            .map(move |&o| &self.option_ids[i][o])
+            .map(move |&o| ids[usize::from(o)].to_string())
     }
 
     fn options(&self, q: &Question) -> Vec<AttemptOption> {
         let i = self.index(q);
-        self.option_order[i]
+        let ids = self.ids_of(i);
+        self.order_of(i)
             .iter()
             .map(|&o| {
-                let t = self.text(&q.options[o].text);
+                let t = self.text(&q.options[usize::from(o)].text);
                 AttemptOption {
-                    id: self.option_ids[i][o].clone(),
+                    id: ids[usize::from(o)].to_string(),
                     text: t.text,
                     lang: t.lang,
                 }
@@ -141,7 +161,6 @@ impl Served {
                 let ordered = self
                     .ordered_option_ids(q)
                     .filter(|id| ids.contains(id))
-                    .cloned()
                     .collect();
                 (Some(ordered), None, None)
             }
@@ -223,7 +242,7 @@ impl Served {
                     Reveal::Nothing => None,
                 };
                 AttemptQuestion {
-                    id: self.question_id(q).to_string(),
+                    id: self.question_id(q),
                     kind: q.kind,
                     points: q.points,
                     prompt: prompt.text,

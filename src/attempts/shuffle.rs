@@ -98,13 +98,39 @@ impl AttemptKeys<'_> {
         }
     }
 
-    pub fn question_id(&self, question_key: &str) -> String {
-        hex::encode(&self.derive("question-id", question_key)[..8])
+    /// A question's id in this attempt (served as 16 hex digits).
+    pub fn question_id(&self, question_key: &str) -> Id {
+        Id::truncated(self.derive("question-id", question_key))
     }
 
-    pub fn option_id(&self, question_key: &str, option_key: &str) -> String {
+    /// An option's id in this attempt (served as 16 hex digits).
+    pub fn option_id(&self, question_key: &str, option_key: &str) -> Id {
         let key = format!("{question_key}\0{option_key}");
-        hex::encode(&self.derive("option-id", &key)[..8])
+        Id::truncated(self.derive("option-id", &key))
+    }
+}
+
+/// An id of a question or option in one attempt: 8 bytes of an HMAC, 16 hex digits on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Id([u8; 8]);
+
+impl Id {
+    fn truncated(mac: [u8; 32]) -> Self {
+        Self(mac[..8].try_into().expect("8 bytes"))
+    }
+
+    /// The id as sent: anything but 16 hex digits is no id.
+    pub fn parse(s: &str) -> Option<Self> {
+        let mut out = [0u8; 8];
+        hex::decode_to_slice(s, &mut out).ok()?;
+        // Lower case only, as served.
+        (s.bytes().all(|b| !b.is_ascii_uppercase())).then_some(Self(out))
+    }
+}
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&hex::encode(self.0))
     }
 }
 
@@ -134,6 +160,17 @@ mod tests {
         // Pinned: a change to the algorithm would reshuffle every stored attempt.
         assert_eq!(permutation(8, 42), permutation(8, 42));
         assert_eq!(permutation(8, 42), vec![3, 1, 6, 2, 4, 0, 7, 5]);
+    }
+
+    #[test]
+    fn an_id_reads_back_only_as_it_was_served() {
+        let id = AttemptKeys { seed: &[1; 32] }.option_id("q", "x");
+        let shown = id.to_string();
+        assert_eq!(shown.len(), 16);
+        assert_eq!(Id::parse(&shown), Some(id));
+        assert_eq!(Id::parse(&shown.to_uppercase()), None);
+        assert_eq!(Id::parse(&shown[..15]), None);
+        assert_eq!(Id::parse(""), None);
     }
 
     #[test]

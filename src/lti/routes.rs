@@ -335,7 +335,8 @@ pub async fn retry_delivery(
 
 /// The LTI endpoints (resources, so that a wrong method is a 405).
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    use web::{delete, get, patch, post, resource};
+    use crate::telemetry::resource;
+    use web::{delete, get, patch, post};
     cfg.service(resource("/.well-known/jwks.json").route(get().to(jwks)))
         .service(resource("/v1/lti/jwks").route(get().to(jwks_v1)))
         .service(
