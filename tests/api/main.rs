@@ -13,5 +13,6 @@ mod errors;
 mod lti;
 mod openapi;
 mod ops;
+mod pool;
 mod serve;
 mod support;
