@@ -1,6 +1,8 @@
 //! Logs (structured, with a request id) and Prometheus metrics.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -8,7 +10,9 @@ use std::time::Instant;
 use actix_web::HttpMessage;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::http::header::{HeaderName, HeaderValue};
+use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing::Span;
 use tracing::field::Empty;
@@ -92,13 +96,36 @@ pub fn resource(path: &'static str) -> actix_web::Resource {
     actix_web::web::resource(path).app_data(RoutePattern(path))
 }
 
+/// A request method as a metrics label: the standard ones, else `OTHER` (a client can send any
+/// token as a method, and each would be a new series).
+fn method_label(method: &Method) -> &'static str {
+    const KNOWN: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    KNOWN
+        .iter()
+        .find(|m| *m == method)
+        .map_or("OTHER", |m| m.as_str())
+}
+
+/// Method, route and status.
+type RequestLabels = (&'static str, Cow<'static, str>, u16);
+
 /// Counts requests by route and status, times them, and returns the request id.
 pub async fn observe<B: MessageBody>(
     req: ServiceRequest,
     next: actix_web::middleware::Next<B>,
 ) -> Result<ServiceResponse<B>, actix_web::Error> {
     let started = Instant::now();
-    let method = req.method().to_string();
+    let method = method_label(req.method());
     let mut res = next.call(req).await?;
     let route: Cow<'static, str> = match res.request().app_data::<RoutePattern>() {
         Some(r) => Cow::Borrowed(r.0),
@@ -108,12 +135,27 @@ pub async fn observe<B: MessageBody>(
             .match_pattern()
             .map_or(Cow::Borrowed("unmatched"), Cow::Owned),
     };
-    let status = res.status().as_u16().to_string();
+    let status = res.status().as_u16();
     let elapsed = started.elapsed().as_secs_f64();
-    metrics::counter!("quizd_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status)
-        .increment(1);
-    metrics::histogram!("quizd_http_request_duration_seconds", "method" => method, "route" => route)
-        .record(elapsed);
+    // The registry's handles, looked up once per label set and thread.
+    thread_local! {
+        static HANDLES: RefCell<HashMap<RequestLabels, (Counter, Histogram)>> = RefCell::default();
+    }
+    HANDLES.with_borrow_mut(|handles| {
+        let (requests, latency) =
+            handles
+                .entry((method, route, status))
+                .or_insert_with_key(|(method, route, status)| {
+                    (
+                        metrics::counter!("quizd_http_requests_total", "method" => *method,
+                        "route" => route.clone(), "status" => status.to_string()),
+                        metrics::histogram!("quizd_http_request_duration_seconds",
+                        "method" => *method, "route" => route.clone()),
+                    )
+                });
+        requests.increment(1);
+        latency.record(elapsed);
+    });
     let id = res.request().extensions().get::<RequestId>().copied();
     if let Some(id) = id
         && let Ok(value) = HeaderValue::from_str(&id.to_string())

@@ -153,17 +153,37 @@ pub async fn responses(
     .await
 }
 
+/// A response's columns from an outer join: all there, or all null.
 #[derive(FromRow)]
-struct StatusAndResponse {
-    finished_at: Option<DateTime<Utc>>,
-    finish_reason: Option<String>,
-    score: Option<f64>,
+struct MaybeResponse {
     question_key: Option<String>,
     answer: Option<Json<Answer>>,
     points: Option<f64>,
     max_points: Option<f64>,
     correct: Option<bool>,
     answered_at: Option<DateTime<Utc>>,
+}
+
+impl MaybeResponse {
+    fn into_row(self) -> Option<ResponseRow> {
+        Some(ResponseRow {
+            question_key: self.question_key?,
+            answer: self.answer?,
+            points: self.points?,
+            max_points: self.max_points?,
+            correct: self.correct?,
+            answered_at: self.answered_at?,
+        })
+    }
+}
+
+#[derive(FromRow)]
+struct StatusAndResponse {
+    finished_at: Option<DateTime<Utc>>,
+    finish_reason: Option<String>,
+    score: Option<f64>,
+    #[sqlx(flatten)]
+    response: MaybeResponse,
 }
 
 /// The attempt's state and its responses, in one statement (resuming: the rest of the
@@ -191,16 +211,7 @@ pub async fn status_and_responses(
     };
     let responses = rows
         .into_iter()
-        .filter_map(|r| {
-            Some(ResponseRow {
-                question_key: r.question_key?,
-                answer: r.answer?,
-                points: r.points?,
-                max_points: r.max_points?,
-                correct: r.correct?,
-                answered_at: r.answered_at?,
-            })
-        })
+        .filter_map(|r| r.response.into_row())
         .collect();
     Ok(Some((status, responses)))
 }
@@ -232,12 +243,8 @@ pub enum Recorded {
 #[derive(FromRow)]
 struct RecordOutcome {
     open: bool,
-    question_key: Option<String>,
-    answer: Option<Json<Answer>>,
-    points: Option<f64>,
-    max_points: Option<f64>,
-    correct: Option<bool>,
-    answered_at: Option<DateTime<Utc>>,
+    #[sqlx(flatten)]
+    written: MaybeResponse,
 }
 
 /// Records a graded answer in one statement: the attempt must be this learner's, unfinished
@@ -302,25 +309,13 @@ pub async fn record_response(
         .bind(grade.correct)
         .fetch_one(db)
         .await?;
-    Ok(match out {
-        RecordOutcome { open: false, .. } => Recorded::Closed,
-        RecordOutcome {
-            question_key: Some(question_key),
-            answer: Some(answer),
-            points: Some(points),
-            max_points: Some(max_points),
-            correct: Some(correct),
-            answered_at: Some(answered_at),
-            ..
-        } => Recorded::Written(ResponseRow {
-            question_key,
-            answer,
-            points,
-            max_points,
-            correct,
-            answered_at,
-        }),
-        _ => Recorded::AlreadyAnswered,
+    Ok(if !out.open {
+        Recorded::Closed
+    } else {
+        match out.written.into_row() {
+            Some(row) => Recorded::Written(row),
+            None => Recorded::AlreadyAnswered,
+        }
     })
 }
 

@@ -27,6 +27,8 @@ pub struct QuizVersion {
     /// The learner-facing view as JSON, by locale chain (there are only as many chains as
     /// ordered choices among the quiz's locales).
     rendered: Mutex<HashMap<Vec<String>, Bytes>>,
+    /// Negotiated locale chains by requested locales.
+    chains: Mutex<HashMap<Vec<String>, Vec<String>>>,
 }
 
 /// How much of a quiz exists in one locale.
@@ -66,6 +68,7 @@ impl QuizVersion {
             coverage,
             practice_assignment_id,
             rendered: Mutex::default(),
+            chains: Mutex::default(),
         }
     }
 
@@ -87,11 +90,20 @@ impl QuizVersion {
 
     /// The locale chain for a request: matching locales in preference order, then the source.
     pub fn locale_chain(&self, requested: &[String]) -> Vec<String> {
-        negotiate(
+        if let Some(chain) = self.chains.lock().expect("chain lock").get(requested) {
+            return chain.clone();
+        }
+        let chain = negotiate(
             requested,
             &self.content.locales,
             &self.content.source_locale,
-        )
+        );
+        let mut chains = self.chains.lock().expect("chain lock");
+        // Requests name any locales they like: remember only the first few hundred lists.
+        if chains.len() < 256 {
+            chains.insert(requested.to_vec(), chain.clone());
+        }
+        chain
     }
 
     pub fn summary(&self, requested: &[String]) -> QuizSummary {

@@ -42,3 +42,19 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     );
     assert!(text.contains("quizd_db_pool_connections"), "{text}");
 }
+
+#[tokio::test]
+async fn a_made_up_method_is_counted_as_other_not_as_a_new_series() {
+    let app = TestApp::spawn().await;
+    let method = reqwest::Method::from_bytes(b"FROBNICATE").unwrap();
+    let res = app
+        .client
+        .request(method, app.url("/v1/quizzes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+    let text = app.get("/metrics").await.text().await.unwrap();
+    assert!(text.contains(r#"method="OTHER""#), "{text}");
+    assert!(!text.contains("FROBNICATE"), "{text}");
+}
