@@ -56,17 +56,24 @@ class Api:
         if token:
             headers["Authorization"] = "Bearer " + token
         data = None if body is None else json.dumps(body).encode()
-        for attempt in range(3):
+        attempt = 0
+        while True:
             try:
                 c = self.conn()
                 c.request(method, path, body=data, headers=headers)
                 r = c.getresponse()
                 raw = r.read()
-                break
             except (http.client.HTTPException, OSError):
                 self.local.conn = None
-                if attempt == 2:
+                attempt += 1
+                if attempt == 3:
                     raise
+                continue
+            if r.status == 429 and 429 not in expect:
+                # Rate limited (sign-ups from one address): wait as told, then retry.
+                time.sleep(int(r.getheader("Retry-After", "1")))
+                continue
+            break
         if r.status not in expect:
             raise SystemExit(f"{method} {path}: {r.status} {raw[:500]!r}")
         return json.loads(raw) if raw else None

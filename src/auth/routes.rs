@@ -91,7 +91,8 @@ fn check_password_shape(password: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Creates a learner account and signs it in.
+/// Creates a learner account and signs it in. Rate limited per client address (30 at once,
+/// then 10 a minute).
 #[utoipa::path(post, path = "/v1/auth/register", tag = "auth", request_body = RegisterRequest,
     responses(
         (status = 201, description = "Registered and signed in", body = TokenResponse),
@@ -100,17 +101,30 @@ fn check_password_shape(password: &str) -> Result<(), ApiError> {
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid email, name, password or locale", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many sign-ups from this address (`too_many_signups`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn register(
     state: web::Data<AppState>,
     body: JsonObject<RegisterRequest>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     validate::email(&body.email)?;
     validate::line("display_name", &body.display_name, 1, 200)?;
     check_password_shape(&body.password)?;
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
+    if let Err(wait) = state
+        .login_limiter
+        .check_signup(req.peer_addr().map(|a| a.ip()))
+    {
+        return Err(too_many(
+            "too_many_signups",
+            "sign-ups from your address",
+            wait,
+        ));
+    }
     let pw = body.password;
     let hash = password::off_the_workers(move || password::hash(&pw))
         .await
@@ -140,6 +154,19 @@ pub async fn register(
     Ok(HttpResponse::Created()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(tokens))
+}
+
+/// `429` with the seconds to wait, rounded up.
+fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
+    let secs = wait.as_secs() + 1;
+    ApiError {
+        retry_after: Some(secs as u32),
+        ..ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            code,
+            format!("Too many {what}; try again in {secs} s."),
+        )
+    }
 }
 
 /// Signs in with email and password. Rate limited per account and per client address.
@@ -174,15 +201,7 @@ pub async fn login(
         .login_limiter
         .check(&body.email, req.peer_addr().map(|a| a.ip()))
     {
-        let secs = wait.as_secs() + 1;
-        return Err(ApiError {
-            retry_after: Some(secs as u32),
-            ..ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_attempts",
-                format!("Too many sign-in attempts; try again in {secs} s."),
-            )
-        });
+        return Err(too_many("too_many_attempts", "sign-in attempts", wait));
     }
     let user = store::user_by_email(&state.pool, body.email.trim()).await?;
     let stored = user

@@ -619,6 +619,45 @@ async fn sign_in_attempts_from_one_address_are_throttled_across_accounts() {
     assert_problem(res, 429, "too_many_attempts").await;
 }
 
+#[tokio::test]
+async fn sign_ups_from_one_address_are_throttled_after_a_classroom_burst_and_create_nothing() {
+    let app = TestApp::spawn().await;
+    // 30 at once (a class behind one NAT), then 10 a minute; allow slack for the refill.
+    let mut throttled_at = None;
+    for i in 0..40 {
+        let res = app
+            .client
+            .post(app.url("/v1/auth/register"))
+            .json(&serde_json::json!({
+                "email": format!("student{i}@example.com"),
+                "display_name": format!("Student {i}"),
+                "password": PASSWORD,
+            }))
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 429 {
+            let wait = retry_after(&res);
+            assert!((1..=60).contains(&wait), "Retry-After: {wait}");
+            assert_problem(res, 429, "too_many_signups").await;
+            throttled_at = Some(i);
+            break;
+        }
+        expect_status(res, 201).await;
+    }
+    let throttled_at = throttled_at.expect("the address was throttled within 40 sign-ups");
+    assert!(throttled_at >= 30, "throttled after only {throttled_at}");
+    let refused: bool =
+        sqlx::query_scalar("SELECT NOT EXISTS (SELECT 1 FROM users WHERE email = $1)")
+            .bind(format!("student{throttled_at}@example.com"))
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(refused, "the refused sign-up created no account");
+    // Signing in is limited separately: a student who signed up can still sign in.
+    login(&app, "student0@example.com").await;
+}
+
 // Refresh tokens.
 
 #[tokio::test]
