@@ -67,7 +67,10 @@ pub async fn opened(state: &AppState, id: Uuid) -> Result<Option<Arc<Opened>>, A
     if let Some(o) = state.attempts.0.get(&id) {
         return Ok(Some(o));
     }
-    match store::by_id(&state.pool, id).await? {
+    let mut conn = state.quick.acquire().await?;
+    let row = store::by_id(&mut *conn, id).await?;
+    conn.release();
+    match row {
         Some(row) => Ok(Some(open(state, row).await?)),
         None => Ok(None),
     }
@@ -224,16 +227,19 @@ pub async fn start(
     if assignment.closes_at.is_some_and(|c| now >= c) {
         return Err(conflict("closed", "This assignment is closed."));
     }
-    if let Some(open) = store::open_attempt(&state.pool, assignment.id, user.id).await? {
+    // The statements of a start run on one connection of the quick pool.
+    let mut conn = state.quick.acquire().await?;
+    if let Some(open) = store::open_attempt(&mut *conn, assignment.id, user.id).await? {
         let open = settle(state, open).await?;
         if open.finished_at.is_none() {
+            conn.release();
             return Ok((open, false));
         }
     }
     let version = version(state, assignment.quiz_version_id).await?;
     let preference = match requested_locale {
         Some(l) => Some(crate::validate::locale(l)?),
-        None => crate::auth::store::user_by_id(&state.pool, user.id)
+        None => crate::auth::store::user_by_id(&mut *conn, user.id)
             .await?
             .and_then(|u| u.locale),
     };
@@ -251,7 +257,7 @@ pub async fn start(
     rand::rng().fill_bytes(&mut seed);
     let max_score = version.content.questions.iter().map(|q| q.points).sum();
     let inserted = store::insert(
-        &state.pool,
+        &mut *conn,
         NewAttempt {
             assignment_id: assignment.id,
             user_id: user.id,
@@ -278,7 +284,10 @@ pub async fn start(
             "You have used all the attempts this assignment allows.",
         )
     })?;
-    let row = current(state, id).await?;
+    let row = store::by_id(&mut *conn, id)
+        .await?
+        .ok_or_else(attempt_not_found)?;
+    conn.release();
     open(state, row.clone()).await?;
     Ok((row, true))
 }
