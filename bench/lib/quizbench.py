@@ -70,7 +70,10 @@ class Api:
                     raise
                 continue
             if r.status == 429 and 429 not in expect:
-                # Rate limited (sign-ups from one address): wait as told, then retry.
+                # Rate limited (sign-ups from one address): wait as told, then retry on a new
+                # connection (the server may close this one while we wait).
+                c.close()
+                self.local.conn = None
                 time.sleep(int(r.getheader("Retry-After", "1")))
                 continue
             break
