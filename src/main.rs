@@ -120,6 +120,10 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     frame_ancestors: Vec<String>,
+    /// Sign-ups one client address may make at once (then a third as many a minute); `0`
+    /// turns the limit off (when a proxy in front of quizd limits them instead).
+    #[arg(long, env = "QUIZD_SIGNUP_BURST", default_value_t = quizd::auth::ratelimit::SIGNUP_BURST)]
+    signup_burst: u32,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -171,6 +175,8 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
     state.cors_origins = args.cors_origins.clone();
+    state.login_limiter =
+        quizd::auth::ratelimit::LoginLimiter::with_signup_burst(args.signup_burst);
     quizd::web::allow_framing_by(&args.frame_ancestors);
     if let Some(url) = &args.analytics_database_url {
         state.analytics_pool = db::connect(url, dbargs.db_pool_size)
