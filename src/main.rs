@@ -35,7 +35,8 @@ struct DbArgs {
         default_value = "quizd-data"
     )]
     data_dir: PathBuf,
-    /// Database connections in the pool.
+    /// Database connections in each of the two pools (the general one, and the one resuming
+    /// and answering run on).
     #[arg(long, env = "QUIZD_DB_POOL_SIZE", global = true, default_value_t = 16)]
     db_pool_size: u32,
 }
