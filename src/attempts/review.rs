@@ -116,25 +116,10 @@ impl Served {
         Some(&self.version.content.questions[i])
     }
 
-    pub fn option_id(&self, q: &Question, option_key: &str) -> String {
-        let o = q.options.iter().position(|o| o.key == option_key);
-        o.map(|o| self.ids_of(self.index(q))[o].to_string())
-            .unwrap_or_default()
-    }
-
     pub fn option_key<'q>(&self, q: &'q Question, option_id: &str) -> Option<&'q str> {
         let id = Id::parse(option_id)?;
         let o = self.ids_of(self.index(q)).iter().position(|x| *x == id)?;
         Some(q.options[o].key.as_str())
-    }
-
-    /// The option ids of a question in this attempt's order.
-    fn ordered_option_ids(&self, q: &Question) -> impl Iterator<Item = String> + '_ {
-        let i = self.index(q);
-        let ids = self.ids_of(i);
-        self.order_of(i)
-            .iter()
-            .map(move |&o| ids[usize::from(o)].to_string())
     }
 
     fn options(&self, q: &Question) -> Vec<AttemptOption> {
@@ -157,10 +142,14 @@ impl Served {
         let (selected, number, text) = match &r.answer.0 {
             Answer::Selected(keys) => {
                 // Served in this attempt's option order, whatever order they were sent in.
-                let ids: Vec<String> = keys.iter().map(|k| self.option_id(q, k)).collect();
+                let i = self.index(q);
+                let ids = self.ids_of(i);
                 let ordered = self
-                    .ordered_option_ids(q)
-                    .filter(|id| ids.contains(id))
+                    .order_of(i)
+                    .iter()
+                    .map(|&o| usize::from(o))
+                    .filter(|&o| keys.contains(&q.options[o].key))
+                    .map(|o| ids[o].to_string())
                     .collect();
                 (Some(ordered), None, None)
             }
@@ -208,8 +197,9 @@ impl Served {
             correct_options: q
                 .options
                 .iter()
-                .filter(|o| o.correct)
-                .map(|o| self.option_id(q, &o.key))
+                .zip(self.ids_of(self.index(q)))
+                .filter(|(o, _)| o.correct)
+                .map(|(_, id)| id.to_string())
                 .collect(),
             correct_number: q.numeric.as_ref().map(|n| n.answer),
             accepted_answers: q.short_text.as_ref().map(|s| s.accepted.clone()),

@@ -120,23 +120,23 @@ impl QuizVersion {
         }
     }
 
-    pub fn view(&self, requested: &[String]) -> QuizView {
-        let chain = self.locale_chain(requested);
+    /// The learner-facing view along a negotiated locale chain.
+    fn view(&self, chain: &[String]) -> QuizView {
         let c = &self.content;
         QuizView {
             slug: c.slug.clone(),
             version: self.version,
             locale: chain[0].clone(),
             source_locale: c.source_locale.clone(),
-            title: resolve(&c.title, &chain),
-            intro: c.intro.as_ref().map(|i| resolve(i, &chain)),
+            title: resolve(&c.title, chain),
+            intro: c.intro.as_ref().map(|i| resolve(i, chain)),
             locales: self.coverage.clone(),
             practice_assignment_id: self.practice_assignment_id,
             questions: c
                 .questions
                 .iter()
                 .map(|q| {
-                    let prompt = resolve(&q.prompt, &chain);
+                    let prompt = resolve(&q.prompt, chain);
                     QuestionView {
                         key: q.key.clone(),
                         kind: q.kind,
@@ -147,7 +147,7 @@ impl QuizVersion {
                             .options
                             .iter()
                             .map(|o| {
-                                let t = resolve(&o.text, &chain);
+                                let t = resolve(&o.text, chain);
                                 OptionView {
                                     text: t.text,
                                     lang: t.lang,
