@@ -191,6 +191,14 @@ fn routes(cfg: &mut web::ServiceConfig) {
         resource("/v1/quizzes/{slug}/versions/{version}")
             .route(get().to(quizzes::authoring::get_version)),
     )
+    .service(
+        resource("/v1/quizzes/{slug}/authors").route(get().to(quizzes::authoring::list_authors)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/authors/{user_id}")
+            .route(put().to(quizzes::authoring::add_author))
+            .route(web::delete().to(quizzes::authoring::remove_author)),
+    )
     .service(resource("/v1/auth/register").route(post().to(auth::routes::register)))
     .service(resource("/v1/auth/login").route(post().to(auth::routes::login)))
     .service(resource("/v1/auth/refresh").route(post().to(auth::routes::refresh)))

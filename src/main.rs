@@ -149,7 +149,7 @@ async fn import(pool: &sqlx::PgPool, dir: &Path) -> Result<()> {
             dir.display()
         )
     })?;
-    for imported in content::store::import(pool, &quizzes, None).await? {
+    for imported in content::store::import(pool, &quizzes, content::store::Importer::Files).await? {
         let what = match imported.status {
             ImportStatus::Created => "created",
             ImportStatus::NewVersion => "new version",

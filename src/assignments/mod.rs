@@ -8,6 +8,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::auth::CurrentUser;
+use crate::content::Visibility;
 use crate::courses::visible_course;
 use crate::error::ApiError;
 use crate::policy::Policy;
@@ -20,8 +21,9 @@ pub fn assignment_not_found() -> ApiError {
     )
 }
 
-/// The assignment, if the caller may see it: practice assignments are open to every signed-in
-/// person, course assignments to the course's members and admins.
+/// The assignment, if the caller may see it: practice assignments of public quizzes are open to
+/// every signed-in person (a practice assignment of a quiz that is no longer public exists for
+/// nobody), course assignments to the course's members and admins.
 pub async fn visible_assignment(
     pool: &PgPool,
     id: Uuid,
@@ -30,14 +32,18 @@ pub async fn visible_assignment(
     let row = store::by_id(pool, id)
         .await?
         .ok_or_else(assignment_not_found)?;
-    if let Some(course) = row.course_id {
-        visible_course(pool, course, user).await.map_err(|e| {
-            if e.status.as_u16() == 404 {
-                assignment_not_found()
-            } else {
-                e
-            }
-        })?;
+    match row.course_id {
+        Some(course) => {
+            visible_course(pool, course, user).await.map_err(|e| {
+                if e.status.as_u16() == 404 {
+                    assignment_not_found()
+                } else {
+                    e
+                }
+            })?;
+        }
+        None if row.visibility != Visibility::Public => return Err(assignment_not_found()),
+        None => {}
     }
     Ok(row)
 }

@@ -13,7 +13,8 @@ use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::validate;
 
-/// Places a quiz version in a course with a policy. The course's instructors and admins.
+/// Places a quiz version in a course with a policy. The course's instructors and admins; a
+/// private quiz only by its authors.
 #[utoipa::path(post, path = "/v1/courses/{id}/assignments", tag = "assignments", security(("bearer" = [])),
     request_body = AssignmentCreate,
     params(("id" = Uuid, Path, description = "The course's id")),
@@ -43,6 +44,14 @@ pub async fn create_assignment(
     let unknown =
         || ApiError::unprocessable("unknown_quiz", "There is no such quiz or quiz version.");
     if !crate::quizzes::routes::plausible_slug(&body.quiz) {
+        return Err(unknown());
+    }
+    // Placing a quiz makes the course's staff readers of its key: a private quiz is placed only
+    // by its authors (and admins); to anyone else it does not exist.
+    let quiz = crate::quizzes::store::access(&state.pool, &body.quiz, user.id)
+        .await?
+        .ok_or_else(unknown)?;
+    if !crate::quizzes::access::placeable(&quiz, &user) {
         return Err(unknown());
     }
     let (quiz_id, version_id) = store::resolve_version(&state.pool, &body.quiz, body.version)

@@ -5,6 +5,7 @@ use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
 use super::models::Assignment;
+use crate::content::Visibility;
 use crate::policy::{FeedbackTiming, GradingMethod, Policy};
 
 #[derive(Debug, Clone, FromRow)]
@@ -25,6 +26,8 @@ pub struct AssignmentRow {
     pub opens_at: Option<DateTime<Utc>>,
     pub closes_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// The quiz's visibility now: a practice assignment exists only while it is public.
+    pub visibility: Visibility,
 }
 
 impl AssignmentRow {
@@ -56,7 +59,7 @@ impl AssignmentRow {
 
 const SELECT: &str = "SELECT a.id, a.course_id, a.quiz_id, a.quiz_version_id, q.slug, v.version,
         a.title, a.feedback, a.attempts_allowed, a.time_limit_minutes, a.grading_method,
-        a.shuffle_questions, a.shuffle_options, a.opens_at, a.closes_at, a.created_at
+        a.shuffle_questions, a.shuffle_options, a.opens_at, a.closes_at, a.created_at, q.visibility
    FROM assignments a
    JOIN quizzes q ON q.id = a.quiz_id
    JOIN quiz_versions v ON v.id = a.quiz_version_id";
@@ -120,7 +123,7 @@ pub async fn for_course(
     .await
 }
 
-/// What a person can take: the practice assignment of every quiz's current version, and the
+/// What a person can take: the practice assignment of every public quiz's current version, and the
 /// assignments of every course they are in (admins: of every course).
 pub async fn for_member(
     db: impl PgExecutor<'_>,
@@ -129,7 +132,8 @@ pub async fn for_member(
 ) -> Result<Vec<AssignmentRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SELECT}
-          WHERE (a.course_id IS NULL AND a.quiz_version_id = q.current_version_id)
+          WHERE (a.course_id IS NULL AND a.quiz_version_id = q.current_version_id
+                 AND q.visibility = 'public')
              OR (a.course_id IS NOT NULL
                  AND ($2 OR EXISTS (SELECT 1 FROM enrollments e
                                      WHERE e.course_id = a.course_id AND e.user_id = $1)))

@@ -90,7 +90,8 @@ pub async fn start_assignment_attempt(
     start_response(&state, &user, &assignment, &req, &body).await
 }
 
-/// Starts a practice attempt at a quiz's current version (any signed-in learner).
+/// Starts a practice attempt at a public quiz's current version (any signed-in learner), if its
+/// content offers practice.
 #[utoipa::path(post, path = "/v1/quizzes/{slug}/attempts", tag = "attempts", security(("bearer" = [])),
     params(
         ("slug" = String, Path, description = "The quiz's slug"),
@@ -102,7 +103,7 @@ pub async fn start_assignment_attempt(
         (status = 200, description = "Your unfinished practice attempt, resumed", body = AttemptView),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz (or a private one), or no practice offered (`practice_not_offered`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "No attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
@@ -124,9 +125,18 @@ pub async fn start_practice_attempt(
         .current(&state.pool, &slug)
         .await?
         .ok_or_else(not_found)?;
-    let practice = version
-        .practice_assignment_id
-        .ok_or_else(|| ApiError::internal(format!("{slug} has no practice assignment")))?;
+    // Only a public quiz whose content asks for practice has a practice assignment; a private
+    // quiz does not exist outside its assignments.
+    let practice = version.practice_assignment_id.ok_or_else(|| {
+        if version.content.visibility == crate::content::Visibility::Public {
+            ApiError::not_found(
+                "practice_not_offered",
+                "This quiz offers no open practice; take it through an assignment.",
+            )
+        } else {
+            not_found()
+        }
+    })?;
     let assignment = assignments::store::by_id(&state.pool, practice)
         .await?
         .ok_or_else(not_found)?;

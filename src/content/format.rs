@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 
-use super::model::{Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey};
+use super::model::{Visibility, Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey};
 use super::{ContentError, Question};
 use crate::i18n::{Text, canonical_tag};
 use crate::policy::Policy;
@@ -32,7 +32,8 @@ struct QuizFile {
     title: String,
     intro: Option<String>,
     #[serde(default)]
-    practice: Policy,
+    visibility: Visibility,
+    practice: Option<Policy>,
     #[serde(default)]
     questions: Vec<QuestionFile>,
 }
@@ -167,6 +168,13 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     }
     if file.questions.is_empty() {
         errs.add(None, "the quiz has no questions");
+    }
+    if file.practice.is_some() && file.visibility != Visibility::Public {
+        errs.add(
+            None,
+            "[practice] needs visibility = \"public\": a practice attempt shows the answer key, \
+             which a private quiz keeps for its assignments",
+        );
     }
 
     let mut questions = Vec::new();
@@ -364,6 +372,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         locales: vec![source_locale.clone()],
         title: text_in(sl, &file.title),
         intro: file.intro.map(|i| text_in(sl, &i)),
+        visibility: file.visibility,
         practice: file.practice,
         questions,
     };

@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use format::{QuizSource, SourceFile, compile};
-pub use model::{Choice, Question, QuestionKind, QuizContent};
+pub use model::{Choice, Question, QuestionKind, QuizContent, Visibility};
 
 /// One problem in one content file.
 #[derive(Debug, Clone, PartialEq, Eq)]

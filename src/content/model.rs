@@ -17,9 +17,29 @@ pub struct QuizContent {
     pub title: Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intro: Option<Text>,
-    /// The policy of the quiz's course-less practice assignment.
-    pub practice: Policy,
+    /// Who may see the quiz outside assignments.
+    #[serde(default)]
+    pub visibility: Visibility,
+    /// The policy of the quiz's course-less practice assignment, if it has one (only a public
+    /// quiz may: a practice attempt shows the key under immediate feedback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub practice: Option<Policy>,
     pub questions: Vec<Question>,
+}
+
+/// Who may see a quiz outside the assignments that place it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema, sqlx::Type,
+)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
+pub enum Visibility {
+    /// In the catalogue, readable by anyone, may have a practice assignment.
+    Public,
+    /// Exists for learners only through assignments, from their opening time. The default:
+    /// nothing is revealed unless its author says so.
+    #[default]
+    Private,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]

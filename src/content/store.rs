@@ -26,21 +26,49 @@ pub struct Imported {
 #[derive(sqlx::FromRow)]
 struct CurrentVersion {
     quiz_id: Uuid,
+    owner_id: Option<Uuid>,
+    is_coauthor: bool,
     version_id: Option<Uuid>,
     version: Option<i32>,
     content_hash: Option<String>,
 }
 
-/// Imports quizzes in one transaction (each new version with its practice assignment): a quiz whose content hash equals its current version
-/// is left alone; otherwise a new version is written and becomes current. Concurrent imports
-/// (two instances starting) are serialized by an advisory lock.
-/// `owner` becomes the owner of quizzes this import creates (authored over the API); content
-/// imported from files has no owner, and only admins change it over the API.
+/// Who imports, which decides what an existing slug means.
+#[derive(Debug, Clone, Copy)]
+pub enum Importer {
+    /// Content files (`quizd import`, `serve` at start-up): trusted like an admin; quizzes
+    /// they create have no owner, so only admins change them over the API.
+    Files,
+    /// A person over the API. `create`: they asked for a new quiz (`POST`), so an existing
+    /// slug is theirs to change only if they author it; otherwise (`PUT`) the slug must exist.
+    Person { id: Uuid, admin: bool, create: bool },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    /// The slug belongs to a quiz this person does not author.
+    #[error("the slug '{0}' is taken")]
+    SlugTaken(String),
+    /// Changing a quiz this person does not author.
+    #[error("not an author of '{0}'")]
+    NotAuthor(String),
+    /// Changing a quiz that does not exist.
+    #[error("no quiz '{0}'")]
+    NoSuchQuiz(String),
+}
+
+/// Imports quizzes in one transaction (each new version with its practice assignment, when its
+/// content asks for one): a quiz whose content hash equals its current version is left alone;
+/// otherwise a new version is written and becomes current. Concurrent imports (two instances
+/// starting, two instructors creating one slug) are serialized by an advisory lock, and who may
+/// write a slug is decided inside it, so two creates of one slug cannot both win.
 pub async fn import(
     pool: &PgPool,
     quizzes: &[QuizContent],
-    owner: Option<Uuid>,
-) -> Result<Vec<Imported>, sqlx::Error> {
+    importer: Importer,
+) -> Result<Vec<Imported>, ImportError> {
     let mut tx = pool.begin().await?;
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('quizd:content-import'))")
         .execute(&mut *tx)
@@ -49,13 +77,31 @@ pub async fn import(
     for content in quizzes {
         let hash = content.content_hash();
         let current: Option<CurrentVersion> = sqlx::query_as(
-            "SELECT q.id AS quiz_id, v.id AS version_id, v.version, v.content_hash
+            "SELECT q.id AS quiz_id, q.owner_id, v.id AS version_id, v.version, v.content_hash,
+                    EXISTS (SELECT 1 FROM quiz_coauthors c
+                             WHERE c.quiz_id = q.id AND c.user_id = $2) AS is_coauthor
                FROM quizzes q LEFT JOIN quiz_versions v ON v.id = q.current_version_id
               WHERE q.slug = $1",
         )
         .bind(&content.slug)
+        .bind(match importer {
+            Importer::Person { id, .. } => Some(id),
+            Importer::Files => None,
+        })
         .fetch_optional(&mut *tx)
         .await?;
+        if let (Some(c), Importer::Person { id, admin, create }) = (&current, importer) {
+            let author = admin || c.owner_id == Some(id) || c.is_coauthor;
+            if !author && create {
+                return Err(ImportError::SlugTaken(content.slug.clone()));
+            }
+            if !author {
+                return Err(ImportError::NotAuthor(content.slug.clone()));
+            }
+        }
+        if let (None, Importer::Person { create: false, .. }) = (&current, importer) {
+            return Err(ImportError::NoSuchQuiz(content.slug.clone()));
+        }
         let (quiz_id, next_version, status) = match current {
             Some(CurrentVersion {
                 version_id: Some(version_id),
@@ -76,6 +122,10 @@ pub async fn import(
             }) => (quiz_id, version.unwrap_or(0) + 1, ImportStatus::NewVersion),
             None => {
                 let quiz_id = Uuid::now_v7();
+                let owner = match importer {
+                    Importer::Person { id, .. } => Some(id),
+                    Importer::Files => None,
+                };
                 sqlx::query("INSERT INTO quizzes (id, slug, owner_id) VALUES ($1, $2, $3)")
                     .bind(quiz_id)
                     .bind(&content.slug)
@@ -97,23 +147,29 @@ pub async fn import(
         .bind(Json(content))
         .execute(&mut *tx)
         .await?;
-        crate::assignments::store::insert(
-            &mut *tx,
-            crate::assignments::store::NewAssignment {
-                course_id: None,
-                quiz_id,
-                quiz_version_id: version_id,
-                title: &content.title[&content.source_locale],
-                policy: &content.practice,
-                created_by: None,
-            },
-        )
-        .await?;
-        sqlx::query("UPDATE quizzes SET current_version_id = $2, updated_at = now() WHERE id = $1")
-            .bind(quiz_id)
-            .bind(version_id)
-            .execute(&mut *tx)
+        if let Some(practice) = &content.practice {
+            crate::assignments::store::insert(
+                &mut *tx,
+                crate::assignments::store::NewAssignment {
+                    course_id: None,
+                    quiz_id,
+                    quiz_version_id: version_id,
+                    title: &content.title[&content.source_locale],
+                    policy: practice,
+                    created_by: None,
+                },
+            )
             .await?;
+        }
+        sqlx::query(
+            "UPDATE quizzes SET current_version_id = $2, visibility = $3, updated_at = now()
+              WHERE id = $1",
+        )
+        .bind(quiz_id)
+        .bind(version_id)
+        .bind(content.visibility)
+        .execute(&mut *tx)
+        .await?;
         out.push(Imported {
             slug: content.slug.clone(),
             version: next_version,

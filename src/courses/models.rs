@@ -42,6 +42,9 @@ pub struct Course {
     pub title: String,
     pub code: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// Who created the course and owns it: they keep teaching it (co-instructors cannot demote
+    /// them). Absent when nobody did (an admin's import, a deleted account).
+    pub owner_id: Option<Uuid>,
     /// Your role in the course; absent for an admin who is not enrolled.
     pub my_role: Option<CourseRole>,
 }

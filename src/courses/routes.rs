@@ -11,7 +11,8 @@ use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::validate;
 
-/// Creates a course; you become its instructor. Instructors and admins.
+/// Creates a course; you own it and teach it. Site instructors and admins (the site role
+/// `instructor` means only this: may create courses and quizzes).
 #[utoipa::path(post, path = "/v1/courses", tag = "courses", security(("bearer" = [])), request_body = CourseCreate,
     responses(
         (status = 201, description = "Created", body = Course),
@@ -87,6 +88,7 @@ pub async fn get_course(
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course's owner keeps teaching it (`course_owner_stays`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Neither or both of email and user_id, or no such person", body = Problem, content_type = "application/problem+json"),
@@ -119,6 +121,13 @@ pub async fn enroll(
     .ok_or_else(|| {
         ApiError::unprocessable("unknown_user", "There is no person with this email or id.")
     })?;
+    // The store kept the owner teaching; say so rather than report a change that did not happen.
+    if Some(enrollment.user_id) == course.owner_id && enrollment.role != body.role {
+        return Err(ApiError::conflict(
+            "course_owner_stays",
+            "The course's owner keeps teaching it; their role cannot be changed.",
+        ));
+    }
     Ok(HttpResponse::Created().json(enrollment))
 }
 

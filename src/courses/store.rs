@@ -6,12 +6,25 @@ use uuid::Uuid;
 
 use super::models::{Course, CourseRole, Enrollment};
 
+/// The role an enrollment takes when it is set again (`ON CONFLICT … DO UPDATE SET role = …`):
+/// the course's owner (its creator) keeps teaching it, whoever asks — a co-instructor, an LMS
+/// launch, a roster sync. Every upsert of an enrollment uses it.
+#[macro_export]
+macro_rules! owner_keeps_teaching {
+    () => {
+        "CASE WHEN enrollments.user_id = (SELECT created_by FROM courses
+                                            WHERE id = enrollments.course_id)
+              THEN 'instructor' ELSE EXCLUDED.role END"
+    };
+}
+
 #[derive(FromRow)]
 struct CourseRow {
     id: Uuid,
     title: String,
     code: Option<String>,
     created_at: DateTime<Utc>,
+    owner_id: Option<Uuid>,
     my_role: Option<String>,
 }
 
@@ -22,6 +35,7 @@ impl From<CourseRow> for Course {
             title: r.title,
             code: r.code,
             created_at: r.created_at,
+            owner_id: r.owner_id,
             my_role: r.my_role.as_deref().and_then(CourseRole::parse),
         }
     }
@@ -35,7 +49,7 @@ pub async fn insert_course(
 ) -> Result<Course, sqlx::Error> {
     let row: CourseRow = sqlx::query_as(
         "WITH c AS (INSERT INTO courses (id, title, code, created_by) VALUES ($1, $2, $3, $4)
-                    RETURNING id, title, code, created_at),
+                    RETURNING id, title, code, created_at, created_by AS owner_id),
               e AS (INSERT INTO enrollments (course_id, user_id, role) SELECT id, $4, 'instructor' FROM c)
          SELECT c.*, 'instructor' AS my_role FROM c",
     )
@@ -55,7 +69,7 @@ pub async fn courses_for(
     all: bool,
 ) -> Result<Vec<Course>, sqlx::Error> {
     let rows: Vec<CourseRow> = sqlx::query_as(
-        "SELECT c.id, c.title, c.code, c.created_at, e.role AS my_role
+        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role
            FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $1
           WHERE $2 OR e.user_id IS NOT NULL
           ORDER BY c.created_at, c.id",
@@ -74,7 +88,7 @@ pub async fn course_for(
     user: Uuid,
 ) -> Result<Option<Course>, sqlx::Error> {
     let row: Option<CourseRow> = sqlx::query_as(
-        "SELECT c.id, c.title, c.code, c.created_at, e.role AS my_role
+        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role
            FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $2
           WHERE c.id = $1",
     )
@@ -115,16 +129,18 @@ pub async fn enroll(
     email: Option<&str>,
     role: CourseRole,
 ) -> Result<Option<Enrollment>, sqlx::Error> {
-    let row: Option<EnrollmentRow> = sqlx::query_as(
+    let row: Option<EnrollmentRow> = sqlx::query_as(concat!(
         "WITH u AS (SELECT id, display_name, email FROM users
                      WHERE id = $2 OR ($2 IS NULL AND lower(email) = lower($3))),
               e AS (INSERT INTO enrollments (course_id, user_id, role)
                     SELECT $1, id, $4 FROM u
-                    ON CONFLICT (course_id, user_id) DO UPDATE SET role = EXCLUDED.role
+                    ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",
+        crate::owner_keeps_teaching!(),
+        "
                     RETURNING user_id, role, created_at)
          SELECT e.user_id, u.display_name, u.email, e.role, e.created_at AS enrolled_at
-           FROM e JOIN u ON u.id = e.user_id",
-    )
+           FROM e JOIN u ON u.id = e.user_id"
+    ))
     .bind(course)
     .bind(user_id)
     .bind(email)

@@ -143,15 +143,24 @@ pub async fn respond(
     let mut items = Vec::new();
     for choice in &body.items {
         crate::validate::line("quiz", &choice.quiz, 1, 64)?;
+        let unknown = || {
+            ApiError::unprocessable(
+                "quiz_not_found",
+                format!("There is no quiz `{}`.", choice.quiz),
+            )
+        };
+        // An LMS instructor places public quizzes and the quizzes they author; a private quiz
+        // of anyone else's does not exist for them.
+        let quiz = crate::quizzes::store::access(&state.pool, &choice.quiz, user.id)
+            .await?
+            .ok_or_else(unknown)?;
+        if !crate::quizzes::access::placeable(&quiz, &user) {
+            return Err(unknown());
+        }
         let (_, version_id) =
             crate::assignments::store::resolve_version(&state.pool, &choice.quiz, None)
                 .await?
-                .ok_or_else(|| {
-                    ApiError::unprocessable(
-                        "quiz_not_found",
-                        format!("There is no quiz `{}`.", choice.quiz),
-                    )
-                })?;
+                .ok_or_else(unknown)?;
         let version = crate::attempts::version(&state, version_id).await?;
         let source_title: Option<String> = sqlx::query_scalar(
             "SELECT content -> 'title' ->> (content ->> 'source_locale') FROM quiz_versions WHERE id = $1",

@@ -603,20 +603,16 @@ async fn provision(
          VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (ext_issuer, ext_subject) WHERE ext_issuer IS NOT NULL DO UPDATE
             SET display_name = CASE WHEN $7 THEN EXCLUDED.display_name ELSE users.display_name END,
-                role = CASE WHEN users.role = 'learner' AND EXCLUDED.role = 'instructor'
-                            THEN 'instructor' ELSE users.role END,
                 locale = coalesce(users.locale, EXCLUDED.locale),
                 updated_at = now()
          RETURNING id",
     )
     .bind(Uuid::now_v7())
     .bind(launch.name.as_deref().unwrap_or("LMS user"))
-    // Course management needs the global instructor role: an LMS instructor gets it (never
-    // admin, and nobody is demoted).
-    .bind(match role {
-        CourseRole::Instructor => Role::Instructor.as_str(),
-        CourseRole::Learner => Role::Learner.as_str(),
-    })
+    // Teaching is a role in the launch's course (the enrollment below), never a site role: a
+    // TeachingAssistant in one course must not become staff of every other. A person the launch
+    // creates is a site learner; an existing person's site role is left as it is.
+    .bind(Role::Learner.as_str())
     .bind(locale)
     .bind(&reg.issuer)
     .bind(&launch.subject)
@@ -627,10 +623,11 @@ async fn provision(
     let course_id = match &launch.context {
         Some(context) => {
             let course = context_course(tx, reg, launch, context).await?;
-            sqlx::query(
+            sqlx::query(concat!(
                 "INSERT INTO enrollments (course_id, user_id, role) VALUES ($1, $2, $3)
-                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = EXCLUDED.role",
-            )
+                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",
+                crate::owner_keeps_teaching!()
+            ))
             .bind(course)
             .bind(user_id)
             .bind(role.as_str())
@@ -813,14 +810,25 @@ async fn link_assignment(
              `quiz=<slug>` (or `?quiz=<slug>` on the target link URI).",
             )
         })?;
+    let unknown = || {
+        bad_request(
+            "lti_quiz_unknown",
+            format!("The launch names the quiz `{slug}`, which quizd does not have."),
+        )
+    };
+    // Placing a quiz makes the course's staff readers of its key: a private quiz is placed
+    // only by a launch of one of its authors (the instructor who placed the link opens it
+    // first); for anyone else it does not exist. Custom parameters are the LMS's to set, so a
+    // slug in them proves nothing.
+    let quiz = crate::quizzes::store::access(&mut **tx, &slug, user)
+        .await?
+        .ok_or_else(unknown)?;
+    if quiz.visibility != crate::content::Visibility::Public && !quiz.is_author {
+        return Err(unknown());
+    }
     let (quiz_id, version_id) = crate::assignments::store::resolve_version(&mut **tx, &slug, None)
         .await?
-        .ok_or_else(|| {
-            bad_request(
-                "lti_quiz_unknown",
-                format!("The launch names the quiz `{slug}`, which quizd does not have."),
-            )
-        })?;
+        .ok_or_else(unknown)?;
     let quiz_title: Option<String> = sqlx::query_scalar(
         "SELECT content -> 'title' ->> (content ->> 'source_locale') FROM quiz_versions WHERE id = $1",
     )

@@ -257,10 +257,11 @@ pub async fn roster(
                 Some(CourseRole::Instructor) => CourseRole::Instructor,
                 _ => CourseRole::Learner,
             };
-            sqlx::query(
+            sqlx::query(concat!(
                 "INSERT INTO enrollments (course_id, user_id, role) VALUES ($1, $2, $3)
-                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = EXCLUDED.role",
-            )
+                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",
+                crate::owner_keeps_teaching!()
+            ))
             .bind(course.id)
             .bind(user_id)
             .bind(enrolled_as.as_str())

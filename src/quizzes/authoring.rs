@@ -11,8 +11,9 @@ use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::auth::CurrentUser;
-use crate::content::store::{ImportStatus, import};
-use crate::content::{QuizContent, QuizSource, SourceFile, compile};
+use crate::content::store::{ImportError, ImportStatus, Importer, import};
+use super::access;
+use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
 use crate::error::{ApiError, Problem};
 
 /// The largest quiz (with its translations) accepted over the API.
@@ -115,9 +116,23 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
 async fn save(
     state: &AppState,
     content: QuizContent,
-    owner: Option<Uuid>,
+    importer: Importer,
 ) -> Result<HttpResponse, ApiError> {
-    let imported = import(&state.pool, std::slice::from_ref(&content), owner).await?;
+    let imported = import(&state.pool, std::slice::from_ref(&content), importer)
+        .await
+        .map_err(|e| match e {
+            ImportError::Db(e) => e.into(),
+            ImportError::SlugTaken(slug) => ApiError::conflict(
+                "slug_taken",
+                format!("The slug '{slug}' belongs to another quiz; choose another."),
+            ),
+            ImportError::NotAuthor(_) => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "not_quiz_author",
+                "Only the quiz's authors and admins can change it.",
+            ),
+            ImportError::NoSuchQuiz(_) => super::access::quiz_not_found(),
+        })?;
     // This process knows at once; others hear it from PostgreSQL.
     state.quizzes.forget_current();
     let i = &imported[0];
@@ -133,12 +148,9 @@ async fn save(
     }))
 }
 
-#[derive(sqlx::FromRow)]
-struct Ownership {
-    owner_id: Option<Uuid>,
-}
-
-/// Creates a quiz; you own it. Instructors and admins.
+/// Creates a quiz; you own it. Instructors and admins. A slug you author already gets a new
+/// version, as `PUT` would give it; anyone else's is `409 slug_taken`. A quiz is `private`
+/// unless its content says `visibility = "public"`.
 #[utoipa::path(post, path = "/v1/quizzes", tag = "authoring", security(("bearer" = [])),
     request_body(content(
         (QuizDocument = "application/json"),
@@ -149,7 +161,8 @@ struct Ownership {
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A quiz with this slug exists; PUT to change it", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = AuthoredQuiz),
+        (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor TOML", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The content is refused; `detail` lists every problem", body = Problem, content_type = "application/problem+json"),
@@ -163,22 +176,22 @@ pub async fn create_quiz(
 ) -> Result<HttpResponse, ApiError> {
     user.require_staff()?;
     let content = parse_body(&req, &body)?;
-    if super::store::current_version_id(&state.pool, &content.slug)
-        .await?
-        .is_some()
-    {
-        return Err(ApiError::conflict(
-            "quiz_exists",
-            format!(
-                "A quiz with slug '{}' exists; PUT /v1/quizzes/{} to change it.",
-                content.slug, content.slug
-            ),
-        ));
-    }
-    save(&state, content, Some(user.id)).await
+    // Who may write the slug is decided inside the import's transaction, not read before it:
+    // two instructors creating one slug at once get one 201 and one 409.
+    save(
+        &state,
+        content,
+        Importer::Person {
+            id: user.id,
+            admin: user.is_admin(),
+            create: true,
+        },
+    )
+    .await
 }
 
-/// Changes a quiz: a new immutable version when the content differs. Its owner and admins.
+/// Changes a quiz: a new immutable version when the content differs. Its owner, co-authors
+/// and admins.
 #[utoipa::path(put, path = "/v1/quizzes/{slug}", tag = "authoring", security(("bearer" = [])),
     params(("slug" = String, Path, description = "The quiz's slug")),
     request_body(content(
@@ -189,8 +202,8 @@ pub async fn create_quiz(
         (status = 200, description = "Saved (or unchanged)", body = AuthoredQuiz),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not yours, or you are a learner", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor TOML", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The content is refused, or its slug differs from the path", body = Problem, content_type = "application/problem+json"),
@@ -203,23 +216,7 @@ pub async fn update_quiz(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    user.require_staff()?;
-    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
-    if !super::routes::plausible_slug(&slug) {
-        return Err(not_found());
-    }
-    let ownership: Ownership = sqlx::query_as("SELECT owner_id FROM quizzes WHERE slug = $1")
-        .bind(slug.as_str())
-        .fetch_optional(&state.pool)
-        .await?
-        .ok_or_else(not_found)?;
-    if !user.is_admin() && ownership.owner_id != Some(user.id) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "Only the quiz's owner or an admin can change it.",
-        ));
-    }
+    access::authored(&state.pool, &slug, &user).await?;
     let content = parse_body(&req, &body)?;
     if content.slug != *slug {
         return Err(ApiError::unprocessable(
@@ -230,11 +227,22 @@ pub async fn update_quiz(
             ),
         ));
     }
-    save(&state, content, None).await
+    // Checked again inside the import's transaction, against a co-author removed meanwhile.
+    save(
+        &state,
+        content,
+        Importer::Person {
+            id: user.id,
+            admin: user.is_admin(),
+            create: false,
+        },
+    )
+    .await
 }
 
 /// One version of a quiz with everything: answer key, explanations, feedback, all locales.
-/// Instructors and admins only; learners never.
+/// The quiz's authors and admins, and the staff of a course where this version is assigned;
+/// nobody else.
 #[utoipa::path(get, path = "/v1/quizzes/{slug}/versions/{version}", tag = "authoring", security(("bearer" = [])),
     params(
         ("slug" = String, Path, description = "The quiz's slug"),
@@ -244,8 +252,8 @@ pub async fn update_quiz(
         (status = 200, description = "The version's full content (the importer's normalized form)", body = Object),
         (status = 400, description = "Malformed version", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Learners cannot see the key", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such quiz or version", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A public quiz's key, which you may not read (`key_forbidden`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz or version (or a private one whose key you may not read)", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_version(
@@ -253,16 +261,29 @@ pub async fn get_version(
     user: CurrentUser,
     path: web::Path<(String, i32)>,
 ) -> Result<HttpResponse, ApiError> {
-    user.require_staff()?;
     let (slug, version) = path.into_inner();
     let not_found = || ApiError::not_found("version_not_found", "There is no such quiz version.");
     if !super::routes::plausible_slug(&slug) {
         return Err(not_found());
     }
+    let quiz = super::store::access(&state.pool, &slug, user.id)
+        .await?
+        .ok_or_else(not_found)?;
     let (_, version_id) =
         crate::assignments::store::resolve_version(&state.pool, &slug, Some(version))
             .await?
             .ok_or_else(not_found)?;
+    if !access::reads_key(&state.pool, &quiz, version_id, &user).await? {
+        return Err(match quiz.visibility {
+            Visibility::Private => not_found(),
+            Visibility::Public => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "key_forbidden",
+                "Only the quiz's authors, admins and the staff of a course it is assigned in \
+                 read its key.",
+            ),
+        });
+    }
     let v = state
         .quizzes
         .get(&state.pool, version_id)
@@ -271,4 +292,122 @@ pub async fn get_version(
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .json(&v.content))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuthorList {
+    pub items: Vec<super::store::Author>,
+}
+
+/// A quiz's authors: its owner, then its co-authors. Its authors and admins.
+#[utoipa::path(get, path = "/v1/quizzes/{slug}/authors", tag = "authoring", security(("bearer" = [])),
+    params(("slug" = String, Path, description = "The quiz's slug")),
+    responses(
+        (status = 200, description = "The authors", body = AuthorList),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_authors(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    slug: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let quiz = access::authored(&state.pool, &slug, &user).await?;
+    let items = super::store::authors(&state.pool, quiz.quiz_id).await?;
+    Ok(HttpResponse::Ok().json(AuthorList { items }))
+}
+
+/// The quiz, if the caller owns it or is an admin: only they choose who else authors it.
+async fn owned(
+    state: &AppState,
+    slug: &str,
+    user: &CurrentUser,
+) -> Result<super::store::QuizAccess, ApiError> {
+    let quiz = access::authored(&state.pool, slug, user).await?;
+    if quiz.owner_id == Some(user.id) || user.is_admin() {
+        Ok(quiz)
+    } else {
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_quiz_owner",
+            "Only the quiz's owner and admins choose its co-authors.",
+        ))
+    }
+}
+
+/// Makes a person a co-author: they may change the quiz and read every version's key. The
+/// quiz's owner and admins. Idempotent.
+#[utoipa::path(put, path = "/v1/quizzes/{slug}/authors/{user_id}", tag = "authoring", security(("bearer" = [])),
+    params(
+        ("slug" = String, Path, description = "The quiz's slug"),
+        ("user_id" = Uuid, Path, description = "The person to add"),
+    ),
+    responses(
+        (status = 204, description = "They are a co-author"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not own the quiz (`not_quiz_owner`, `not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No such person (`unknown_user`), or the owner (`already_owner`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn add_author(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(String, Uuid)>,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, person) = path.into_inner();
+    let quiz = owned(&state, &slug, &user).await?;
+    if quiz.owner_id == Some(person) {
+        return Err(ApiError::unprocessable(
+            "already_owner",
+            "This person owns the quiz.",
+        ));
+    }
+    if !super::store::add_coauthor(&state.pool, quiz.quiz_id, person, user.id).await? {
+        return Err(ApiError::unprocessable(
+            "unknown_user",
+            "There is no person with this id.",
+        ));
+    }
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Removes a co-author. The quiz's owner and admins; the owner cannot be removed.
+#[utoipa::path(delete, path = "/v1/quizzes/{slug}/authors/{user_id}", tag = "authoring", security(("bearer" = [])),
+    params(
+        ("slug" = String, Path, description = "The quiz's slug"),
+        ("user_id" = Uuid, Path, description = "The co-author to remove"),
+    ),
+    responses(
+        (status = 204, description = "They are no longer a co-author"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not own the quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz, or no such co-author (`author_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The owner cannot be removed (`owner_stays`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn remove_author(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(String, Uuid)>,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, person) = path.into_inner();
+    let quiz = owned(&state, &slug, &user).await?;
+    if quiz.owner_id == Some(person) {
+        return Err(ApiError::conflict(
+            "owner_stays",
+            "The quiz's owner cannot be removed from its authors.",
+        ));
+    }
+    if !super::store::remove_coauthor(&state.pool, quiz.quiz_id, person).await? {
+        return Err(ApiError::not_found(
+            "author_not_found",
+            "This person is not a co-author of the quiz.",
+        ));
+    }
+    Ok(HttpResponse::NoContent().finish())
 }

@@ -1,5 +1,6 @@
 //! The quiz catalogue: quizzes, their immutable versions, and the read API.
 
+pub mod access;
 pub mod authoring;
 pub mod models;
 pub mod routes;

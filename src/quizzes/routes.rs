@@ -6,7 +6,10 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::models::{QuizList, QuizView};
+use super::access::quiz_not_found;
 use super::store;
+use crate::auth::CurrentUser;
+use crate::content::Visibility;
 use crate::app::AppState;
 use crate::error::{ApiError, Problem};
 use crate::i18n::requested_locales;
@@ -39,7 +42,8 @@ pub fn plausible_slug(slug: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// The catalogue: every published quiz with its title in the negotiated locale.
+/// The catalogue: every public quiz with its title in the negotiated locale. Private quizzes
+/// (course exams) are not listed: they exist for learners only through assignments.
 #[utoipa::path(
     get,
     path = "/v1/quizzes",
@@ -68,7 +72,8 @@ pub async fn list_quizzes(
         .json(QuizList { items }))
 }
 
-/// One quiz in one locale, field by field with fallback; no key material.
+/// One public quiz in one locale, field by field with fallback; no key material. A private
+/// quiz is served only to its authors and admins (signed in); to anyone else it does not exist.
 #[utoipa::path(
     get,
     path = "/v1/quizzes/{slug}",
@@ -82,26 +87,35 @@ pub async fn list_quizzes(
         (status = 200, description = "The quiz in the negotiated locale", body = QuizView,
             headers(("Content-Language" = String, description = "The negotiated locale"))),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz, or a private one", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
-    )
+    ),
+    security((), ("bearer" = [])),
 )]
 pub async fn get_quiz(
     state: web::Data<AppState>,
+    user: Option<CurrentUser>,
     slug: web::Path<String>,
     query: web::Query<LangQuery>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
-    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
     if !plausible_slug(&slug) {
-        return Err(not_found());
+        return Err(quiz_not_found());
     }
     let version = state
         .quizzes
         .current(&state.pool, &slug)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(quiz_not_found)?;
+    if version.content.visibility != Visibility::Public {
+        match user {
+            Some(user) => {
+                super::access::authored(&state.pool, &slug, &user).await?;
+            }
+            None => return Err(quiz_not_found()),
+        }
+    }
     let (locale, body) = version.view_json(&requested).map_err(ApiError::internal)?;
     let lang = HeaderValue::from_str(&locale).map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok()

@@ -5,7 +5,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
-use crate::content::QuizContent;
+use crate::content::{QuizContent, Visibility};
 
 #[derive(FromRow)]
 pub struct VersionRow {
@@ -17,11 +17,11 @@ pub struct VersionRow {
     pub practice_assignment_id: Option<Uuid>,
 }
 
-/// Every published quiz's slug and current version id, by slug.
+/// Every public quiz's slug and current version id, by slug: the catalogue.
 pub async fn current_versions(db: impl PgExecutor<'_>) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT slug, current_version_id FROM quizzes
-          WHERE current_version_id IS NOT NULL ORDER BY slug",
+          WHERE current_version_id IS NOT NULL AND visibility = 'public' ORDER BY slug",
     )
     .fetch_all(db)
     .await
@@ -42,10 +42,116 @@ pub async fn version(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<Version
     sqlx::query_as(
         "SELECT v.id, v.quiz_id, v.version, v.created_at, v.content,
                 (SELECT a.id FROM assignments a
-                  WHERE a.quiz_version_id = v.id AND a.course_id IS NULL) AS practice_assignment_id
-           FROM quiz_versions v WHERE v.id = $1",
+                  WHERE a.quiz_version_id = v.id AND a.course_id IS NULL
+                    AND q.visibility = 'public') AS practice_assignment_id
+           FROM quiz_versions v JOIN quizzes q ON q.id = v.quiz_id WHERE v.id = $1",
     )
     .bind(id)
     .fetch_optional(db)
     .await
+}
+
+/// A quiz as one person stands to it.
+#[derive(Debug, FromRow)]
+pub struct QuizAccess {
+    pub quiz_id: Uuid,
+    pub visibility: Visibility,
+    pub owner_id: Option<Uuid>,
+    /// The person is its owner or a co-author.
+    pub is_author: bool,
+}
+
+pub async fn access(
+    db: impl PgExecutor<'_>,
+    slug: &str,
+    user: Uuid,
+) -> Result<Option<QuizAccess>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT q.id AS quiz_id, q.visibility, q.owner_id,
+                (q.owner_id IS NOT DISTINCT FROM $2
+                 OR EXISTS (SELECT 1 FROM quiz_coauthors c
+                             WHERE c.quiz_id = q.id AND c.user_id = $2)) AS is_author
+           FROM quizzes q WHERE q.slug = $1",
+    )
+    .bind(slug)
+    .bind(user)
+    .fetch_optional(db)
+    .await
+}
+
+/// Whether the person teaches a course where this version is assigned: its staff review
+/// attempts there, so they read its key; no other staff do.
+pub async fn teaches_version(
+    db: impl PgExecutor<'_>,
+    version_id: Uuid,
+    user: Uuid,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM assignments a
+                          JOIN enrollments e ON e.course_id = a.course_id
+                         WHERE a.quiz_version_id = $1 AND e.user_id = $2
+                           AND e.role = 'instructor')",
+    )
+    .bind(version_id)
+    .bind(user)
+    .fetch_one(db)
+    .await
+}
+
+/// A quiz's author, as its authors and admins see the list.
+#[derive(Debug, FromRow, serde::Serialize, utoipa::ToSchema)]
+pub struct Author {
+    pub user_id: Uuid,
+    pub display_name: String,
+    /// `owner` (who created it; cannot be removed) or `coauthor`.
+    pub role: String,
+    pub since: DateTime<Utc>,
+}
+
+pub async fn authors(db: impl PgExecutor<'_>, quiz_id: Uuid) -> Result<Vec<Author>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT u.id AS user_id, u.display_name, 'owner' AS role, q.created_at AS since
+           FROM quizzes q JOIN users u ON u.id = q.owner_id WHERE q.id = $1
+         UNION ALL
+         SELECT u.id, u.display_name, 'coauthor', c.created_at
+           FROM quiz_coauthors c JOIN users u ON u.id = c.user_id WHERE c.quiz_id = $1
+         ORDER BY 3 DESC, 4, 1",
+    )
+    .bind(quiz_id)
+    .fetch_all(db)
+    .await
+}
+
+/// Adds a co-author (again: no change); `false` when there is no such person.
+pub async fn add_coauthor(
+    db: impl PgExecutor<'_>,
+    quiz_id: Uuid,
+    user: Uuid,
+    added_by: Uuid,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "WITH u AS (SELECT id FROM users WHERE id = $2),
+              i AS (INSERT INTO quiz_coauthors (quiz_id, user_id, added_by)
+                    SELECT $1, id, $3 FROM u ON CONFLICT (quiz_id, user_id) DO NOTHING)
+         SELECT EXISTS (SELECT 1 FROM u)",
+    )
+    .bind(quiz_id)
+    .bind(user)
+    .bind(added_by)
+    .fetch_one(db)
+    .await
+}
+
+/// Removes a co-author; `false` when they were not one.
+pub async fn remove_coauthor(
+    db: impl PgExecutor<'_>,
+    quiz_id: Uuid,
+    user: Uuid,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM quiz_coauthors WHERE quiz_id = $1 AND user_id = $2")
+        .bind(quiz_id)
+        .bind(user)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() > 0)
 }

@@ -250,9 +250,9 @@ async fn version_count(app: &TestApp) -> i64 {
 async fn importing_unchanged_content_changes_nothing() {
     let app = TestApp::spawn_empty().await;
     let quizzes = load_dir(&content_dir()).unwrap();
-    let first = import(&app.pool, &quizzes, None).await.unwrap();
+    let first = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
     assert!(first.iter().all(|i| i.status == ImportStatus::Created));
-    let second = import(&app.pool, &quizzes, None).await.unwrap();
+    let second = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
     assert!(second.iter().all(|i| i.status == ImportStatus::Unchanged));
     assert_eq!(
         first.iter().map(|i| i.version_id).collect::<Vec<_>>(),
@@ -271,7 +271,7 @@ async fn a_changed_quiz_becomes_a_new_version_and_the_old_one_stays() {
         .unwrap();
     dp.title
         .insert("en".into(), "Data Parallelism Quiz, revised".into());
-    let out = import(&app.pool, &quizzes, None).await.unwrap();
+    let out = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
     let dp_out = out.iter().find(|i| i.slug == "data-parallelism").unwrap();
     assert_eq!(
         (dp_out.status, dp_out.version),

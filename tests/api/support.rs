@@ -96,7 +96,7 @@ fn start_cluster() -> Cluster {
             if *name == seeded_template {
                 let quizzes =
                     quizd::content::load_dir(&content_dir()).expect("seed content is valid");
-                quizd::content::store::import(&pool, &quizzes, None)
+                quizd::content::store::import(&pool, &quizzes, quizd::content::store::Importer::Files)
                     .await
                     .unwrap();
             }
