@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 
-use super::model::{Visibility, Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey};
+use super::model::{Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey, Visibility};
 use super::{ContentError, Question};
 use crate::i18n::{Text, canonical_tag};
 use crate::policy::Policy;

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::access;
 use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::content::store::{ImportError, ImportStatus, Importer, import};
-use super::access;
 use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
 use crate::error::{ApiError, Problem};
 

@@ -5,12 +5,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::models::{QuizList, QuizView};
 use super::access::quiz_not_found;
+use super::models::{QuizList, QuizView};
 use super::store;
+use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
-use crate::app::AppState;
 use crate::error::{ApiError, Problem};
 use crate::i18n::requested_locales;
 

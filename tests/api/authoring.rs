@@ -108,7 +108,7 @@ async fn a_quiz_in_json_with_translations_is_validated_like_the_importer() {
 }
 
 #[tokio::test]
-async fn learners_cannot_author_or_read_the_key() {
+async fn learners_cannot_author_or_read_a_public_quizs_key() {
     let app = TestApp::spawn().await;
     let token = token_for(&app, "lee@example.org", "learner").await.access;
     assert_problem(
@@ -124,13 +124,13 @@ async fn learners_cannot_author_or_read_the_key() {
         .send()
         .await
         .unwrap();
-    assert_problem(res, 403, "forbidden").await;
+    assert_problem(res, 403, "key_forbidden").await;
     let res = app.get("/v1/quizzes/data-parallelism/versions/1").await;
     assert_problem(res, 401, "unauthorized").await;
 }
 
 #[tokio::test]
-async fn only_the_owner_or_an_admin_changes_a_quiz() {
+async fn only_its_authors_or_an_admin_change_a_quiz() {
     let app = TestApp::spawn().await;
     let owner = token_for(&app, "ada@example.org", "instructor")
         .await
@@ -147,22 +147,25 @@ async fn only_the_owner_or_an_admin_changes_a_quiz() {
     );
     let changed = QUIZ.replace("Tiny", "Tiny 2");
     let res = post_toml(&app, &other, "/v1/quizzes/tiny", true, &changed).await;
-    assert_problem(res, 403, "forbidden").await;
+    assert_problem(res, 403, "not_quiz_author").await;
     // Imported seed content has no owner: only admins change it.
     let seed =
         std::fs::read_to_string(crate::support::content_dir().join("data-parallelism/quiz.toml"))
             .unwrap();
     let res = post_toml(&app, &owner, "/v1/quizzes/data-parallelism", true, &seed).await;
-    assert_problem(res, 403, "forbidden").await;
+    assert_problem(res, 403, "not_quiz_author").await;
     let res = post_toml(&app, &admin, "/v1/quizzes/tiny", true, &changed).await;
     assert_eq!(res.status(), 200);
-    // Creating over an existing slug is a conflict; a slug that differs from the path is refused.
+    // Creating over someone else's slug is a conflict; the owner's own is a new version (here:
+    // back to the first content); a slug that differs from the path is refused.
     assert_problem(
-        post_toml(&app, &owner, "/v1/quizzes", false, QUIZ).await,
+        post_toml(&app, &other, "/v1/quizzes", false, QUIZ).await,
         409,
-        "quiz_exists",
+        "slug_taken",
     )
     .await;
+    let res = post_toml(&app, &owner, "/v1/quizzes", false, QUIZ).await;
+    assert_eq!(res.status(), 200);
     let res = post_toml(&app, &admin, "/v1/quizzes/data-parallelism", true, QUIZ).await;
     assert_problem(res, 422, "slug_mismatch").await;
 }

@@ -190,9 +190,10 @@ fn the_seed_quiz_has_a_complete_answer_key_explanations_and_feedback() {
         .find(|q| q.slug == "data-parallelism")
         .unwrap();
     assert_eq!(dp.locales, ["en", "bn", "id"]);
+    assert_eq!(dp.visibility, quizd::content::Visibility::Public);
     assert_eq!(
-        dp.practice.feedback,
-        quizd::policy::FeedbackTiming::Immediate
+        dp.practice.as_ref().map(|p| p.feedback),
+        Some(quizd::policy::FeedbackTiming::Immediate)
     );
     assert_eq!(dp.questions.len(), 8);
     for (i, q) in dp.questions.iter().enumerate() {
@@ -250,9 +251,13 @@ async fn version_count(app: &TestApp) -> i64 {
 async fn importing_unchanged_content_changes_nothing() {
     let app = TestApp::spawn_empty().await;
     let quizzes = load_dir(&content_dir()).unwrap();
-    let first = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
+    let first = import(&app.pool, &quizzes, quizd::content::store::Importer::Files)
+        .await
+        .unwrap();
     assert!(first.iter().all(|i| i.status == ImportStatus::Created));
-    let second = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
+    let second = import(&app.pool, &quizzes, quizd::content::store::Importer::Files)
+        .await
+        .unwrap();
     assert!(second.iter().all(|i| i.status == ImportStatus::Unchanged));
     assert_eq!(
         first.iter().map(|i| i.version_id).collect::<Vec<_>>(),
@@ -271,7 +276,9 @@ async fn a_changed_quiz_becomes_a_new_version_and_the_old_one_stays() {
         .unwrap();
     dp.title
         .insert("en".into(), "Data Parallelism Quiz, revised".into());
-    let out = import(&app.pool, &quizzes, quizd::content::store::Importer::Files).await.unwrap();
+    let out = import(&app.pool, &quizzes, quizd::content::store::Importer::Files)
+        .await
+        .unwrap();
     let dp_out = out.iter().find(|i| i.slug == "data-parallelism").unwrap();
     assert_eq!(
         (dp_out.status, dp_out.version),

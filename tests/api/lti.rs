@@ -482,8 +482,9 @@ async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
     let session = launch_session(&lti, &instructor("teacher-1")).await;
     assert_eq!(session["destination"]["kind"], "analytics");
     let token = session["access_token"].as_str().unwrap();
+    // Teaching is a role in the launch's course; the site role stays `learner`.
     let me = expect_status(get_as(&lti.app, token, "/v1/me").await, 200).await;
-    assert_eq!(me["role"], "instructor");
+    assert_eq!(me["role"], "learner");
     let path = session["destination"]["path"].as_str().unwrap();
     assert!(path.ends_with("/analytics"));
     expect_status(get_as(&lti.app, token, path).await, 200).await;
@@ -499,6 +500,55 @@ async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
     )
     .await;
     assert_eq!(roster["items"][0]["role"], "instructor");
+    // Staff of this course read the key of the version assigned here …
+    expect_status(
+        get_as(&lti.app, token, "/v1/quizzes/data-parallelism/versions/1").await,
+        200,
+    )
+    .await;
+    // … and, sitting an exam as a learner in another course, not that exam's key.
+    let other = token_for(&lti.app, "other-teacher@example.org", "instructor").await;
+    expect_status(
+        crate::support::send_quiz(
+            &lti.app,
+            &other.access,
+            None,
+            &crate::support::private_quiz("exam"),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course_b = expect_status(
+        post_as(
+            &lti.app,
+            &other.access,
+            "/v1/courses",
+            &json!({"title": "B"}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course_b = course_b["id"].as_str().unwrap();
+    for (path, body) in [
+        (
+            format!("/v1/courses/{course_b}/assignments"),
+            json!({"quiz": "exam", "policy": {"feedback": "never"}}),
+        ),
+        (
+            format!("/v1/courses/{course_b}/enrollments"),
+            json!({"user_id": session["user_id"], "role": "learner"}),
+        ),
+    ] {
+        expect_status(post_as(&lti.app, &other.access, &path, &body).await, 201).await;
+    }
+    assert_problem(
+        get_as(&lti.app, token, "/v1/quizzes/exam/versions/1").await,
+        404,
+        "version_not_found",
+    )
+    .await;
     // An LMS administrator gets nothing more than their course role: never quizd's admin.
     let mut admin = instructor("lms-admin");
     admin["roles"] = json!([

@@ -14,5 +14,6 @@ mod lti;
 mod openapi;
 mod ops;
 mod pool;
+mod secrecy;
 mod serve;
 mod support;

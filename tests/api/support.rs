@@ -96,9 +96,13 @@ fn start_cluster() -> Cluster {
             if *name == seeded_template {
                 let quizzes =
                     quizd::content::load_dir(&content_dir()).expect("seed content is valid");
-                quizd::content::store::import(&pool, &quizzes, quizd::content::store::Importer::Files)
-                    .await
-                    .unwrap();
+                quizd::content::store::import(
+                    &pool,
+                    &quizzes,
+                    quizd::content::store::Importer::Files,
+                )
+                .await
+                .unwrap();
             }
             pool.close().await;
         }
@@ -248,6 +252,32 @@ pub async fn assert_problem(res: reqwest::Response, status: u16, code: &str) -> 
 /// The password every test person registers with.
 pub const PASSWORD: &str = "correct horse battery staple";
 
+/// [`TINY_QUIZ`] as a course exam: private, with no practice assignment.
+pub fn private_quiz(slug: &str) -> String {
+    TINY_QUIZ
+        .replace("slug = \"tiny\"", &format!("slug = \"{slug}\""))
+        .replace("visibility = \"public\"\n\n[practice]\n", "")
+}
+
+/// Sends a quiz in TOML (`POST /v1/quizzes`, or `PUT /v1/quizzes/{slug}` when `put`).
+pub async fn send_quiz(
+    app: &TestApp,
+    token: &str,
+    slug: Option<&str>,
+    toml: &str,
+) -> reqwest::Response {
+    let req = match slug {
+        Some(slug) => app.client.put(app.url(&format!("/v1/quizzes/{slug}"))),
+        None => app.client.post(app.url("/v1/quizzes")),
+    };
+    req.bearer_auth(token)
+        .header("content-type", "application/toml")
+        .body(toml.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 /// A registered, signed-in person.
 #[derive(Debug, Clone)]
 pub struct Person {
@@ -382,6 +412,9 @@ pub async fn patch_as(app: &TestApp, token: &str, path: &str, body: &Value) -> r
 pub const TINY_QUIZ: &str = r#"
 slug = "tiny"
 title = "Tiny"
+visibility = "public"
+
+[practice]
 
 [[questions]]
 key = "q1"
