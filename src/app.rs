@@ -21,7 +21,10 @@ use crate::clock::Clock;
 use crate::db::quick::QuickPool;
 use crate::error::{self, ApiError};
 use crate::quizzes::VersionCache;
-use crate::{analytics, assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
+use crate::{
+    analytics, assignments, attempts, audit, auth, courses, openapi, ops, privacy, quizzes,
+    telemetry,
+};
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -206,8 +209,11 @@ fn routes(cfg: &mut web::ServiceConfig) {
     .service(
         resource("/v1/me")
             .route(get().to(auth::routes::me))
-            .route(patch().to(auth::routes::update_me)),
+            .route(patch().to(auth::routes::update_me))
+            .route(web::delete().to(privacy::erase)),
     )
+    .service(resource("/v1/me/export").route(get().to(privacy::export)))
+    .service(resource("/v1/audit").route(get().to(audit::routes::list_audit)))
     .service(resource("/v1/users/{id}/role").route(put().to(auth::routes::set_role)))
     .service(
         resource("/v1/courses")

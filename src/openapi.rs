@@ -28,6 +28,9 @@ use utoipa::{Modify, OpenApi};
         crate::auth::routes::me,
         crate::auth::routes::update_me,
         crate::auth::routes::set_role,
+        crate::privacy::export,
+        crate::privacy::erase,
+        crate::audit::routes::list_audit,
         crate::courses::routes::create_course,
         crate::courses::routes::list_courses,
         crate::courses::routes::get_course,
@@ -80,6 +83,7 @@ use utoipa::{Modify, OpenApi};
         (name = "analytics", description = "Item analysis per quiz version and per locale; CSV exports"),
         (name = "attempts", description = "Taking a quiz: graded on the server, feedback as the policy says"),
         (name = "lti", description = "LMS integration (LTI 1.3): launch, Deep Linking, grade passback, rosters; platform registrations"),
+        (name = "audit", description = "Security-relevant actions, append-only: for admins"),
         (name = "operations", description = "Liveness, readiness and metrics"),
     )
 )]

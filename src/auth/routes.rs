@@ -10,6 +10,7 @@ use super::store::{self, Consumed, NewUser};
 use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
 use crate::app::AppState;
+use crate::audit::{self, Action, Entry};
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::validate;
@@ -157,7 +158,7 @@ pub async fn register(
 }
 
 /// `429` with the seconds to wait, rounded up.
-fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
+pub(crate) fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
     let secs = wait.as_secs() + 1;
     ApiError {
         retry_after: Some(secs as u32),
@@ -350,11 +351,21 @@ pub async fn set_role(
     user: CurrentUser,
     id: web::Path<Uuid>,
     body: JsonObject<RoleChange>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    let row = store::set_role(&state.pool, *id, body.role)
+    let mut tx = state.pool.begin().await?;
+    let row = store::set_role(&mut *tx, *id, body.role)
         .await?
         .ok_or_else(|| ApiError::not_found("user_not_found", "There is no such person."))?;
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::RoleChanged, &req)
+            .subject(row.id)
+            .detail(serde_json::json!({ "to": body.role })),
+    )
+    .await?;
+    tx.commit().await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(User::from(row)))

@@ -66,7 +66,7 @@ pub async fn user_by_email(
 
 pub async fn user_by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<UserRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
+        "SELECT {USER_COLUMNS} FROM users WHERE id = $1 AND erased_at IS NULL"
     )))
     .bind(id)
     .fetch_optional(db)

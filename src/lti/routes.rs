@@ -3,6 +3,7 @@
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -12,6 +13,7 @@ use super::registrations::{
     self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
 };
 use crate::app::AppState;
+use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Problem};
 
@@ -69,8 +71,9 @@ pub async fn create_registration(
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     registrations::check_create(&body)?;
+    let mut tx = state.pool.begin().await?;
     let row =
-        registrations::insert(&state.pool, &body)
+        registrations::insert(&mut *tx, &body)
             .await
             .map_err(|e| match ApiError::from(e) {
                 e if e.status == StatusCode::CONFLICT => ApiError::conflict(
@@ -79,6 +82,14 @@ pub async fn create_registration(
                 ),
                 e => e,
             })?;
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::LtiRegistrationCreated, &req)
+            .subject(row.id)
+            .detail(json!({ "issuer": row.issuer, "client_id": row.client_id })),
+    )
+    .await?;
+    tx.commit().await?;
     Ok(HttpResponse::Created().json(row.view(&super::public_base(&req))))
 }
 
@@ -156,6 +167,13 @@ pub async fn update_registration(
     let row = registrations::update(&state.pool, *id, &body)
         .await?
         .ok_or_else(registration_not_found)?;
+    // Recorded after the change (the update checks and writes on the pool itself): should the
+    // record fail, the admin gets the error rather than a silent success.
+    audit::store::record(
+        &state.pool,
+        Entry::by(user.id, Action::LtiRegistrationUpdated, &req).subject(row.id),
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(row.view(&super::public_base(&req))))
 }
 
@@ -175,13 +193,20 @@ pub async fn delete_registration(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    if registrations::delete(&state.pool, *id).await? {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(registration_not_found())
+    let mut tx = state.pool.begin().await?;
+    if !registrations::delete(&mut *tx, *id).await? {
+        return Err(registration_not_found());
     }
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::LtiRegistrationDeleted, &req).subject(*id),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::access;
 use crate::app::AppState;
+use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::content::store::{ImportError, ImportStatus, Importer, import};
 use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
@@ -260,6 +261,7 @@ pub async fn get_version(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(String, i32)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (slug, version) = path.into_inner();
     let not_found = || ApiError::not_found("version_not_found", "There is no such quiz version.");
@@ -289,6 +291,16 @@ pub async fn get_version(
         .get(&state.pool, version_id)
         .await?
         .ok_or_else(not_found)?;
+    // Authors read their own keys as they write them; anyone else's read is on record.
+    if !quiz.is_author {
+        audit::store::record(
+            &state.pool,
+            Entry::by(user.id, Action::KeyRead, &req)
+                .subject(quiz.quiz_id)
+                .detail(serde_json::json!({ "quiz": slug, "version": version })),
+        )
+        .await?;
+    }
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .json(&v.content))
@@ -357,6 +369,7 @@ pub async fn add_author(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(String, Uuid)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (slug, person) = path.into_inner();
     let quiz = owned(&state, &slug, &user).await?;
@@ -366,12 +379,21 @@ pub async fn add_author(
             "This person owns the quiz.",
         ));
     }
-    if !super::store::add_coauthor(&state.pool, quiz.quiz_id, person, user.id).await? {
+    let mut tx = state.pool.begin().await?;
+    if !super::store::add_coauthor(&mut *tx, quiz.quiz_id, person, user.id).await? {
         return Err(ApiError::unprocessable(
             "unknown_user",
             "There is no person with this id.",
         ));
     }
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::CoauthorAdded, &req)
+            .subject(person)
+            .detail(serde_json::json!({ "quiz": slug })),
+    )
+    .await?;
+    tx.commit().await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -394,6 +416,7 @@ pub async fn remove_author(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(String, Uuid)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (slug, person) = path.into_inner();
     let quiz = owned(&state, &slug, &user).await?;
@@ -403,11 +426,20 @@ pub async fn remove_author(
             "The quiz's owner cannot be removed from its authors.",
         ));
     }
-    if !super::store::remove_coauthor(&state.pool, quiz.quiz_id, person).await? {
+    let mut tx = state.pool.begin().await?;
+    if !super::store::remove_coauthor(&mut *tx, quiz.quiz_id, person).await? {
         return Err(ApiError::not_found(
             "author_not_found",
             "This person is not a co-author of the quiz.",
         ));
     }
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::CoauthorRemoved, &req)
+            .subject(person)
+            .detail(serde_json::json!({ "quiz": slug })),
+    )
+    .await?;
+    tx.commit().await?;
     Ok(HttpResponse::NoContent().finish())
 }

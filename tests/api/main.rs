@@ -14,6 +14,7 @@ mod lti;
 mod openapi;
 mod ops;
 mod pool;
+mod privacy;
 mod secrecy;
 mod serve;
 mod support;

@@ -1,0 +1,62 @@
+//! The audit log: security-relevant actions (role changes, co-authors, key reads by staff, LMS
+//! registrations, erasures), append-only in PostgreSQL, read by admins at `GET /v1/audit`.
+
+pub mod routes;
+pub mod store;
+
+use actix_web::HttpRequest;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
+pub enum Action {
+    /// An admin changed a person's site role (`detail`: from, to).
+    RoleChanged,
+    /// A quiz's owner or an admin added a co-author (`detail`: quiz).
+    CoauthorAdded,
+    CoauthorRemoved,
+    /// Someone who is not an author read a version's key: course staff or an admin
+    /// (`detail`: quiz, version).
+    KeyRead,
+    LtiRegistrationCreated,
+    LtiRegistrationUpdated,
+    LtiRegistrationDeleted,
+    /// A person erased their account (`subject`: the erased id).
+    AccountErased,
+}
+
+/// One action to record.
+pub struct Entry {
+    pub actor: Option<Uuid>,
+    pub action: Action,
+    pub subject: Option<Uuid>,
+    pub detail: serde_json::Value,
+    pub address: Option<String>,
+}
+
+impl Entry {
+    /// An action by the signed-in `actor`, from the request's client address.
+    pub fn by(actor: Uuid, action: Action, req: &HttpRequest) -> Self {
+        Self {
+            actor: Some(actor),
+            action,
+            subject: None,
+            detail: serde_json::Value::Object(Default::default()),
+            address: req.peer_addr().map(|a| a.ip().to_string()),
+        }
+    }
+
+    pub fn subject(mut self, id: Uuid) -> Self {
+        self.subject = Some(id);
+        self
+    }
+
+    pub fn detail(mut self, detail: serde_json::Value) -> Self {
+        self.detail = detail;
+        self
+    }
+}

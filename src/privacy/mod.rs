@@ -1,0 +1,157 @@
+//! A person's own data: everything quizd holds about them (`GET /v1/me/export`) and erasure
+//! (`DELETE /v1/me`).
+//!
+//! Erasure removes what identifies the person — email, name, password hash, LMS identity,
+//! preferred locale, sign-in sessions, enrollments, co-authorships, pending LMS hand-offs — and
+//! keeps a nameless row under the same opaque id so that the attempts they made still count in
+//! the statistics of the assignments they took (an item analysis must not change because a
+//! learner left). Courses and quizzes they created stay, owned by that nameless row, so that
+//! admins manage them. The audit log keeps the opaque id. An access token already issued stays
+//! valid until it expires (at most 15 minutes); no new one can be had.
+
+pub mod store;
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::app::AppState;
+use crate::audit::{self, Action, Entry, store::AuditEntry};
+use crate::auth::{CurrentUser, password};
+use crate::error::{ApiError, Problem};
+use crate::extract::JsonObject;
+use store::{ExportedAttempt, ExportedAuthorship, ExportedEnrollment, ExportedPerson};
+
+/// Everything quizd holds about you.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Export {
+    pub exported_at: DateTime<Utc>,
+    pub person: ExportedPerson,
+    pub enrollments: Vec<ExportedEnrollment>,
+    pub authored_quizzes: Vec<ExportedAuthorship>,
+    pub attempts: Vec<ExportedAttempt>,
+    /// Security-relevant actions you took or that concern you.
+    pub audit: Vec<AuditEntry>,
+}
+
+fn account_gone() -> ApiError {
+    ApiError::not_found("user_not_found", "This account no longer exists.")
+}
+
+/// Everything quizd holds about you, as JSON: your account, courses, the quizzes you author,
+/// your attempts with your answers, and the audit entries about you.
+#[utoipa::path(get, path = "/v1/me/export", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 200, description = "Your data", body = Export),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn export(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+) -> Result<HttpResponse, ApiError> {
+    // One snapshot: a repeatable-read transaction sees every table as of one moment.
+    let mut tx = state.pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let person = store::person(&mut *tx, user.id)
+        .await?
+        .ok_or_else(account_gone)?;
+    let export = Export {
+        exported_at: state.clock.now(),
+        person,
+        enrollments: store::enrollments(&mut *tx, user.id).await?,
+        authored_quizzes: store::authorships(&mut *tx, user.id).await?,
+        attempts: store::attempts(&mut *tx, user.id).await?,
+        audit: audit::store::about(&mut *tx, user.id).await?,
+    };
+    tx.commit().await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            "attachment; filename=\"quizd-export.json\"",
+        ))
+        .json(export))
+}
+
+/// Confirms an erasure.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseRequest {
+    /// Your password, if your account has one (accounts made by an LMS have none).
+    pub password: Option<String>,
+}
+
+/// Erases your account: your email, name, password, LMS identity, sessions, enrollments and
+/// co-authorships go at once. Your attempts stay, without anything that names you, so that the
+/// statistics of the quizzes you took stay right. Accounts with a password confirm with it
+/// (rate limited like a sign-in).
+#[utoipa::path(delete, path = "/v1/me", tag = "auth", security(("bearer" = [])),
+    request_body = EraseRequest,
+    responses(
+        (status = 204, description = "Erased"),
+        (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in, or the wrong password (`invalid_credentials`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many wrong passwords; see Retry-After", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn erase(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    body: JsonObject<EraseRequest>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let row = crate::auth::store::user_by_id(&state.pool, user.id)
+        .await?
+        .ok_or_else(account_gone)?;
+    if let Some(stored) = row.password_hash.clone() {
+        let given = body.into_inner().password.unwrap_or_default();
+        if given.contains('\0') || given.len() > 4 * password::MAX_LEN {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "`password` is malformed.",
+            ));
+        }
+        let email = row.email.clone().unwrap_or_default();
+        if let Err(wait) = state
+            .login_limiter
+            .check(&email, req.peer_addr().map(|a| a.ip()))
+        {
+            return Err(crate::auth::routes::too_many(
+                "too_many_attempts",
+                "password attempts",
+                wait,
+            ));
+        }
+        let ok = password::off_the_workers(move || password::verify(&given, &stored))
+            .await
+            .map_err(ApiError::internal)?;
+        if !ok {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid_credentials",
+                "The password is wrong.",
+            ));
+        }
+    }
+    let mut tx = state.pool.begin().await?;
+    if !store::erase(&mut tx, user.id).await? {
+        return Err(account_gone());
+    }
+    audit::store::record(
+        &mut *tx,
+        Entry::by(user.id, Action::AccountErased, &req).subject(user.id),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,154 @@
+//! SQL for a person's export and erasure.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{FromRow, PgExecutor, Postgres, Transaction};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+#[derive(Debug, FromRow, Serialize, ToSchema)]
+pub struct ExportedPerson {
+    pub id: Uuid,
+    pub email: Option<String>,
+    pub display_name: String,
+    pub role: String,
+    pub locale: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// The LMS that knows you (LTI: its issuer and your id there), if any.
+    pub lms_issuer: Option<String>,
+    pub lms_subject: Option<String>,
+}
+
+#[derive(Debug, FromRow, Serialize, ToSchema)]
+pub struct ExportedEnrollment {
+    pub course_id: Uuid,
+    pub title: String,
+    pub code: Option<String>,
+    /// `learner` or `instructor`.
+    pub role: String,
+    pub enrolled_at: DateTime<Utc>,
+}
+
+#[derive(Debug, FromRow, Serialize, ToSchema)]
+pub struct ExportedAuthorship {
+    pub quiz: String,
+    /// `owner` or `coauthor`.
+    pub role: String,
+}
+
+#[derive(Debug, FromRow, Serialize, ToSchema)]
+pub struct ExportedAttempt {
+    pub id: Uuid,
+    pub assignment_id: Uuid,
+    pub course_id: Option<Uuid>,
+    pub quiz: String,
+    pub version: i32,
+    pub number: i32,
+    pub locale: String,
+    pub started_at: DateTime<Utc>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub finish_reason: Option<String>,
+    pub score: Option<f64>,
+    pub max_score: f64,
+    /// Your answers as you gave them. Whether each was right is not here: the attempt's review
+    /// (`GET /v1/attempts/{id}`) shows it when the assignment's feedback policy allows.
+    #[schema(value_type = Object)]
+    pub answers: serde_json::Value,
+}
+
+pub async fn person(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Option<ExportedPerson>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, email, display_name, role, locale, created_at, updated_at,
+                ext_issuer AS lms_issuer, ext_subject AS lms_subject
+           FROM users WHERE id = $1 AND erased_at IS NULL",
+    )
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn enrollments(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Vec<ExportedEnrollment>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.id AS course_id, c.title, c.code, e.role, e.created_at AS enrolled_at
+           FROM enrollments e JOIN courses c ON c.id = e.course_id
+          WHERE e.user_id = $1 ORDER BY e.created_at, c.id",
+    )
+    .bind(id)
+    .fetch_all(db)
+    .await
+}
+
+pub async fn authorships(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Vec<ExportedAuthorship>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT slug AS quiz, 'owner' AS role FROM quizzes WHERE owner_id = $1
+         UNION ALL
+         SELECT q.slug, 'coauthor' FROM quiz_coauthors c JOIN quizzes q ON q.id = c.quiz_id
+          WHERE c.user_id = $1
+         ORDER BY 1",
+    )
+    .bind(id)
+    .fetch_all(db)
+    .await
+}
+
+/// Every attempt with its answers (no grades per answer, no seed).
+pub async fn attempts(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+) -> Result<Vec<ExportedAttempt>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT t.id, t.assignment_id, a.course_id, q.slug AS quiz, v.version, t.number, t.locale,
+                t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
+                coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                 'question', r.question_key, 'answer', r.answer,
+                                 'answered_at', r.answered_at, 'revision', r.revision)
+                                 ORDER BY r.answered_at, r.question_key)
+                            FROM responses r WHERE r.attempt_id = t.id), '[]') AS answers
+           FROM attempts t
+           JOIN assignments a ON a.id = t.assignment_id
+           JOIN quiz_versions v ON v.id = t.quiz_version_id
+           JOIN quizzes q ON q.id = v.quiz_id
+          WHERE t.user_id = $1 ORDER BY t.started_at, t.id",
+    )
+    .bind(id)
+    .fetch_all(db)
+    .await
+}
+
+/// Erases a person: what identifies them goes; their attempts stay, under an opaque id with no
+/// name, for the statistics of the assignments they took. `false` if already erased.
+pub async fn erase(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<bool, sqlx::Error> {
+    let erased = sqlx::query(
+        "UPDATE users SET email = NULL, display_name = 'Erased person', password_hash = NULL,
+                          locale = NULL, ext_issuer = NULL, ext_subject = NULL, role = 'learner',
+                          erased_at = now(), updated_at = now()
+          WHERE id = $1 AND erased_at IS NULL",
+    )
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    if erased.rows_affected() == 0 {
+        return Ok(false);
+    }
+    for statement in [
+        "DELETE FROM refresh_tokens WHERE user_id = $1",
+        "DELETE FROM enrollments WHERE user_id = $1",
+        "DELETE FROM quiz_coauthors WHERE user_id = $1",
+        "DELETE FROM lti_launch_codes WHERE user_id = $1",
+        "DELETE FROM lti_deep_links WHERE user_id = $1",
+    ] {
+        sqlx::query(statement).bind(id).execute(&mut **tx).await?;
+    }
+    Ok(true)
+}

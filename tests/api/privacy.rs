@@ -1,0 +1,322 @@
+//! A person's own data (export, erasure) and the audit log.
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    PASSWORD, Person, TestApp, assert_problem, expect_status, get_as, login_request, post_as,
+    private_quiz, put_as, register, send_quiz, token_for,
+};
+
+/// An exam (`never` shows the key) that `learner` has taken: one answer, finished. Returns the
+/// attempt's id.
+async fn exam_taken(app: &TestApp, teacher: &Person, learner: &Person) -> String {
+    expect_status(
+        send_quiz(app, &teacher.access, None, &private_quiz("exam")).await,
+        201,
+    )
+    .await;
+    let course = expect_status(
+        post_as(app, &teacher.access, "/v1/courses", &json!({"title": "C"})).await,
+        201,
+    )
+    .await;
+    let course = course["id"].as_str().unwrap();
+    let a = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            &format!("/v1/courses/{course}/assignments"),
+            &json!({"quiz": "exam", "policy": {"feedback": "never"}}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            &format!("/v1/courses/{course}/enrollments"),
+            &json!({"user_id": learner.id}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let attempt = expect_status(
+        post_as(
+            app,
+            &learner.access,
+            &format!("/v1/assignments/{}/attempts", a["id"].as_str().unwrap()),
+            &json!({}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let id = attempt["id"].as_str().unwrap().to_string();
+    let q = &attempt["questions"][0];
+    expect_status(
+        put_as(
+            app,
+            &learner.access,
+            &format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap()),
+            &json!({"selected": [q["options"][1]["id"]]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    expect_status(
+        post_as(
+            app,
+            &learner.access,
+            &format!("/v1/attempts/{id}/finish"),
+            &json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    id
+}
+
+#[tokio::test]
+async fn a_person_exports_everything_quizd_holds_about_them_and_no_key() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "t@example.org", "instructor").await;
+    let learner = register(&app, "l@example.org").await;
+    let attempt = exam_taken(&app, &teacher, &learner).await;
+    let res = get_as(&app, &learner.access, "/v1/me/export").await;
+    assert_eq!(res.headers()["cache-control"], "private, no-store");
+    let text = res.text().await.unwrap();
+    let export: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(export["person"]["email"], "l@example.org");
+    assert_eq!(export["enrollments"][0]["role"], "learner");
+    assert_eq!(export["attempts"][0]["id"], attempt);
+    assert_eq!(export["attempts"][0]["quiz"], "exam");
+    assert_eq!(export["attempts"][0]["answers"][0]["question"], "q1");
+    assert_eq!(
+        export["attempts"][0]["answers"][0]["answer"],
+        json!({"selected": ["b"]})
+    );
+    // Under `never` the export tells no more than the review: the score, not which was right.
+    for secret in ["\"correct\"", "explanation", "seed", "password"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let teacher_export =
+        expect_status(get_as(&app, &teacher.access, "/v1/me/export").await, 200).await;
+    assert_eq!(
+        teacher_export["authored_quizzes"],
+        json!([{"quiz": "exam", "role": "owner"}])
+    );
+}
+
+#[tokio::test]
+async fn erasure_removes_the_person_and_keeps_their_attempts_for_statistics() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "t@example.org", "instructor").await;
+    let learner = register(&app, "l@example.org").await;
+    let attempt = exam_taken(&app, &teacher, &learner).await;
+    let erase = |body: Value| {
+        app.client
+            .delete(app.url("/v1/me"))
+            .bearer_auth(learner.access.clone())
+            .json(&body)
+            .send()
+    };
+    // A wrong password changes nothing.
+    assert_problem(
+        erase(json!({"password": "wrong"})).await.unwrap(),
+        401,
+        "invalid_credentials",
+    )
+    .await;
+    expect_status(get_as(&app, &learner.access, "/v1/me").await, 200).await;
+
+    expect_status(erase(json!({"password": PASSWORD})).await.unwrap(), 204).await;
+    assert_problem(
+        login_request(&app, "l@example.org", PASSWORD).await,
+        401,
+        "invalid_credentials",
+    )
+    .await;
+    let res = app
+        .client
+        .post(app.url("/v1/auth/refresh"))
+        .json(&json!({"refresh_token": learner.refresh}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    assert_problem(
+        get_as(&app, &learner.access, "/v1/me").await,
+        404,
+        "user_not_found",
+    )
+    .await;
+    assert_problem(erase(json!({})).await.unwrap(), 404, "user_not_found").await;
+
+    // Nothing that names them is left; the attempt is, for the assignment's statistics.
+    let (email, name, erased): (Option<String>, String, bool) = sqlx::query_as(
+        "SELECT email, display_name, erased_at IS NOT NULL FROM users WHERE id = $1",
+    )
+    .bind(learner.id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        (email, name.as_str(), erased),
+        (None, "Erased person", true)
+    );
+    let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM attempts WHERE id = $1::uuid")
+        .bind(&attempt)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(kept, 1);
+    let enrolled: i64 = sqlx::query_scalar("SELECT count(*) FROM enrollments WHERE user_id = $1")
+        .bind(learner.id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(enrolled, 0);
+    // The same email may sign up again, as a new person.
+    let again = register(&app, "l@example.org").await;
+    assert_ne!(again.id, learner.id);
+}
+
+#[tokio::test]
+async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "root@example.org", "admin").await;
+    let owner = token_for(&app, "o@example.org", "instructor").await;
+    let co = register(&app, "co@example.org").await;
+    let ta = register(&app, "ta@example.org").await;
+    expect_status(
+        put_as(
+            &app,
+            &admin.access,
+            &format!("/v1/users/{}/role", co.id),
+            &json!({"role": "instructor"}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    expect_status(
+        send_quiz(&app, &owner.access, None, &private_quiz("exam")).await,
+        201,
+    )
+    .await;
+    let res = app
+        .client
+        .put(app.url(&format!("/v1/quizzes/exam/authors/{}", co.id)))
+        .bearer_auth(&owner.access)
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 204).await;
+    // Staff of a course reading the key is on record; the owner's own reads are not.
+    let course = expect_status(
+        post_as(&app, &owner.access, "/v1/courses", &json!({"title": "C"})).await,
+        201,
+    )
+    .await;
+    let course = course["id"].as_str().unwrap();
+    for (path, body) in [
+        (
+            format!("/v1/courses/{course}/assignments"),
+            json!({"quiz": "exam", "policy": {}}),
+        ),
+        (
+            format!("/v1/courses/{course}/enrollments"),
+            json!({"user_id": ta.id, "role": "instructor"}),
+        ),
+    ] {
+        expect_status(post_as(&app, &owner.access, &path, &body).await, 201).await;
+    }
+    expect_status(
+        get_as(&app, &owner.access, "/v1/quizzes/exam/versions/1").await,
+        200,
+    )
+    .await;
+    expect_status(
+        get_as(&app, &ta.access, "/v1/quizzes/exam/versions/1").await,
+        200,
+    )
+    .await;
+
+    let log = expect_status(get_as(&app, &admin.access, "/v1/audit").await, 200).await;
+    let actions: Vec<&str> = log["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        ["key_read", "coauthor_added", "role_changed"],
+        "{log:#}"
+    );
+    let key_read = &log["items"][0];
+    assert_eq!(key_read["actor_id"], ta.id.to_string());
+    assert_eq!(key_read["detail"], json!({"quiz": "exam", "version": 1}));
+    assert_eq!(key_read["address"], "127.0.0.1");
+    let role = &log["items"][2];
+    assert_eq!(
+        (&role["actor_id"], &role["subject_id"]),
+        (&json!(admin.id), &json!(co.id))
+    );
+    assert_eq!(role["detail"], json!({"to": "instructor"}));
+    // Filters and pages.
+    let only = expect_status(
+        get_as(
+            &app,
+            &admin.access,
+            &format!("/v1/audit?action=coauthor_added&subject={}", co.id),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(only["items"].as_array().unwrap().len(), 1);
+    let page = expect_status(get_as(&app, &admin.access, "/v1/audit?limit=2").await, 200).await;
+    let before = page["next_before"].as_i64().unwrap();
+    let rest = expect_status(
+        get_as(
+            &app,
+            &admin.access,
+            &format!("/v1/audit?limit=2&before={before}"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(rest["items"][0]["action"], "role_changed");
+    assert!(rest["next_before"].is_null());
+    assert_problem(
+        get_as(&app, &admin.access, "/v1/audit?limit=0").await,
+        400,
+        "invalid_limit",
+    )
+    .await;
+    // Admins only; and not even the database's owner edits it.
+    assert_problem(
+        get_as(&app, &owner.access, "/v1/audit").await,
+        403,
+        "forbidden",
+    )
+    .await;
+    for statement in [
+        "UPDATE audit_log SET action = 'key_read'",
+        "DELETE FROM audit_log",
+        "TRUNCATE audit_log",
+    ] {
+        let err = sqlx::query(statement).execute(&app.pool).await.unwrap_err();
+        assert!(
+            err.to_string().contains("append-only"),
+            "{statement}: {err}"
+        );
+    }
+}
