@@ -181,7 +181,9 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         .map(|a| TcpListener::bind(a).with_context(|| format!("cannot listen on {a}")))
         .transpose()?;
     anyhow::ensure!(
-        args.metrics_token.as_deref().is_none_or(|t| !t.trim().is_empty()),
+        args.metrics_token
+            .as_deref()
+            .is_none_or(|t| !t.trim().is_empty()),
         "QUIZD_METRICS_TOKEN is empty"
     );
     let database = db::open(

@@ -10,8 +10,8 @@ use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::middleware::ErrorHandlers;
 use actix_web::{App, HttpRequest, HttpResponse, web};
-use sha2::{Digest, Sha256};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::app::AppState;
@@ -70,7 +70,10 @@ enum Listener {
 /// hashed first, so neither their contents nor their lengths shape the comparison.
 fn same_secret(a: &str, b: &str) -> bool {
     let (a, b) = (Sha256::digest(a.as_bytes()), Sha256::digest(b.as_bytes()));
-    a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
 }
 
 /// Whether this request may read the metrics on this listener.
@@ -149,7 +152,8 @@ pub fn metrics_app(
 }
 
 fn render(state: &AppState) -> HttpResponse {
-    let pool = &state.pool;    let idle = pool.num_idle() as f64;
+    let pool = &state.pool;
+    let idle = pool.num_idle() as f64;
     let size = pool.size() as f64;
     ::metrics::gauge!("quizd_db_pool_connections", "pool" => "main", "state" => "idle").set(idle);
     ::metrics::gauge!("quizd_db_pool_connections", "pool" => "main", "state" => "in_use")

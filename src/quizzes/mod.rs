@@ -87,7 +87,12 @@ impl VersionCache {
             .build()
             .expect("valid cache options");
         Self {
-            versions: Cache::with_options(options, ByBytes, DefaultHashBuilder::default(), Evictions),
+            versions: Cache::with_options(
+                options,
+                ByBytes,
+                DefaultHashBuilder::default(),
+                Evictions,
+            ),
             on_evict: OnceLock::new(),
             current: RwLock::default(),
             listening: AtomicBool::new(false),

@@ -45,7 +45,10 @@ pub fn content_bytes(c: &QuizContent) -> usize {
     size_of::<QuizContent>()
         + string_bytes(&c.slug)
         + string_bytes(&c.source_locale)
-        + c.locales.iter().map(|l| size_of::<String>() + string_bytes(l)).sum::<usize>()
+        + c.locales
+            .iter()
+            .map(|l| size_of::<String>() + string_bytes(l))
+            .sum::<usize>()
         + text_bytes(&c.title)
         + optional(&c.intro)
         + c.questions
@@ -57,7 +60,10 @@ pub fn content_bytes(c: &QuizContent) -> usize {
                     + text_bytes(&q.explanation)
                     + optional(&q.wrong_feedback)
                     + q.short_text.as_ref().map_or(0, |k| {
-                        k.accepted.iter().map(|a| size_of::<String>() + string_bytes(a)).sum()
+                        k.accepted
+                            .iter()
+                            .map(|a| size_of::<String>() + string_bytes(a))
+                            .sum()
                     })
                     + q.options
                         .iter()
@@ -128,7 +134,11 @@ impl Views {
         self.0
             .get_or_insert_with(|| {
                 let floor = budget.div_ceil(RENDERED_VIEWS as u64).max(1);
-                quick_cache::unsync::Cache::with_weighter(RENDERED_VIEWS, budget, ViewWeight { floor })
+                quick_cache::unsync::Cache::with_weighter(
+                    RENDERED_VIEWS,
+                    budget,
+                    ViewWeight { floor },
+                )
             })
             .insert(chain, body);
     }

@@ -115,6 +115,23 @@ fn start_cluster() -> Cluster {
 /// Changes a test's server state before it serves (limits, metrics access, caches).
 type Configure = Box<dyn FnOnce(&mut AppState) + Send>;
 
+/// Runs the calling test again in a process of its own, where no other test runs, and
+/// returns whether it passed there. For tests that measure the process (its memory). The
+/// child uses this process's PostgreSQL. `test` is the test's full name.
+pub async fn passes_alone(test: &str) -> bool {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("QUIZD_TEST_ALONE", "1")
+        .env("DATABASE_URL", &cluster().admin_url);
+    command.status().await.unwrap().success()
+}
+
+/// Whether this process is one [`passes_alone`] started.
+pub fn alone() -> bool {
+    std::env::var_os("QUIZD_TEST_ALONE").is_some()
+}
+
 /// quizd serving one test over real HTTP, on its own database.
 pub struct TestApp {
     pub base: String,
@@ -204,8 +221,7 @@ impl TestApp {
         let db_options = cluster.admin.clone().database(&name);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let metrics_listener =
-            metrics_listener.then(|| TcpListener::bind("127.0.0.1:0").unwrap());
+        let metrics_listener = metrics_listener.then(|| TcpListener::bind("127.0.0.1:0").unwrap());
         let metrics_base = metrics_listener
             .as_ref()
             .map(|l| format!("http://{}", l.local_addr().unwrap()));
@@ -220,8 +236,8 @@ impl TestApp {
                 state.cors_origins = cors_origins;
                 configure(&mut state);
                 let state = actix_web::web::Data::new(state);
-                let metrics = metrics_listener
-                    .map(|l| app::serve_metrics(l, state.clone()).unwrap());
+                let metrics =
+                    metrics_listener.map(|l| app::serve_metrics(l, state.clone()).unwrap());
                 let server = app::serve(listener, state, Some(1)).unwrap();
                 tx.send((server.handle(), metrics.as_ref().map(|m| m.handle())))
                     .unwrap();
