@@ -45,6 +45,8 @@ pub struct AppState {
     pub reports: ReportCache,
     /// Origins whose pages may call the API from a browser (CORS); none by default.
     pub cors_origins: Vec<String>,
+    /// Who may read `/metrics`, and on which listener; closed by default.
+    pub metrics_access: ops::MetricsAccess,
 }
 
 impl AppState {
@@ -54,11 +56,15 @@ impl AppState {
             pool.options().get_max_connections(),
             pool.options().get_acquire_timeout(),
         );
+        let attempts = AttemptCache::default();
+        let quizzes = VersionCache::default();
+        let forget = attempts.clone();
+        quizzes.on_evict(move |versions| forget.forget_versions(versions));
         Self {
             pool: pool.clone(),
             quick,
-            attempts: AttemptCache::default(),
-            quizzes: VersionCache::default(),
+            attempts,
+            quizzes,
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
             login_limiter: LoginLimiter::default(),
@@ -66,6 +72,7 @@ impl AppState {
             analytics_pool: pool.clone(),
             reports: ReportCache::default(),
             cors_origins: Vec::new(),
+            metrics_access: ops::MetricsAccess::default(),
         }
     }
 
@@ -282,4 +289,13 @@ pub fn serve(
         server = server.workers(w);
     }
     Ok(server.listen(listener)?.run())
+}
+
+/// Serves `/metrics` alone on `listener` (`--metrics-bind`), with one worker.
+pub fn serve_metrics(listener: TcpListener, state: web::Data<AppState>) -> std::io::Result<Server> {
+    Ok(HttpServer::new(move || ops::metrics_app(state.clone()))
+        .workers(1)
+        .shutdown_timeout(10)
+        .listen(listener)?
+        .run())
 }

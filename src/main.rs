@@ -125,6 +125,18 @@ struct ServeArgs {
     /// turns the limit off (when a proxy in front of quizd limits them instead).
     #[arg(long, env = "QUIZD_SIGNUP_BURST", default_value_t = quizd::auth::ratelimit::SIGNUP_BURST)]
     signup_burst: u32,
+    /// Memory for cached quiz versions, in MiB (by their approximate size in memory); versions
+    /// beyond it are loaded again from the database when needed.
+    #[arg(long, env = "QUIZD_VERSION_CACHE_MB", default_value_t = quizd::quizzes::DEFAULT_CAPACITY_BYTES >> 20)]
+    version_cache_mb: u64,
+    /// `/metrics` wants `Authorization: Bearer <token>`. Without this or --metrics-bind,
+    /// `/metrics` is not served.
+    #[arg(long, env = "QUIZD_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
+    /// Serve `/metrics` on this address of its own (e.g. one only the scraper reaches) instead
+    /// of the API's listener.
+    #[arg(long, env = "QUIZD_METRICS_BIND")]
+    metrics_bind: Option<String>,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -163,6 +175,17 @@ async fn import(pool: &sqlx::PgPool, dir: &Path) -> Result<()> {
 async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let listener =
         TcpListener::bind(&args.bind).with_context(|| format!("cannot listen on {}", args.bind))?;
+    let metrics_listener = args
+        .metrics_bind
+        .as_deref()
+        .map(|a| TcpListener::bind(a).with_context(|| format!("cannot listen on {a}")))
+        .transpose()?;
+    anyhow::ensure!(
+        args.metrics_token
+            .as_deref()
+            .is_none_or(|t| !t.trim().is_empty()),
+        "QUIZD_METRICS_TOKEN is empty"
+    );
     let database = db::open(
         dbargs.database_url.as_deref(),
         &dbargs.data_dir,
@@ -176,6 +199,11 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let addr = listener.local_addr()?;
     let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
     state.cors_origins = args.cors_origins.clone();
+    state.quizzes.set_capacity(args.version_cache_mb << 20);
+    state.metrics_access = quizd::ops::MetricsAccess {
+        token: args.metrics_token.clone(),
+        separate_listener: metrics_listener.is_some(),
+    };
     state.login_limiter =
         quizd::auth::ratelimit::LoginLimiter::with_signup_burst(args.signup_burst);
     quizd::web::allow_framing_by(&args.frame_ancestors);
@@ -192,11 +220,26 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         database.pool.clone(),
         std::time::Duration::from_secs(2),
     );
+    let metrics_server = match metrics_listener {
+        Some(l) => {
+            println!("  metrics:   http://{}/metrics", l.local_addr()?);
+            Some(app::serve_metrics(l, state.clone())?)
+        }
+        None => None,
+    };
     let server = app::serve(listener, state, args.workers)?;
     println!("quizd listening on http://{addr}");
     println!("  API docs:  http://{addr}/docs/");
     println!("  OpenAPI:   http://{addr}/openapi.json");
-    server.await?;
+    match metrics_server {
+        // Both stop on the same signal.
+        Some(m) => {
+            let (api, metrics) = futures_util::future::join(server, m).await;
+            api?;
+            metrics?;
+        }
+        None => server.await?,
+    }
     database.pool.close().await;
     drop(database);
     tracing::info!("quizd stopped");

@@ -89,7 +89,8 @@ use utoipa::{Modify, OpenApi};
 )]
 pub struct ApiDoc;
 
-/// Declares the bearer scheme: an access token from `/v1/auth/login` (a JWT signed HS256).
+/// Declares the bearer schemes: an access token from `/v1/auth/login` (a JWT signed HS256),
+/// and the operator's metrics token.
 struct BearerAuth;
 
 impl Modify for BearerAuth {
@@ -104,6 +105,15 @@ impl Modify for BearerAuth {
                     .description(Some(
                         "The access token from /v1/auth/login or /v1/auth/register",
                     ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "metrics_token",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("The token quizd was started with (--metrics-token)"))
                     .build(),
             ),
         );

@@ -54,11 +54,34 @@ pub struct Opened {
 /// Opened attempts by id, so that resuming and answering need not load or lay out the attempt
 /// again. Nothing in an entry can go stale (see [`Opened`]), so entries are only evicted. About
 /// 1.3 KB each: the 10,000 most active attempts take some 13 MB.
-pub struct AttemptCache(quick_cache::sync::Cache<Uuid, Arc<Opened>>);
+///
+/// An entry holds its quiz version, which would keep the version alive after the version
+/// cache evicted it: up to 10,000 versions, unaccounted. So the version cache tells this one
+/// what it evicts ([`AttemptCache::forget_versions`]), and an attempt is kept only while its
+/// version is the cached one: versions in memory stay within the version cache's capacity
+/// (plus those of requests in flight).
+#[derive(Clone)]
+pub struct AttemptCache(Arc<quick_cache::sync::Cache<Uuid, Arc<Opened>>>);
 
 impl Default for AttemptCache {
     fn default() -> Self {
-        Self(quick_cache::sync::Cache::new(10_000))
+        Self(Arc::new(quick_cache::sync::Cache::new(10_000)))
+    }
+}
+
+impl AttemptCache {
+    /// Drops the attempts laid out on these versions (they are opened again when needed).
+    /// A scan of the cache, run only when the version cache evicts.
+    pub fn forget_versions(&self, versions: &[Uuid]) {
+        self.0
+            .retain(|_, o| !versions.contains(&o.served.version.id));
+    }
+
+    /// How many attempts are cached, and how many distinct quiz versions they hold.
+    pub fn usage(&self) -> (usize, usize) {
+        let versions: std::collections::HashSet<Uuid> =
+            self.0.iter().map(|(_, o)| o.served.version.id).collect();
+        (self.0.len(), versions.len())
     }
 }
 
@@ -83,6 +106,11 @@ async fn open(state: &AppState, row: AttemptRow) -> Result<Arc<Opened>, ApiError
     let served = Served::new(version, &row);
     let o = Arc::new(Opened { row, served });
     state.attempts.0.insert(id, o.clone());
+    // The version may have been evicted meanwhile (or been too large to cache): then the
+    // entry would keep an uncounted copy alive.
+    if !state.quizzes.holds(&o.served.version) {
+        state.attempts.0.remove(&id);
+    }
     Ok(o)
 }
 

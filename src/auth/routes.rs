@@ -170,7 +170,9 @@ pub(crate) fn too_many(code: &'static str, what: &str, wait: std::time::Duration
     }
 }
 
-/// Signs in with email and password. Rate limited per account and per client address.
+/// Signs in with email and password. Failed sign-ins are limited per account and client
+/// address (5, then one every 12 s), per account (100 an hour) and per client address (100,
+/// then one every 2 s); successful ones are not counted.
 #[utoipa::path(post, path = "/v1/auth/login", tag = "auth", request_body = LoginRequest,
     responses(
         (status = 200, description = "Signed in", body = TokenResponse),
@@ -178,7 +180,7 @@ pub(crate) fn too_many(code: &'static str, what: &str, wait: std::time::Duration
         (status = 401, description = "Wrong email or password (the same answer for both)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many attempts; see Retry-After", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "Too many failed sign-ins for this account or from this address (`too_many_attempts`); see Retry-After", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -214,12 +216,18 @@ pub async fn login(
         .await
         .map_err(ApiError::internal)?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
+        state
+            .login_limiter
+            .failed(&body.email, req.peer_addr().map(|a| a.ip()));
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "invalid_credentials",
             "The email or password is wrong.",
         ));
     };
+    state
+        .login_limiter
+        .succeeded(&body.email, req.peer_addr().map(|a| a.ip()));
     let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))

@@ -1,7 +1,6 @@
 //! Quiz versions as served: the cached immutable version and the learner-facing views,
 //! which carry no key material (no correct flag, no option key, no explanation).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use actix_web::web::Bytes;
@@ -11,7 +10,164 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::content::{QuestionKind, QuizContent};
-use crate::i18n::{LocalizedText, negotiate, resolve};
+use crate::i18n::Text;
+use crate::i18n::{LocalizedText, MAX_REQUESTED, MAX_TAG_BYTES, negotiate, resolve};
+
+/// Rendered views kept per version: the common chains (the source alone, each translation
+/// before it). A request for any other chain is rendered for it alone.
+pub const RENDERED_VIEWS: usize = 4;
+
+/// Negotiated chains kept per version, by requested-locale list. Negotiating a bounded list
+/// takes microseconds, so this only spares the catalogue's hottest lists the work.
+pub const CHAIN_MEMO_ENTRIES: usize = 32;
+
+/// A B-tree leaf of `Text` (up to 11 locale → text pairs of `String`s), with its header.
+const TEXT_NODE_BYTES: usize = 11 * 2 * size_of::<String>() + 16;
+/// What the allocator adds to each allocation, about.
+const ALLOCATION_BYTES: usize = 16;
+
+fn string_bytes(s: &str) -> usize {
+    s.len() + ALLOCATION_BYTES
+}
+
+fn text_bytes(t: &Text) -> usize {
+    t.len().div_ceil(11).max(1) * (TEXT_NODE_BYTES + ALLOCATION_BYTES)
+        + t.iter()
+            .map(|(l, s)| string_bytes(l) + string_bytes(s))
+            .sum::<usize>()
+}
+
+/// About how many bytes the content takes in memory: every string, every text's B-tree node,
+/// every question and option. Measured against the allocator for the seed quizzes and a
+/// large generated one (see the tests).
+pub fn content_bytes(c: &QuizContent) -> usize {
+    let optional = |t: &Option<Text>| t.as_ref().map_or(0, text_bytes);
+    size_of::<QuizContent>()
+        + string_bytes(&c.slug)
+        + string_bytes(&c.source_locale)
+        + c.locales
+            .iter()
+            .map(|l| size_of::<String>() + string_bytes(l))
+            .sum::<usize>()
+        + text_bytes(&c.title)
+        + optional(&c.intro)
+        + c.questions
+            .iter()
+            .map(|q| {
+                size_of_val(q)
+                    + string_bytes(&q.key)
+                    + text_bytes(&q.prompt)
+                    + text_bytes(&q.explanation)
+                    + optional(&q.wrong_feedback)
+                    + q.short_text.as_ref().map_or(0, |k| {
+                        k.accepted
+                            .iter()
+                            .map(|a| size_of::<String>() + string_bytes(a))
+                            .sum()
+                    })
+                    + q.options
+                        .iter()
+                        .map(|o| {
+                            size_of_val(o)
+                                + string_bytes(&o.key)
+                                + text_bytes(&o.text)
+                                + optional(&o.feedback)
+                        })
+                        .sum::<usize>()
+            })
+            .sum::<usize>()
+}
+
+/// The most bytes one list of at most `tags` locales takes: the vector, and per tag a `String`
+/// of at most [`MAX_TAG_BYTES`].
+const fn tag_list_bytes(tags: usize) -> usize {
+    size_of::<Vec<String>>() + tags * (size_of::<String>() + MAX_TAG_BYTES)
+}
+
+/// A small memo that keeps the most used of at most `N` entries (quick_cache's CLOCK-Pro, so
+/// a burst of one-off keys does not push the hot ones out).
+pub struct Memo<V, const N: usize>(quick_cache::unsync::Cache<Vec<String>, V>);
+
+impl<V: Clone, const N: usize> Default for Memo<V, N> {
+    fn default() -> Self {
+        Self(quick_cache::unsync::Cache::new(N))
+    }
+}
+
+impl<V: Clone, const N: usize> std::fmt::Debug for Memo<V, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Memo({} of {N})", self.0.len())
+    }
+}
+
+/// Rendered views by chain, bounded in bytes by a budget (set from the content's size on
+/// first use) and in entries by weighing every view at least a [`RENDERED_VIEWS`]th of it.
+#[derive(Default)]
+pub struct Views(Option<quick_cache::unsync::Cache<Vec<String>, Bytes, ViewWeight>>);
+
+#[derive(Clone)]
+struct ViewWeight {
+    floor: u64,
+}
+
+impl quick_cache::Weighter<Vec<String>, Bytes> for ViewWeight {
+    fn weight(&self, chain: &Vec<String>, body: &Bytes) -> u64 {
+        ((tag_list_bytes(chain.len()) + body.len()) as u64).max(self.floor)
+    }
+}
+
+impl std::fmt::Debug for Views {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, w) = self.0.as_ref().map_or((0, 0), |c| (c.len(), c.weight()));
+        write!(f, "Views({n}, {w} bytes)")
+    }
+}
+
+impl Views {
+    fn get(&self, chain: &[String]) -> Option<Bytes> {
+        self.0.as_ref()?.get(chain).cloned()
+    }
+    /// Keeps a view within `budget` bytes for all of them (a view larger than the budget is
+    /// not kept).
+    fn insert(&mut self, chain: Vec<String>, body: Bytes, budget: usize) {
+        let budget = budget as u64;
+        self.0
+            .get_or_insert_with(|| {
+                let floor = budget.div_ceil(RENDERED_VIEWS as u64).max(1);
+                quick_cache::unsync::Cache::with_weighter(
+                    RENDERED_VIEWS,
+                    budget,
+                    ViewWeight { floor },
+                )
+            })
+            .insert(chain, body);
+    }
+    pub fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |c| c.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The bytes the views weigh now.
+    pub fn weight(&self) -> u64 {
+        self.0.as_ref().map_or(0, |c| c.weight())
+    }
+}
+
+impl<V: Clone, const N: usize> Memo<V, N> {
+    fn get(&self, key: &[String]) -> Option<V> {
+        self.0.get(key).cloned()
+    }
+    fn insert(&mut self, key: Vec<String>, value: V) {
+        self.0.insert(key, value);
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// An immutable quiz version, cached in memory once loaded.
 #[derive(Debug)]
@@ -24,11 +180,13 @@ pub struct QuizVersion {
     pub coverage: Vec<LocaleCoverage>,
     /// The course-less assignment for open practice on this version.
     pub practice_assignment_id: Option<Uuid>,
-    /// The learner-facing view as JSON, by locale chain (there are only as many chains as
-    /// ordered choices among the quiz's locales).
-    rendered: Mutex<HashMap<Vec<String>, Bytes>>,
-    /// Negotiated locale chains by requested locales.
-    chains: Mutex<HashMap<Vec<String>, Vec<String>>>,
+    /// The learner-facing view as JSON, by locale chain: at most [`RENDERED_VIEWS`] of them,
+    /// each a projection of the content into one chain (see [`QuizVersion::memo_bytes`]).
+    rendered: Mutex<Views>,
+    /// Negotiated locale chains by requested locales: at most [`CHAIN_MEMO_ENTRIES`], and a
+    /// key is at most [`MAX_REQUESTED`] tags of [`MAX_TAG_BYTES`] (`i18n` bounds what a request
+    /// yields), so entries × the largest key and chain bound its bytes.
+    chains: Mutex<Memo<Vec<String>, CHAIN_MEMO_ENTRIES>>,
 }
 
 /// How much of a quiz exists in one locale.
@@ -73,37 +231,68 @@ impl QuizVersion {
     }
 
     /// [`QuizVersion::view`] as JSON, and its locale: serialized once per locale chain (the
-    /// version never changes).
+    /// version never changes) while the chain is among the most used.
     pub fn view_json(&self, requested: &[String]) -> Result<(String, Bytes), serde_json::Error> {
         let chain = self.locale_chain(requested);
         let locale = chain[0].clone();
         if let Some(body) = self.rendered.lock().expect("render lock").get(&chain) {
-            return Ok((locale, body.clone()));
+            return Ok((locale, body));
         }
         let body = Bytes::from(serde_json::to_vec(&self.view(&chain))?);
+        let budget = self.views_budget();
         self.rendered
             .lock()
             .expect("render lock")
-            .insert(chain, body.clone());
+            .insert(chain, body.clone(), budget);
         Ok((locale, body))
     }
 
     /// The locale chain for a request: matching locales in preference order, then the source.
     pub fn locale_chain(&self, requested: &[String]) -> Vec<String> {
         if let Some(chain) = self.chains.lock().expect("chain lock").get(requested) {
-            return chain.clone();
+            return chain;
         }
         let chain = negotiate(
             requested,
             &self.content.locales,
             &self.content.source_locale,
         );
-        let mut chains = self.chains.lock().expect("chain lock");
-        // Requests name any locales they like: remember only the first few hundred lists.
-        if chains.len() < 256 {
-            chains.insert(requested.to_vec(), chain.clone());
-        }
+        self.chains
+            .lock()
+            .expect("chain lock")
+            .insert(requested.to_vec(), chain.clone());
         chain
+    }
+
+    /// The bytes all rendered views may take together: as much as the content (a view is the
+    /// content in one locale chain without its key material, so one view fits).
+    fn views_budget(&self) -> usize {
+        content_bytes(&self.content)
+    }
+
+    /// About how many bytes this version can take in memory, at most: the content, the
+    /// rendered views' budget, and the chain memo, whose [`CHAIN_MEMO_ENTRIES`] keys are each at
+    /// most [`MAX_REQUESTED`] tags of [`MAX_TAG_BYTES`] (`i18n` bounds what a request yields)
+    /// and whose chains have at most one tag per locale of the quiz and the source.
+    pub fn approx_bytes(&self) -> usize {
+        let content = content_bytes(&self.content);
+        let chain = tag_list_bytes(self.content.locales.len() + 1);
+        size_of::<Self>()
+            + content
+            + self.coverage.len() * (size_of::<LocaleCoverage>() + MAX_TAG_BYTES)
+            + self.views_budget()
+            + CHAIN_MEMO_ENTRIES * (tag_list_bytes(MAX_REQUESTED) + chain + 2 * ALLOCATION_BYTES)
+    }
+
+    /// How many views and chains are remembered now, and the views' bytes (for tests and
+    /// diagnostics).
+    pub fn memo_use(&self) -> (usize, u64, usize) {
+        let views = self.rendered.lock().expect("render lock");
+        (
+            views.len(),
+            views.weight(),
+            self.chains.lock().expect("chain lock").len(),
+        )
     }
 
     pub fn summary(&self, requested: &[String]) -> QuizSummary {

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::{
-    PASSWORD, TestApp, assert_problem, bearer, expect_status, get_as, login, login_request,
-    patch_as, post_as, put_as, register, token_for,
+    PASSWORD, TestApp, assert_problem, bearer, client_from, expect_status, get_as, login,
+    login_from, login_request, patch_as, post_as, put_as, register, token_for,
 };
 
 async fn post_json(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {
@@ -595,12 +595,12 @@ async fn whitespace_around_the_email_does_not_escape_the_per_account_limit() {
 }
 
 #[tokio::test]
-async fn sign_in_attempts_from_one_address_are_throttled_across_accounts() {
+async fn guesses_from_one_address_meet_429() {
     let app = TestApp::spawn().await;
     register(&app, "ada@example.com").await;
-    // 20 a minute from one address; the quota refills one every 3 s, so allow some slack.
+    // Failures over many accounts: 100 from one address, then one every 2 s; allow slack.
     let mut throttled_at = None;
-    for i in 0..30 {
+    for i in 0..110 {
         let res = login_request(&app, &format!("guess{i}@example.com"), "guess").await;
         if res.status() == 429 {
             let wait = retry_after(&res);
@@ -611,12 +611,95 @@ async fn sign_in_attempts_from_one_address_are_throttled_across_accounts() {
         }
         assert_problem(res, 401, "invalid_credentials").await;
     }
-    let throttled_at = throttled_at.expect("the address was throttled within 30 attempts");
-    assert!(throttled_at >= 20, "throttled after only {throttled_at}");
-    // Now even a real account with its password is refused from this address.
+    let throttled_at = throttled_at.expect("the address was throttled within 110 guesses");
+    assert!(throttled_at >= 100, "throttled after only {throttled_at}");
+    // The guessing address is refused even for a real account with its password …
     let res = login_request(&app, "ada@example.com", PASSWORD).await;
     assert!(retry_after(&res) >= 1);
     assert_problem(res, 429, "too_many_attempts").await;
+    // … and other addresses are not.
+    let res = login_from(&app, &client_from("127.0.0.2"), "ada@example.com", PASSWORD).await;
+    expect_status(res, 200).await;
+}
+
+#[tokio::test]
+async fn the_owner_signs_in_while_an_attacker_guesses_from_elsewhere() {
+    let app = TestApp::spawn().await;
+    register(&app, "ada@example.com").await;
+    let attacker = client_from("127.0.0.2");
+    for i in 0..12 {
+        let res = login_from(&app, &attacker, "ada@example.com", "guess").await;
+        if i < 5 {
+            assert_problem(res, 401, "invalid_credentials").await;
+        } else {
+            let wait = retry_after(&res);
+            assert!((1..=13).contains(&wait), "Retry-After: {wait}");
+            assert_problem(res, 429, "too_many_attempts").await;
+        }
+        // Between the guesses, the owner signs in from their own address, every time.
+        login(&app, "ada@example.com").await;
+    }
+    // The attacker's address is refused even with the right password: it is still guessing.
+    let res = login_from(&app, &attacker, "ada@example.com", PASSWORD).await;
+    assert_problem(res, 429, "too_many_attempts").await;
+}
+
+#[tokio::test]
+async fn a_class_behind_one_address_signs_in_without_429() {
+    let app = TestApp::spawn_configured(|state| {
+        state.login_limiter = quizd::auth::ratelimit::LoginLimiter::with_signup_burst(0);
+    })
+    .await;
+    let class: Vec<String> = (0..60).map(|i| format!("learner{i}@example.com")).collect();
+    for email in &class {
+        register(&app, email).await;
+    }
+    // Everyone signs in, some after a typo or two, from the one address of the school.
+    for (i, email) in class.iter().enumerate() {
+        for _ in 0..(i % 3) {
+            let res = login_request(&app, email, "typo in it").await;
+            assert_problem(res, 401, "invalid_credentials").await;
+        }
+        let res = login_request(&app, email, PASSWORD).await;
+        expect_status(res, 200).await;
+    }
+    // And again, at once, as the class opens the quiz on a second device.
+    let again = class
+        .iter()
+        .map(|email| login_request(&app, email, PASSWORD));
+    for res in futures_util::future::join_all(again).await {
+        expect_status(res, 200).await;
+    }
+}
+
+#[tokio::test]
+async fn distributed_guessing_meets_the_per_account_limit() {
+    let app = TestApp::spawn().await;
+    register(&app, "ada@example.com").await;
+    // The owner has signed in from their address before.
+    login(&app, "ada@example.com").await;
+    // 100 failures an hour per account from all addresses: 20 addresses × 5 guesses (each
+    // pair stays within its own limit).
+    for a in 0..20 {
+        let guesser = client_from(&format!("127.0.1.{}", a + 1));
+        for _ in 0..5 {
+            let res = login_from(&app, &guesser, "ada@example.com", "guess").await;
+            assert_problem(res, 401, "invalid_credentials").await;
+        }
+    }
+    // A fresh address meets the account's limit, even with the right password.
+    let fresh = client_from("127.0.2.1");
+    let res = login_from(&app, &fresh, "ada@example.com", "guess").await;
+    let wait = retry_after(&res);
+    assert!((1..=37).contains(&wait), "Retry-After: {wait}");
+    assert_problem(res, 429, "too_many_attempts").await;
+    let res = login_from(&app, &fresh, "ada@example.com", PASSWORD).await;
+    assert_problem(res, 429, "too_many_attempts").await;
+    // The owner's own address is not refused; other accounts are not affected.
+    login(&app, "ada@example.com").await;
+    register(&app, "grace@example.com").await;
+    let res = login_from(&app, &fresh, "grace@example.com", PASSWORD).await;
+    expect_status(res, 200).await;
 }
 
 #[tokio::test]

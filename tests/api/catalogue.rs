@@ -323,3 +323,142 @@ async fn the_sampler_quiz_shows_every_question_kind() {
         .collect();
     assert_eq!(labels, ["True", "False"]);
 }
+
+/// The resident memory of this test process, in KiB (the server runs inside it).
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/self/status")
+}
+
+/// An `Accept-Language` of about `bytes` bytes: `lead` first, then distinct tags none of the
+/// quizzes has (two or three letters after `x`, so every request's list differs by `salt`).
+fn huge_accept_language(lead: &str, salt: usize, bytes: usize) -> String {
+    let mut header = lead.to_string();
+    let mut i = salt * 7919;
+    while header.len() < bytes {
+        let a = (b'a' + (i % 26) as u8) as char;
+        let b = (b'a' + (i / 26 % 26) as u8) as char;
+        header.push_str(&format!(", x{a}{b}-{};q=0.{}", i % 997, 1 + i % 8));
+        i += 1;
+    }
+    header
+}
+
+#[tokio::test]
+async fn an_accept_language_of_100_kb_is_answered_fast_and_leaves_memory_flat() {
+    // The memory measured is the whole process's: measure where no other test runs.
+    if !crate::support::alone() {
+        let name =
+            "catalogue::an_accept_language_of_100_kb_is_answered_fast_and_leaves_memory_flat";
+        assert!(
+            crate::support::passes_alone(name).await,
+            "{name} failed alone"
+        );
+        return;
+    }
+    let app = TestApp::spawn().await;
+    // actix refuses a request head over 128 KiB with 431 before quizd sees it; 100 KB passes.
+    let too_big = huge_accept_language("id", 0, 140_000);
+    let res = app
+        .client
+        .get(app.url("/v1/quizzes/data-parallelism"))
+        .header("accept-language", too_big)
+        .send()
+        .await;
+    if let Ok(res) = res {
+        assert_eq!(res.status(), 431);
+    }
+    let warm = |salt: usize| {
+        let header = huge_accept_language("fr, id;q=0.9", salt, 100_000);
+        let client = app.client.clone();
+        let url = app.url("/v1/quizzes/data-parallelism");
+        async move {
+            let res = client
+                .get(url)
+                .header("accept-language", header)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+            assert_eq!(res.headers()["content-language"], "id");
+            let body: Value = res.json().await.unwrap();
+            assert_eq!(body["locale"], "id");
+            assert_eq!(body["title"]["lang"], "id");
+        }
+    };
+    // A first round grows whatever grows once (buffers, the views in the locales asked).
+    futures_util::future::join_all((0..16).map(warm)).await;
+    let before = rss_kib();
+    for round in 0..20 {
+        futures_util::future::join_all((0..16).map(|i| warm(1000 + round * 16 + i))).await;
+        // The catalogue too, which negotiates for every quiz.
+        let header = huge_accept_language("bn", round, 100_000);
+        let res = app
+            .client
+            .get(app.url("/v1/quizzes"))
+            .header("accept-language", header)
+            .send()
+            .await
+            .unwrap();
+        let list: Value = res.json().await.unwrap();
+        assert_eq!(list["items"][0]["locale"], "bn");
+    }
+    let after = rss_kib();
+    // 340 distinct 100 KB lists: were they remembered, they would take tens of MiB.
+    eprintln!("RSS before {before} KiB, after {after} KiB");
+    assert!(
+        after < before + 8 * 1024,
+        "RSS grew from {before} KiB to {after} KiB"
+    );
+}
+
+#[tokio::test]
+async fn loading_more_versions_than_the_cache_holds_keeps_it_under_its_capacity() {
+    let app = TestApp::spawn().await;
+    let mut quizzes = quizd::content::load_dir(&crate::support::content_dir()).unwrap();
+    quizzes.truncate(1);
+    for i in 0..30 {
+        quizzes[0]
+            .title
+            .insert("en".into(), format!("Data Parallelism, take {i}"));
+        quizd::content::store::import(&app.pool, &quizzes, None)
+            .await
+            .unwrap();
+    }
+    let ids: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT id FROM quiz_versions ORDER BY created_at")
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    assert!(ids.len() > 30);
+    let one = quizd::quizzes::VersionCache::default()
+        .get(&app.pool, ids[0])
+        .await
+        .unwrap()
+        .unwrap()
+        .approx_bytes() as u64;
+    // Room for about three versions of this quiz.
+    let capacity = 3 * one + one / 2;
+    let cache = quizd::quizzes::VersionCache::with_capacity(capacity);
+    let evicted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = evicted.clone();
+    cache.on_evict(move |ids| {
+        counter.fetch_add(ids.len(), std::sync::atomic::Ordering::Relaxed);
+    });
+    for _ in 0..2 {
+        for id in &ids {
+            let version = cache.get(&app.pool, *id).await.unwrap().unwrap();
+            assert_eq!(version.id, *id, "an evicted version is loaded again");
+            let (weight, cap, len) = cache.usage();
+            // The capacity is split evenly between the shards, rounded up.
+            assert!((capacity..capacity + 4).contains(&cap), "{cap}");
+            assert!(weight <= cap, "{weight} > {cap}");
+            assert!(len <= 4, "{len} versions held");
+        }
+    }
+    assert!(evicted.load(std::sync::atomic::Ordering::Relaxed) >= ids.len());
+}

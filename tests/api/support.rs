@@ -116,20 +116,73 @@ fn start_cluster() -> Cluster {
     }
 }
 
+/// Changes a test's server state before it serves (limits, metrics access, caches).
+type Configure = Box<dyn FnOnce(&mut AppState) + Send>;
+
+/// Runs the calling test again in a process of its own, where no other test runs, and
+/// returns whether it passed there. For tests that measure the process (its memory). The
+/// child uses this process's PostgreSQL. `test` is the test's full name.
+pub async fn passes_alone(test: &str) -> bool {
+    let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("QUIZD_TEST_ALONE", "1")
+        .env("DATABASE_URL", &cluster().admin_url);
+    command.status().await.unwrap().success()
+}
+
+/// Whether this process is one [`passes_alone`] started.
+pub fn alone() -> bool {
+    std::env::var_os("QUIZD_TEST_ALONE").is_some()
+}
+
 /// quizd serving one test over real HTTP, on its own database.
 pub struct TestApp {
     pub base: String,
+    /// The metrics listener's base URL, when the test asked for one.
+    pub metrics_base: Option<String>,
     pub client: Client,
     /// A pool on the test's database, for looking behind the API.
     pub pool: PgPool,
     db_name: String,
     handle: actix_web::dev::ServerHandle,
+    metrics_handle: Option<actix_web::dev::ServerHandle>,
 }
 
 impl TestApp {
     /// A quizd with the seed content imported.
     pub async fn spawn() -> Self {
         Self::from_template(&cluster().seeded_template, Clock::System, Vec::new()).await
+    }
+
+    /// A quizd with the seed content and its state changed by `configure` before it serves.
+    pub async fn spawn_configured(configure: impl FnOnce(&mut AppState) + Send + 'static) -> Self {
+        Self::start(
+            &cluster().seeded_template,
+            Clock::System,
+            Vec::new(),
+            Box::new(configure),
+            false,
+        )
+        .await
+    }
+
+    /// A quizd with the seed content that serves `/metrics` on a listener of its own
+    /// (`--metrics-bind`), at `metrics_base`.
+    pub async fn spawn_with_metrics_listener(token: Option<String>) -> Self {
+        Self::start(
+            &cluster().seeded_template,
+            Clock::System,
+            Vec::new(),
+            Box::new(move |state| {
+                state.metrics_access = quizd::ops::MetricsAccess {
+                    token,
+                    separate_listener: true,
+                }
+            }),
+            true,
+        )
+        .await
     }
 
     /// A quizd with the seed content whose clock the test moves.
@@ -148,6 +201,16 @@ impl TestApp {
     }
 
     async fn from_template(template: &str, clock: Clock, cors_origins: Vec<String>) -> Self {
+        Self::start(template, clock, cors_origins, Box::new(|_| {}), false).await
+    }
+
+    async fn start(
+        template: &str,
+        clock: Clock,
+        cors_origins: Vec<String>,
+        configure: Configure,
+        metrics_listener: bool,
+    ) -> Self {
         let cluster = cluster();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let db_name = name.clone();
@@ -162,6 +225,10 @@ impl TestApp {
         let db_options = cluster.admin.clone().database(&name);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
+        let metrics_listener = metrics_listener.then(|| TcpListener::bind("127.0.0.1:0").unwrap());
+        let metrics_base = metrics_listener
+            .as_ref()
+            .map(|l| format!("http://{}", l.local_addr().unwrap()));
         let (tx, rx) = std::sync::mpsc::channel();
         let server_options = db_options.clone();
         let drop_options = cluster.admin.clone();
@@ -171,9 +238,16 @@ impl TestApp {
                 let mut state = AppState::load(pool.clone(), None).await.unwrap();
                 state.clock = clock;
                 state.cors_origins = cors_origins;
-                let server =
-                    app::serve(listener, actix_web::web::Data::new(state), Some(1)).unwrap();
-                tx.send(server.handle()).unwrap();
+                configure(&mut state);
+                let state = actix_web::web::Data::new(state);
+                let metrics =
+                    metrics_listener.map(|l| app::serve_metrics(l, state.clone()).unwrap());
+                let server = app::serve(listener, state, Some(1)).unwrap();
+                tx.send((server.handle(), metrics.as_ref().map(|m| m.handle())))
+                    .unwrap();
+                if let Some(metrics) = metrics {
+                    actix_web::rt::spawn(metrics);
+                }
                 let _ = server.await;
                 pool.close().await;
                 if let Ok(mut admin) = PgConnection::connect_with(&drop_options).await {
@@ -185,10 +259,12 @@ impl TestApp {
                 }
             })
         });
-        let handle = rx.recv().expect("the server starts");
+        let (handle, metrics_handle) = rx.recv().expect("the server starts");
         let pool = db::pool_options(2).connect_lazy_with(db_options.clone());
         TestApp {
             base,
+            metrics_base,
+            metrics_handle,
             client: Client::new(),
             pool,
             db_name,
@@ -223,6 +299,9 @@ impl Drop for TestApp {
     fn drop(&mut self) {
         // The stop command is sent at once; the server's thread then closes its pool.
         drop(self.handle.stop(false));
+        if let Some(h) = &self.metrics_handle {
+            drop(h.stop(false));
+        }
     }
 }
 
@@ -323,6 +402,30 @@ pub async fn register(app: &TestApp, email: &str) -> Person {
         access,
         refresh: tokens["refresh_token"].as_str().unwrap().to_string(),
     }
+}
+
+/// A client whose connections come from `ip`, a loopback address such as `127.0.0.2` (Linux
+/// answers the whole of 127.0.0.0/8), so that quizd sees another client address.
+pub fn client_from(ip: &str) -> Client {
+    Client::builder()
+        .local_address(Some(ip.parse().unwrap()))
+        .build()
+        .unwrap()
+}
+
+/// POST /v1/auth/login with these credentials from `client`.
+pub async fn login_from(
+    app: &TestApp,
+    client: &Client,
+    email: &str,
+    password: &str,
+) -> reqwest::Response {
+    client
+        .post(app.url("/v1/auth/login"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap()
 }
 
 /// POST /v1/auth/login with these credentials.
