@@ -84,7 +84,9 @@ async fn main() -> anyhow::Result<()> {
     db::MIGRATOR.run(&pool).await?;
     let content_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
     let quizzes = quizd::content::load_dir(&content_dir)?;
-    let imported = quizd::content::store::import(&pool, &quizzes, None).await?;
+    let imported =
+        quizd::content::store::import(&pool, &quizzes, quizd::content::store::Importer::Files)
+            .await?;
     let dp = imported
         .iter()
         .find(|i| i.slug == "data-parallelism")
@@ -115,7 +117,10 @@ async fn main() -> anyhow::Result<()> {
             quiz_id,
             quiz_version_id: dp.version_id,
             title: "Bench",
-            policy: &content.practice,
+            policy: content
+                .practice
+                .as_ref()
+                .expect("the seed quiz offers practice"),
             created_by: Some(admin),
         },
     )

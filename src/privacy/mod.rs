@@ -122,10 +122,8 @@ pub async fn erase(
             ));
         }
         let email = row.email.clone().unwrap_or_default();
-        if let Err(wait) = state
-            .login_limiter
-            .check(&email, req.peer_addr().map(|a| a.ip()))
-        {
+        let address = req.peer_addr().map(|a| a.ip());
+        if let Err(wait) = state.login_limiter.check(&email, address) {
             return Err(crate::auth::routes::too_many(
                 "too_many_attempts",
                 "password attempts",
@@ -135,7 +133,10 @@ pub async fn erase(
         let ok = password::off_the_workers(move || password::verify(&given, &stored))
             .await
             .map_err(ApiError::internal)?;
-        if !ok {
+        if ok {
+            state.login_limiter.succeeded(&email, address);
+        } else {
+            state.login_limiter.failed(&email, address);
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",

@@ -38,8 +38,9 @@ fn text_bytes(t: &Text) -> usize {
 }
 
 /// About how many bytes the content takes in memory: every string, every text's B-tree node,
-/// every question and option. Measured against the allocator for the seed quizzes and a
-/// large generated one (see the tests).
+/// every question and option. An estimate from the types' sizes, not a measurement of the
+/// allocator: it leaves out allocator rounding beyond [`ALLOCATION_BYTES`] and collection slack,
+/// so a cache's real footprint may exceed its weight by that much.
 pub fn content_bytes(c: &QuizContent) -> usize {
     let optional = |t: &Option<Text>| t.as_ref().map_or(0, text_bytes);
     size_of::<QuizContent>()

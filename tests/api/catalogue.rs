@@ -425,7 +425,7 @@ async fn loading_more_versions_than_the_cache_holds_keeps_it_under_its_capacity(
         quizzes[0]
             .title
             .insert("en".into(), format!("Data Parallelism, take {i}"));
-        quizd::content::store::import(&app.pool, &quizzes, None)
+        quizd::content::store::import(&app.pool, &quizzes, quizd::content::store::Importer::Files)
             .await
             .unwrap();
     }
