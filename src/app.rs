@@ -20,8 +20,11 @@ use crate::auth::tokens::TokenKeys;
 use crate::clock::Clock;
 use crate::db::quick::QuickPool;
 use crate::error::{self, ApiError};
+use crate::net::TrustedProxies;
 use crate::quizzes::VersionCache;
-use crate::{analytics, assignments, attempts, auth, courses, openapi, ops, quizzes, telemetry};
+use crate::{
+    analytics, assignments, attempts, auth, courses, lti, openapi, ops, quizzes, telemetry,
+};
 
 /// The largest request body accepted anywhere.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -42,6 +45,10 @@ pub struct AppState {
     pub reports: ReportCache,
     /// Origins whose pages may call the API from a browser (CORS); none by default.
     pub cors_origins: Vec<String>,
+    /// Peers whose forwarded headers are believed (client address, origin); none by default.
+    pub trusted_proxies: TrustedProxies,
+    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    pub lti: lti::Settings,
 }
 
 impl AppState {
@@ -63,6 +70,8 @@ impl AppState {
             analytics_pool: pool.clone(),
             reports: ReportCache::default(),
             cors_origins: Vec::new(),
+            trusted_proxies: TrustedProxies::default(),
+            lti: lti::Settings::default(),
         }
     }
 

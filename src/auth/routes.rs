@@ -117,7 +117,7 @@ pub async fn register(
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     if let Err(wait) = state
         .login_limiter
-        .check_signup(req.peer_addr().map(|a| a.ip()))
+        .check_signup(state.trusted_proxies.client_ip(&req))
     {
         return Err(too_many(
             "too_many_signups",
@@ -199,7 +199,7 @@ pub async fn login(
     }
     if let Err(wait) = state
         .login_limiter
-        .check(&body.email, req.peer_addr().map(|a| a.ip()))
+        .check(&body.email, state.trusted_proxies.client_ip(&req))
     {
         return Err(too_many("too_many_attempts", "sign-in attempts", wait));
     }

@@ -16,7 +16,7 @@ use super::{Settings, ags, keys};
 pub struct ServeSettings {
     /// quizd's public origin as LMSs reach it (e.g. `https://quiz.example.org`): the LTI
     /// launch, redirect and Deep Linking URLs are made from it. Without it, from each request
-    /// (Host and Forwarded headers).
+    /// (its Host, or the forwarded host and scheme from a --trusted-proxy).
     #[arg(long, env = "QUIZD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Where an LTI launch sends the browser, with the one-time code: `<url>#/lti/<code>`.

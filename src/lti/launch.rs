@@ -182,8 +182,8 @@ pub async fn login_post(
     login(&req, &state, params).await
 }
 
-fn is_https(req: &HttpRequest) -> bool {
-    super::public_base(req).starts_with("https://")
+fn is_https(state: &AppState, req: &HttpRequest) -> bool {
+    super::public_base(state, req).starts_with("https://")
 }
 
 /// The browser cookie of a login (a `Set-Cookie` value). Over HTTPS it is
@@ -191,8 +191,7 @@ fn is_https(req: &HttpRequest) -> bool {
 /// launch inside the platform's iframe keeps it where third-party cookies are blocked (CHIPS).
 /// Over plain HTTP (development on loopback, where the platform and quizd are the same site),
 /// `SameSite=Lax`.
-fn browser_cookie(req: &HttpRequest, value: String) -> String {
-    let https = is_https(req);
+fn browser_cookie(https: bool, value: String) -> String {
     let cookie = Cookie::build(BROWSER_COOKIE, value)
         .path("/v1/lti")
         .http_only(true)
@@ -304,7 +303,7 @@ async fn login(
             .append_pair("response_mode", "form_post")
             .append_pair("prompt", "none")
             .append_pair("client_id", &reg.client_id)
-            .append_pair("redirect_uri", &super::launch_url(req))
+            .append_pair("redirect_uri", &super::launch_url(state, req))
             .append_pair("login_hint", login_hint)
             .append_pair("state", &login_state)
             .append_pair("nonce", &nonce);
@@ -315,7 +314,10 @@ async fn login(
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, auth.to_string()))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::SET_COOKIE, browser_cookie(req, browser)))
+        .insert_header((
+            header::SET_COOKIE,
+            browser_cookie(is_https(state, req), browser),
+        ))
         .finish())
 }
 
@@ -518,7 +520,7 @@ pub async fn launch(
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,
-            format!("{}#/lti/{code}", super::frontend_url()),
+            format!("{}#/lti/{code}", super::frontend_url(&state)),
         ))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .finish())
@@ -1039,10 +1041,7 @@ mod tests {
 
     #[test]
     fn the_state_cookie_crosses_sites_only_over_https() {
-        let https = actix_web::test::TestRequest::default()
-            .insert_header(("x-forwarded-proto", "https"))
-            .to_http_request();
-        let c = browser_cookie(&https, "ab".repeat(32));
+        let c = browser_cookie(true, "ab".repeat(32));
         for part in [
             "HttpOnly",
             "SameSite=None",
@@ -1052,8 +1051,7 @@ mod tests {
         ] {
             assert!(c.contains(part), "{c}");
         }
-        let http = actix_web::test::TestRequest::default().to_http_request();
-        let c = browser_cookie(&http, "ab".repeat(32));
+        let c = browser_cookie(false, "ab".repeat(32));
         assert!(c.contains("SameSite=Lax") && !c.contains("Secure"), "{c}");
     }
 }

@@ -14,5 +14,6 @@ mod lti;
 mod openapi;
 mod ops;
 mod pool;
+mod proxies;
 mod serve;
 mod support;

@@ -125,25 +125,33 @@ pub struct TestApp {
 impl TestApp {
     /// A quizd with the seed content imported.
     pub async fn spawn() -> Self {
-        Self::from_template(&cluster().seeded_template, Clock::System, Vec::new()).await
+        Self::spawn_configured(|_| {}).await
     }
 
     /// A quizd with the seed content whose clock the test moves.
     pub async fn spawn_with_clock(clock: Clock) -> Self {
-        Self::from_template(&cluster().seeded_template, clock, Vec::new()).await
+        Self::spawn_configured(move |s| s.clock = clock).await
     }
 
     /// A quizd with the seed content that allows these origins (CORS).
     pub async fn spawn_with_cors(origins: Vec<String>) -> Self {
-        Self::from_template(&cluster().seeded_template, Clock::System, origins).await
+        Self::spawn_configured(move |s| s.cors_origins = origins).await
+    }
+
+    /// A quizd with the seed content and settings of `quizd serve` as `configure` sets them.
+    pub async fn spawn_configured(configure: impl FnOnce(&mut AppState) + Send + 'static) -> Self {
+        Self::from_template(&cluster().seeded_template, Box::new(configure)).await
     }
 
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::from_template(&cluster().empty_template, Clock::System, Vec::new()).await
+        Self::from_template(&cluster().empty_template, Box::new(|_| {})).await
     }
 
-    async fn from_template(template: &str, clock: Clock, cors_origins: Vec<String>) -> Self {
+    async fn from_template(
+        template: &str,
+        configure: Box<dyn FnOnce(&mut AppState) + Send>,
+    ) -> Self {
         let cluster = cluster();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let db_name = name.clone();
@@ -165,8 +173,7 @@ impl TestApp {
             actix_web::rt::System::new().block_on(async move {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
                 let mut state = AppState::load(pool.clone(), None).await.unwrap();
-                state.clock = clock;
-                state.cors_origins = cors_origins;
+                configure(&mut state);
                 let server =
                     app::serve(listener, actix_web::web::Data::new(state), Some(1)).unwrap();
                 tx.send(server.handle()).unwrap();
