@@ -4,3 +4,6 @@
 DELETE FROM lti_launch_codes;
 ALTER TABLE lti_launch_codes ADD COLUMN browser_hash bytea NOT NULL;
 
+-- Hosts, besides those of its own endpoints, that a platform's services (AGS line items,
+-- NRPS memberships) may be on; quizd calls no other.
+ALTER TABLE lti_registrations ADD COLUMN service_hosts text[] NOT NULL DEFAULT '{}';

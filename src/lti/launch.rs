@@ -453,7 +453,7 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
     request_body(content = LaunchForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code"),
-        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
@@ -571,6 +571,8 @@ pub async fn launch(
         },
     )?;
 
+    check_service_urls(&reg, &launch)?;
+
     // The code travels in the front-end's URL, where anyone can put one (their own, in a
     // link) for someone else's browser to exchange: signed in as the link's author (login
     // CSRF). The exchange also needs this browser's secret, which only this response sets.
@@ -590,6 +592,49 @@ pub async fn launch(
             exchange_cookie(is_https(&state, &req), &code, secret),
         ))
         .finish())
+}
+
+/// The service URLs of a launch (AGS line items and line item, NRPS memberships) are where
+/// quizd will later send the platform's access tokens and learners' grades, so they must be
+/// the platform's ([`RegistrationRow::check_service_url`]). A launch naming another is
+/// refused whole rather than taken without the service: the platform signed these claims, so
+/// a foreign URL is a misconfigured registration (a `service_hosts` entry missing) or a
+/// forged claim, and either should be seen now, by the person launching and in the log,
+/// not found weeks later as grades that silently never reached the LMS.
+fn check_service_urls(reg: &RegistrationRow, launch: &Launch) -> Result<(), ApiError> {
+    let ags = launch.ags.as_ref();
+    let urls = [
+        (
+            super::claim::AGS_ENDPOINT,
+            "lineitems",
+            ags.and_then(|a| a.lineitems.as_deref()),
+        ),
+        (
+            super::claim::AGS_ENDPOINT,
+            "lineitem",
+            ags.and_then(|a| a.lineitem.as_deref()),
+        ),
+        (
+            super::claim::NRPS,
+            "context_memberships_url",
+            launch.memberships_url.as_deref(),
+        ),
+    ];
+    for (claim, field, url) in urls {
+        let Some(url) = url else { continue };
+        if let Err(why) = reg.check_service_url(url) {
+            tracing::warn!(registration = %reg.id, claim, field, url, "LTI launch names a service URL quizd will not call");
+            return Err(bad_request(
+                "lti_service_url_refused",
+                format!(
+                    "The claim `{claim}` names `{field}` {}, which {why}: quizd calls a \
+                     platform's services only there.",
+                    crate::lti::services::excerpt(url)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn nonce_replayed() -> ApiError {

@@ -1430,3 +1430,116 @@ async fn a_launch_code_expires_after_a_minute_by_the_servers_clock() {
     let res = exchange(&lti, &code, Some(&cookie)).await;
     assert_problem(res, 401, "lti_code_invalid").await;
 }
+
+/// A learner's launch whose AGS or NRPS claim the platform signed with these URLs.
+fn launch_naming_services(sub: &str, ags: Option<Value>, nrps: Option<&str>) -> Value {
+    let mut s = learner(sub);
+    s["resource_link"] = json!({"id": format!("rl-{sub}"), "title": "Services"});
+    let mut set = serde_json::Map::new();
+    if let Some(ags) = ags {
+        let mut claim = json!({"scope": [
+            "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+            "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+        ]});
+        for (k, v) in ags.as_object().unwrap() {
+            claim[k] = v.clone();
+        }
+        set.insert(quizd::lti::claim::AGS_ENDPOINT.into(), claim);
+    }
+    if let Some(url) = nrps {
+        set.insert(
+            quizd::lti::claim::NRPS.into(),
+            json!({"context_memberships_url": url, "service_versions": ["2.0"]}),
+        );
+    }
+    s["tamper"] = json!({ "set": set });
+    s
+}
+
+#[tokio::test]
+async fn a_launch_naming_service_urls_off_the_platform_is_refused() {
+    let lti = setup().await;
+    let base = lti.platform.base.clone();
+    let cases = [
+        (
+            "plain http to a host in quizd's network",
+            launch_naming_services(
+                "svc-1",
+                Some(json!({"lineitems": "http://10.0.0.5/lineitems"})),
+                None,
+            ),
+            quizd::lti::claim::AGS_ENDPOINT,
+        ),
+        (
+            "https line item on a foreign host",
+            launch_naming_services(
+                "svc-2",
+                Some(json!({
+                    "lineitems": format!("{base}/lineitems"),
+                    "lineitem": "https://grades.evil.example/lineitems/1",
+                })),
+                None,
+            ),
+            quizd::lti::claim::AGS_ENDPOINT,
+        ),
+        (
+            "https roster on a foreign host",
+            launch_naming_services(
+                "svc-3",
+                None,
+                Some("https://roster.evil.example/nrps/ctx-1"),
+            ),
+            quizd::lti::claim::NRPS,
+        ),
+        (
+            "plain http roster on a non-loopback host",
+            launch_naming_services("svc-4", None, Some("http://lms.example/nrps/ctx-1")),
+            quizd::lti::claim::NRPS,
+        ),
+    ];
+    for (name, scenario, claim) in &cases {
+        let flow = run_launch(&lti, scenario).await;
+        let body = assert_problem_named(flow.response, 400, "lti_service_url_refused", name).await;
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains(claim), "{name}: {detail}");
+    }
+    let made: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE ext_issuer IS NOT NULL")
+        .fetch_one(&lti.app.pool)
+        .await
+        .unwrap();
+    assert_eq!(made, 0, "nothing of a refused launch is made");
+
+    // The platform's own host (its endpoints') is fine, and so is a host its registration
+    // lists for its services.
+    let ok = launch_naming_services(
+        "svc-5",
+        Some(json!({"lineitems": format!("{base}/lineitems")})),
+        Some(&format!("{base}/nrps/ctx-1")),
+    );
+    launch_code(&run_launch(&lti, &ok).await.response);
+    let id = lti.registration["id"].as_str().unwrap();
+    let res = crate::support::patch_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/registrations/{id}"),
+        &json!({"service_hosts": ["grades.lms.example"]}),
+    )
+    .await;
+    let reg = expect_status(res, 200).await;
+    assert_eq!(reg["service_hosts"], json!(["grades.lms.example"]));
+    let listed = launch_naming_services(
+        "svc-6",
+        Some(json!({"lineitem": "https://grades.lms.example/lineitems/7"})),
+        None,
+    );
+    launch_code(&run_launch(&lti, &listed).await.response);
+    // Hosts are names, not URLs.
+    let res = crate::support::patch_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/registrations/{id}"),
+        &json!({"service_hosts": ["https://grades.lms.example/"]}),
+    )
+    .await;
+    assert_problem(res, 422, "invalid_registration").await;
+}
