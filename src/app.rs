@@ -20,9 +20,10 @@ use crate::auth::tokens::TokenKeys;
 use crate::clock::Clock;
 use crate::db::quick::QuickPool;
 use crate::error::{self, ApiError};
+use crate::net::TrustedProxies;
 use crate::quizzes::VersionCache;
 use crate::{
-    analytics, assignments, attempts, audit, auth, courses, openapi, ops, privacy, quizzes,
+    analytics, assignments, attempts, audit, auth, courses, lti, openapi, ops, privacy, quizzes,
     telemetry,
 };
 
@@ -47,6 +48,10 @@ pub struct AppState {
     pub cors_origins: Vec<String>,
     /// Who may read `/metrics`, and on which listener; closed by default.
     pub metrics_access: ops::MetricsAccess,
+    /// Peers whose forwarded headers are believed (client address, origin); none by default.
+    pub trusted_proxies: TrustedProxies,
+    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    pub lti: lti::Settings,
 }
 
 impl AppState {
@@ -73,6 +78,8 @@ impl AppState {
             reports: ReportCache::default(),
             cors_origins: Vec::new(),
             metrics_access: ops::MetricsAccess::default(),
+            trusted_proxies: TrustedProxies::default(),
+            lti: lti::Settings::default(),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod extract;
 pub mod grading;
 pub mod i18n;
 pub mod lti;
+pub mod net;
 pub mod openapi;
 pub mod ops;
 pub mod policy;

@@ -137,6 +137,17 @@ struct ServeArgs {
     /// of the API's listener.
     #[arg(long, env = "QUIZD_METRICS_BIND")]
     metrics_bind: Option<String>,
+    /// Reverse proxies (CIDRs or addresses, comma-separated) whose forwarded headers
+    /// (`Forwarded`, `X-Forwarded-For`, `-Host`, `-Proto`) are believed: the client's address
+    /// (sign-in limits) and the origin of LTI URLs (without --public-url). None by default:
+    /// from anyone else those headers are ignored.
+    #[arg(
+        long = "trusted-proxy",
+        env = "QUIZD_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = quizd::net::parse_cidr
+    )]
+    trusted_proxies: Vec<ipnet::IpNet>,
     /// Secret (32+ characters) that signs access tokens. Without it, quizd generates one and
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
@@ -204,6 +215,8 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         token: args.metrics_token.clone(),
         separate_listener: metrics_listener.is_some(),
     };
+    state.trusted_proxies = quizd::net::TrustedProxies::new(args.trusted_proxies.clone());
+    state.lti = args.lti.settings();
     state.login_limiter =
         quizd::auth::ratelimit::LoginLimiter::with_signup_burst(args.signup_burst);
     quizd::web::allow_framing_by(&args.frame_ancestors);
@@ -215,7 +228,6 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let state = actix_web::web::Data::new(state);
     quizd::attempts::spawn_sweeper(state.clone());
     telemetry::spawn_metrics_upkeep(state.metrics.clone());
-    quizd::lti::configure(args.lti.settings());
     quizd::lti::ags::spawn_delivery_worker(
         database.pool.clone(),
         std::time::Duration::from_secs(2),

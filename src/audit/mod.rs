@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::app::AppState;
+
 /// What happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
@@ -39,14 +41,18 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An action by the signed-in `actor`, from the request's client address.
+    /// An action by the signed-in `actor`, from the request's client address (forwarded
+    /// headers believed only from trusted proxies).
     pub fn by(actor: Uuid, action: Action, req: &HttpRequest) -> Self {
+        let address = req
+            .app_data::<actix_web::web::Data<AppState>>()
+            .and_then(|state| state.trusted_proxies.client_ip(req));
         Self {
             actor: Some(actor),
             action,
             subject: None,
             detail: serde_json::Value::Object(Default::default()),
-            address: req.peer_addr().map(|a| a.ip().to_string()),
+            address: address.map(|ip| ip.to_string()),
         }
     }
 

@@ -118,7 +118,7 @@ pub async fn register(
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     if let Err(wait) = state
         .login_limiter
-        .check_signup(req.peer_addr().map(|a| a.ip()))
+        .check_signup(state.trusted_proxies.client_ip(&req))
     {
         return Err(too_many(
             "too_many_signups",
@@ -200,10 +200,8 @@ pub async fn login(
             "`email` or `password` is malformed.",
         ));
     }
-    if let Err(wait) = state
-        .login_limiter
-        .check(&body.email, req.peer_addr().map(|a| a.ip()))
-    {
+    let address = state.trusted_proxies.client_ip(&req);
+    if let Err(wait) = state.login_limiter.check(&body.email, address) {
         return Err(too_many("too_many_attempts", "sign-in attempts", wait));
     }
     let user = store::user_by_email(&state.pool, body.email.trim()).await?;
@@ -216,18 +214,14 @@ pub async fn login(
         .await
         .map_err(ApiError::internal)?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
-        state
-            .login_limiter
-            .failed(&body.email, req.peer_addr().map(|a| a.ip()));
+        state.login_limiter.failed(&body.email, address);
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "invalid_credentials",
             "The email or password is wrong.",
         ));
     };
-    state
-        .login_limiter
-        .succeeded(&body.email, req.peer_addr().map(|a| a.ip()));
+    state.login_limiter.succeeded(&body.email, address);
     let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))

@@ -256,6 +256,10 @@ async fn post_score(
     lineitem: &str,
     body: &Value,
 ) -> anyhow::Result<()> {
+    // Checked at launch too; here for links stored before that check, and for line items
+    // the platform's container answered with.
+    reg.check_service_url(lineitem)
+        .map_err(|why| anyhow::anyhow!("the line item URL {why}"))?;
     let url = scores_url(lineitem)?;
     let payload = serde_json::to_vec(body)?;
     for fresh_token in [false, true] {
@@ -293,6 +297,8 @@ async fn find_or_create_lineitem(
     container: &str,
     max: f64,
 ) -> anyhow::Result<String> {
+    reg.check_service_url(container)
+        .map_err(|why| anyhow::anyhow!("the line items URL {why}"))?;
     let token = access_token(pool, reg, scope::LINEITEM).await?;
     let mut url = reqwest::Url::parse(container)?;
     url.query_pairs_mut()

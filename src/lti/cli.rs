@@ -16,7 +16,7 @@ use super::{Settings, ags, keys};
 pub struct ServeSettings {
     /// quizd's public origin as LMSs reach it (e.g. `https://quiz.example.org`): the LTI
     /// launch, redirect and Deep Linking URLs are made from it. Without it, from each request
-    /// (Host and Forwarded headers).
+    /// (its Host, or the forwarded host and scheme from a --trusted-proxy).
     #[arg(long, env = "QUIZD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Where an LTI launch sends the browser, with the one-time code: `<url>#/lti/<code>`.
@@ -33,6 +33,8 @@ impl ServeSettings {
     }
 }
 
+// Parsed once from the command line: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum LtiCommand {
     /// Register a platform (an LMS) that may launch quizd.
@@ -68,6 +70,10 @@ pub enum LtiCommand {
         /// A name for people; defaults to the issuer.
         #[arg(long)]
         title: Option<String>,
+        /// A host the platform's services (grades, rosters) are on besides its endpoints'
+        /// hosts, e.g. `school.instructure.com` (repeat for several).
+        #[arg(long = "service-host")]
+        service_hosts: Vec<String>,
     },
     /// List the registered platforms.
     List,
@@ -98,6 +104,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
             jwks_url,
             jwks_file,
             title,
+            service_hosts,
         } => {
             let jwks = match jwks_file {
                 Some(path) => Some(
@@ -119,6 +126,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
                 token_audience,
                 jwks_url,
                 jwks,
+                service_hosts: Some(service_hosts),
             };
             registrations::check_create(&create).map_err(|e| anyhow::anyhow!(e.detail))?;
             let row = registrations::insert(pool, &create)

@@ -139,7 +139,7 @@ pub async fn respond(
             "Place at most 50 quizzes at once.",
         ));
     }
-    let launch_url = super::launch_url(&req);
+    let launch_url = super::launch_url(&state, &req);
     let mut items = Vec::new();
     for choice in &body.items {
         crate::validate::line("quiz", &choice.quiz, 1, 64)?;

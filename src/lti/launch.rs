@@ -37,6 +37,11 @@ pub const CODE_TTL_SECS: i64 = 60;
 pub const DEEP_LINK_TTL_MINUTES: i64 = 60;
 /// The cookie that binds a login to the browser that started it.
 pub const BROWSER_COOKIE: &str = "quizd_lti_browser";
+/// The start of the name of the cookie that binds a launch's code to the browser the launch
+/// redirected; the rest of the name comes from the code (see [`exchange_cookie_name`]).
+pub const EXCHANGE_COOKIE_PREFIX: &str = "quizd_lti_code_";
+/// The path of the exchange cookie: it goes with the exchange and nowhere else.
+pub const EXCHANGE_COOKIE_PATH: &str = "/v1/lti/exchange";
 
 /// 32 random bytes, hex.
 pub fn random_token() -> String {
@@ -182,23 +187,28 @@ pub async fn login_post(
     login(&req, &state, params).await
 }
 
-fn is_https(req: &HttpRequest) -> bool {
-    super::public_base(req).starts_with("https://")
+fn is_https(state: &AppState, req: &HttpRequest) -> bool {
+    super::public_base(state, req).starts_with("https://")
 }
 
-/// The browser cookie of a login (a `Set-Cookie` value). Over HTTPS it is
+/// A cookie of the LTI flow (a `Set-Cookie` value), HttpOnly. Over HTTPS it is
 /// `SameSite=None; Secure; Partitioned`: the platform's cross-site form post carries it, and a
 /// launch inside the platform's iframe keeps it where third-party cookies are blocked (CHIPS).
 /// Over plain HTTP (development on loopback, where the platform and quizd are the same site),
 /// `SameSite=Lax`.
-fn browser_cookie(req: &HttpRequest, value: String) -> String {
-    let https = is_https(req);
-    let cookie = Cookie::build(BROWSER_COOKIE, value)
-        .path("/v1/lti")
+fn lti_cookie(
+    https: bool,
+    name: String,
+    value: String,
+    path: &'static str,
+    max_age: actix_web::cookie::time::Duration,
+) -> String {
+    let cookie = Cookie::build(name, value)
+        .path(path)
         .http_only(true)
         .secure(https)
         .same_site(if https { SameSite::None } else { SameSite::Lax })
-        .max_age(actix_web::cookie::time::Duration::days(1))
+        .max_age(max_age)
         .finish()
         .to_string();
     if https {
@@ -206,6 +216,52 @@ fn browser_cookie(req: &HttpRequest, value: String) -> String {
     } else {
         cookie
     }
+}
+
+/// The browser cookie of a login.
+fn browser_cookie(https: bool, value: String) -> String {
+    lti_cookie(
+        https,
+        BROWSER_COOKIE.to_string(),
+        value,
+        "/v1/lti",
+        actix_web::cookie::time::Duration::days(1),
+    )
+}
+
+/// The name of the cookie that goes with a launch's code: one per code, so that two
+/// launches at once in one browser (two tools on one LMS page, a double click) do not
+/// overwrite each other's secret before each page has exchanged its code.
+pub fn exchange_cookie_name(code: &str) -> String {
+    format!("{EXCHANGE_COOKIE_PREFIX}{}", hex::encode(&hash(code)[..8]))
+}
+
+/// The cookie that binds a launch's code to this browser; it lasts as long as the code.
+fn exchange_cookie(https: bool, code: &str, secret: String) -> String {
+    lti_cookie(
+        https,
+        exchange_cookie_name(code),
+        secret,
+        EXCHANGE_COOKIE_PATH,
+        actix_web::cookie::time::Duration::seconds(CODE_TTL_SECS),
+    )
+}
+
+/// The exchange cookie of a code, expired (it has served).
+fn spent_exchange_cookie(https: bool, code: &str) -> String {
+    lti_cookie(
+        https,
+        exchange_cookie_name(code),
+        String::new(),
+        EXCHANGE_COOKIE_PATH,
+        actix_web::cookie::time::Duration::ZERO,
+    )
+}
+
+/// Whether two hashes are equal, in time that does not depend on where they differ.
+fn same_hash(a: &[u8], b: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 fn valid_browser_id(v: &str) -> bool {
@@ -304,7 +360,7 @@ async fn login(
             .append_pair("response_mode", "form_post")
             .append_pair("prompt", "none")
             .append_pair("client_id", &reg.client_id)
-            .append_pair("redirect_uri", &super::launch_url(req))
+            .append_pair("redirect_uri", &super::launch_url(state, req))
             .append_pair("login_hint", login_hint)
             .append_pair("state", &login_state)
             .append_pair("nonce", &nonce);
@@ -315,7 +371,10 @@ async fn login(
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, auth.to_string()))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((header::SET_COOKIE, browser_cookie(req, browser)))
+        .insert_header((
+            header::SET_COOKIE,
+            browser_cookie(is_https(state, req), browser),
+        ))
         .finish())
 }
 
@@ -388,12 +447,13 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
 
 /// The launch: the platform posts the id_token here (the OIDC redirect URI). A valid launch
 /// redirects the browser to the front-end with a one-time code (`<front-end>#/lti/<code>`)
-/// that `POST /v1/lti/exchange` trades for quizd tokens.
+/// that `POST /v1/lti/exchange` trades for quizd tokens in this browser only (with the
+/// cookie this answer sets).
 #[utoipa::path(post, path = "/v1/lti/launch", tag = "lti",
     request_body(content = LaunchForm, content_type = "application/x-www-form-urlencoded"),
     responses(
-        (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`"),
-        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named", body = Problem, content_type = "application/problem+json"),
+        (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code"),
+        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
@@ -441,7 +501,7 @@ pub async fn launch(
     };
     let same_browser = req
         .cookie(BROWSER_COOKIE)
-        .is_some_and(|c| hash(c.value()) == stored.browser_hash);
+        .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash));
     if !same_browser {
         return Err(unauthorized(
             "lti_state_mismatch",
@@ -511,17 +571,70 @@ pub async fn launch(
         },
     )?;
 
+    check_service_urls(&reg, &launch)?;
+
+    // The code travels in the front-end's URL, where anyone can put one (their own, in a
+    // link) for someone else's browser to exchange: signed in as the link's author (login
+    // CSRF). The exchange also needs this browser's secret, which only this response sets.
+    let secret = random_token();
     let mut tx = state.pool.begin().await?;
-    let code = provision(&mut tx, &reg, &launch, now).await?;
+    let code = provision(&mut tx, &reg, &launch, now, &hash(&secret)).await?;
     tx.commit().await?;
     tracing::info!(registration = %reg.id, kind = ?launch.message_type, "LTI launch accepted");
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,
-            format!("{}#/lti/{code}", super::frontend_url()),
+            format!("{}#/lti/{code}", super::frontend_url(&state)),
         ))
         .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((
+            header::SET_COOKIE,
+            exchange_cookie(is_https(&state, &req), &code, secret),
+        ))
         .finish())
+}
+
+/// The service URLs of a launch (AGS line items and line item, NRPS memberships) are where
+/// quizd will later send the platform's access tokens and learners' grades, so they must be
+/// the platform's ([`RegistrationRow::check_service_url`]). A launch naming another is
+/// refused whole rather than taken without the service: the platform signed these claims, so
+/// a foreign URL is a misconfigured registration (a `service_hosts` entry missing) or a
+/// forged claim, and either should be seen now, by the person launching and in the log,
+/// not found weeks later as grades that silently never reached the LMS.
+fn check_service_urls(reg: &RegistrationRow, launch: &Launch) -> Result<(), ApiError> {
+    let ags = launch.ags.as_ref();
+    let urls = [
+        (
+            super::claim::AGS_ENDPOINT,
+            "lineitems",
+            ags.and_then(|a| a.lineitems.as_deref()),
+        ),
+        (
+            super::claim::AGS_ENDPOINT,
+            "lineitem",
+            ags.and_then(|a| a.lineitem.as_deref()),
+        ),
+        (
+            super::claim::NRPS,
+            "context_memberships_url",
+            launch.memberships_url.as_deref(),
+        ),
+    ];
+    for (claim, field, url) in urls {
+        let Some(url) = url else { continue };
+        if let Err(why) = reg.check_service_url(url) {
+            tracing::warn!(registration = %reg.id, claim, field, url, "LTI launch names a service URL quizd will not call");
+            return Err(bad_request(
+                "lti_service_url_refused",
+                format!(
+                    "The claim `{claim}` names `{field}` {}, which {why}: quizd calls a \
+                     platform's services only there.",
+                    crate::lti::services::excerpt(url)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn nonce_replayed() -> ApiError {
@@ -576,6 +689,7 @@ async fn provision(
     reg: &RegistrationRow,
     launch: &Launch,
     now: DateTime<Utc>,
+    browser_hash: &[u8],
 ) -> Result<String, ApiError> {
     let expires_at = DateTime::from_timestamp(launch.expires_at, 0)
         .unwrap_or(now)
@@ -685,8 +799,8 @@ async fn provision(
     let code = random_token();
     sqlx::query(
         "INSERT INTO lti_launch_codes (code_hash, user_id, destination, course_id, assignment_id,
-                deep_link_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                deep_link_id, created_at, expires_at, browser_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(hash(&code))
     .bind(user_id)
@@ -696,6 +810,7 @@ async fn provision(
     .bind(deep_link_id)
     .bind(now)
     .bind(now + Duration::seconds(CODE_TTL_SECS))
+    .bind(browser_hash)
     .execute(&mut **tx)
     .await?;
     Ok(code)
@@ -920,19 +1035,24 @@ struct CodeRow {
     assignment_id: Option<Uuid>,
     deep_link_id: Option<Uuid>,
     expires_at: DateTime<Utc>,
+    browser_hash: Vec<u8>,
 }
 
-/// Trades a launch's one-time code (single use, valid for a minute) for quizd tokens.
+/// Trades a launch's one-time code (single use, valid for a minute) for quizd tokens, in the
+/// browser the launch redirected: the request must carry the HttpOnly cookie the launch set
+/// with the code (`quizd_lti_code_…`, path `/v1/lti/exchange`; a same-origin `fetch` sends
+/// it), which the answer clears.
 #[utoipa::path(post, path = "/v1/lti/exchange", tag = "lti", request_body = ExchangeRequest,
     responses(
-        (status = 200, description = "Signed in", body = LtiSession),
+        (status = 200, description = "Signed in; the code's cookie is cleared", body = LtiSession),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "The code is unknown, used or expired", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "The code is unknown, used or expired (`lti_code_invalid`), or this browser is not the one the launch redirected: its cookie is missing or different (`launch_browser_mismatch`; the code is then used up if it was presented with a cookie)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn exchange(
+    req: HttpRequest,
     state: web::Data<AppState>,
     body: crate::extract::JsonObject<ExchangeRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -942,13 +1062,29 @@ pub async fn exchange(
             "The launch code is unknown, used or expired: launch again from the LMS.",
         )
     };
+    let other_browser = || {
+        unauthorized(
+            "launch_browser_mismatch",
+            "This launch code was issued to another browser (the launch's cookie is missing or \
+             different): launch again from the LMS in this browser.",
+        )
+    };
     if body.code.len() > 200 {
         return Err(invalid());
     }
+    // Without the cookie nothing is looked up or used up: a link with a code that reaches
+    // the wrong browser costs the right one nothing.
+    let secret = req
+        .cookie(&exchange_cookie_name(&body.code))
+        .map(|c| c.value().to_string())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(other_browser)?;
     let mut tx = state.pool.begin().await?;
+    // Used up by this one try, whatever follows.
     let row: Option<CodeRow> = sqlx::query_as(
         "DELETE FROM lti_launch_codes WHERE code_hash = $1
-         RETURNING user_id, destination, course_id, assignment_id, deep_link_id, expires_at",
+         RETURNING user_id, destination, course_id, assignment_id, deep_link_id, expires_at,
+                   browser_hash",
     )
     .bind(hash(&body.code))
     .fetch_optional(&mut *tx)
@@ -960,6 +1096,10 @@ pub async fn exchange(
             return Err(invalid());
         }
     };
+    if !same_hash(&hash(&secret), &row.browser_hash) {
+        tx.commit().await?;
+        return Err(other_browser());
+    }
     let user = crate::auth::store::user_by_id(&mut *tx, row.user_id)
         .await?
         .ok_or_else(invalid)?;
@@ -975,6 +1115,10 @@ pub async fn exchange(
     };
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((
+            header::SET_COOKIE,
+            spent_exchange_cookie(is_https(&state, &req), &body.code),
+        ))
         .json(LtiSession {
             access_token: state.tokens.issue(user.id, user.role()),
             refresh_token,
@@ -1047,10 +1191,7 @@ mod tests {
 
     #[test]
     fn the_state_cookie_crosses_sites_only_over_https() {
-        let https = actix_web::test::TestRequest::default()
-            .insert_header(("x-forwarded-proto", "https"))
-            .to_http_request();
-        let c = browser_cookie(&https, "ab".repeat(32));
+        let c = browser_cookie(true, "ab".repeat(32));
         for part in [
             "HttpOnly",
             "SameSite=None",
@@ -1060,8 +1201,35 @@ mod tests {
         ] {
             assert!(c.contains(part), "{c}");
         }
-        let http = actix_web::test::TestRequest::default().to_http_request();
-        let c = browser_cookie(&http, "ab".repeat(32));
+        let c = browser_cookie(false, "ab".repeat(32));
         assert!(c.contains("SameSite=Lax") && !c.contains("Secure"), "{c}");
+    }
+
+    #[test]
+    fn the_exchange_cookie_follows_the_state_cookies_rule_and_goes_only_to_the_exchange() {
+        let code = "c".repeat(64);
+        let c = exchange_cookie(true, &code, "ab".repeat(32));
+        for part in [
+            "HttpOnly",
+            "SameSite=None",
+            "Secure",
+            "Path=/v1/lti/exchange",
+            "Partitioned",
+            "Max-Age=60",
+        ] {
+            assert!(c.contains(part), "{c}");
+        }
+        assert!(
+            c.starts_with(&format!("{}=", exchange_cookie_name(&code))),
+            "{c}"
+        );
+        let c = exchange_cookie(false, &code, "ab".repeat(32));
+        assert!(c.contains("SameSite=Lax") && !c.contains("Secure"), "{c}");
+        assert!(spent_exchange_cookie(false, &code).contains("Max-Age=0"));
+        // One name per code.
+        assert_ne!(
+            exchange_cookie_name(&code),
+            exchange_cookie_name(&"d".repeat(64))
+        );
     }
 }

@@ -27,6 +27,7 @@ use std::time::Duration;
 use actix_web::HttpRequest;
 use actix_web::http::StatusCode;
 
+use crate::app::AppState;
 use crate::courses::models::CourseRole;
 use crate::error::ApiError;
 
@@ -76,46 +77,35 @@ pub fn bad_request(code: &'static str, detail: impl Into<String>) -> ApiError {
     ApiError::bad_request(code, detail)
 }
 
-/// Settings of the binary (`quizd serve`); the tests leave them unset.
+/// Settings of the binary (`quizd serve`), kept on [`AppState`]; the tests leave them unset.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// quizd's public origin (`https://quiz.example.org`): the launch URL, redirect URI and
-    /// Deep Linking URLs are made from it. Unset: from the request (Host, Forwarded).
+    /// Deep Linking URLs are made from it. Unset: from the request (its Host, or what a
+    /// trusted proxy forwards).
     pub public_url: Option<String>,
     /// Where a launch sends the browser: `<frontend_url>#/lti/<code>`. Unset: `/`.
     pub frontend_url: Option<String>,
 }
 
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
-
-/// Sets the process's LTI settings once, at start-up.
-pub fn configure(settings: Settings) {
-    let _ = SETTINGS.set(settings);
-}
-
-fn settings() -> &'static Settings {
-    SETTINGS.get_or_init(Settings::default)
-}
-
-/// quizd's origin as the platform reaches it, without a trailing slash.
-pub fn public_base(req: &HttpRequest) -> String {
-    if let Some(url) = &settings().public_url {
+/// quizd's origin as the platform reaches it, without a trailing slash. Made from the
+/// request only as far as [`crate::net::TrustedProxies`] believes it: a client cannot have
+/// quizd name another host in the redirect URI it sends to the platform.
+pub fn public_base(state: &AppState, req: &HttpRequest) -> String {
+    if let Some(url) = &state.lti.public_url {
         return url.trim_end_matches('/').to_string();
     }
-    let info = req.connection_info();
-    format!("{}://{}", info.scheme(), info.host())
+    let (scheme, host) = state.trusted_proxies.origin(req);
+    format!("{scheme}://{host}")
 }
 
 /// The launch URL (also the OIDC redirect URI and the Deep Linking content item URL).
-pub fn launch_url(req: &HttpRequest) -> String {
-    format!("{}/v1/lti/launch", public_base(req))
+pub fn launch_url(state: &AppState, req: &HttpRequest) -> String {
+    format!("{}/v1/lti/launch", public_base(state, req))
 }
 
-pub fn frontend_url() -> String {
-    settings()
-        .frontend_url
-        .clone()
-        .unwrap_or_else(|| "/".to_string())
+pub fn frontend_url(state: &AppState) -> &str {
+    state.lti.frontend_url.as_deref().unwrap_or("/")
 }
 
 /// The HTTP client for platforms: short timeouts, no redirects, HTTPS with the web's roots.

@@ -118,6 +118,9 @@ pub async fn fetch_roster(
             pages <= MAX_PAGES,
             "the roster has more than {MAX_PAGES} pages"
         );
+        // The first URL came from a launch, the next ones from the platform's answers.
+        reg.check_service_url(&url)
+            .map_err(|why| anyhow::anyhow!("the roster URL {why}"))?;
         let token = access_token(pool, reg, scope::NRPS).await?;
         let res = super::http()
             .get(&url)

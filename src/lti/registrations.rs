@@ -34,6 +34,10 @@ pub struct RegistrationCreate {
     /// The platform's public keys inline, as a JSON Web Key Set `{"keys": [...]}`.
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<Value>,
+    /// Hosts (names, e.g. `school.instructure.com`) that the platform's services (grades,
+    /// rosters) may be on besides the hosts of its endpoints. Launches naming service URLs on
+    /// any other host are refused.
+    pub service_hosts: Option<Vec<String>>,
 }
 
 /// Changes to a registration; absent fields stay as they are.
@@ -50,6 +54,8 @@ pub struct RegistrationUpdate {
     /// Replaces the keys by an inline key set.
     #[schema(value_type = Option<Object>)]
     pub jwks: Option<Value>,
+    /// Replaces the extra hosts of the platform's services.
+    pub service_hosts: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -66,6 +72,7 @@ pub struct RegistrationRow {
     pub jwks: Option<Value>,
     pub jwks_cache: Option<Value>,
     pub jwks_fetched_at: Option<DateTime<Utc>>,
+    pub service_hosts: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -99,6 +106,8 @@ pub struct Registration {
     pub jwks: Option<Value>,
     /// When the keys at `jwks_url` were last fetched.
     pub jwks_fetched_at: Option<DateTime<Utc>>,
+    /// Hosts the platform's services may be on besides its endpoints' hosts.
+    pub service_hosts: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// The URLs to enter in the platform.
@@ -124,6 +133,7 @@ impl RegistrationRow {
             jwks_url: self.jwks_url,
             jwks: self.jwks,
             jwks_fetched_at: self.jwks_fetched_at,
+            service_hosts: self.service_hosts,
             created_at: self.created_at,
             updated_at: self.updated_at,
             tool: tool_configuration(base),
@@ -135,6 +145,39 @@ impl RegistrationRow {
         self.token_audience
             .as_deref()
             .unwrap_or(&self.token_endpoint)
+    }
+
+    /// Whether quizd may call this URL of the platform's services (AGS, NRPS), which a launch
+    /// or a platform's answer names: `https` (plain http on loopback only, as for the
+    /// registration's endpoints) on the host of one of the registration's endpoints or one of
+    /// its `service_hosts`. Anything else would let whoever controls a launch's claims point
+    /// quizd, with the platform's access token, at another host or into quizd's own network
+    /// (DESIGN §9). Hosts are compared without ports.
+    pub fn check_service_url(&self, value: &str) -> Result<(), String> {
+        let url = reqwest::Url::parse(value).map_err(|_| "is not an absolute URL".to_string())?;
+        if !scheme_allowed(&url) {
+            return Err("is not https (plain http only on loopback)".into());
+        }
+        let host = url.host_str().unwrap_or_default();
+        let endpoint_hosts = [
+            Some(self.auth_endpoint.as_str()),
+            Some(self.token_endpoint.as_str()),
+            self.jwks_url.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|e| reqwest::Url::parse(e).ok()?.host_str().map(str::to_string));
+        let allowed = endpoint_hosts
+            .chain(self.service_hosts.iter().cloned())
+            .any(|h| h.eq_ignore_ascii_case(host));
+        if allowed {
+            Ok(())
+        } else {
+            Err(format!(
+                "is on the host `{host}`, which is not one of this platform's (its endpoints' \
+                 hosts or its registration's `service_hosts`)"
+            ))
+        }
     }
 }
 
@@ -161,19 +204,47 @@ fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Whether quizd talks to a platform at this URL: https, or plain http for loopback hosts
+/// (development, tests). The one rule for registrations' endpoints and services' URLs.
+pub fn scheme_allowed(url: &reqwest::Url) -> bool {
+    let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match url.scheme() {
+        "https" => true,
+        "http" => loopback,
+        _ => false,
+    }
+}
+
 /// An absolute http(s) URL. Plain http only for loopback hosts (development, tests).
 pub fn check_url(field: &str, value: &str) -> Result<(), ApiError> {
     check_text(field, value, 2048)?;
     let url = reqwest::Url::parse(value)
         .map_err(|_| invalid(format!("`{field}` must be an absolute URL.")))?;
-    let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match url.scheme() {
-        "https" => Ok(()),
-        "http" if loopback => Ok(()),
-        _ => Err(invalid(format!(
+    if scheme_allowed(&url) {
+        Ok(())
+    } else {
+        Err(invalid(format!(
             "`{field}` must be an https URL (http only on loopback)."
-        ))),
+        )))
     }
+}
+
+/// Host names, as a URL carries them (no scheme, port or path); at most 50.
+fn check_hosts(hosts: &[String]) -> Result<(), ApiError> {
+    if hosts.len() > 50 {
+        return Err(invalid("Give at most 50 `service_hosts`."));
+    }
+    for h in hosts {
+        let parsed = reqwest::Url::parse(&format!("https://{h}/")).ok();
+        let same = parsed.as_ref().and_then(|u| u.host_str()) == Some(h.as_str())
+            && parsed.is_some_and(|u| u.port().is_none());
+        if !same {
+            return Err(invalid(format!(
+                "`service_hosts`: `{h}` is not a host name in lower case (no scheme, port or path)."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Every key of an inline key set must be a usable RSA signing key with a kid.
@@ -222,6 +293,9 @@ pub fn check_create(r: &RegistrationCreate) -> Result<(), ApiError> {
     if let Some(a) = &r.token_audience {
         check_text("token_audience", a, 2048)?;
     }
+    if let Some(h) = &r.service_hosts {
+        check_hosts(h)?;
+    }
     match (&r.jwks_url, &r.jwks) {
         (Some(u), None) => check_url("jwks_url", u),
         (None, Some(k)) => check_jwks(k),
@@ -230,7 +304,8 @@ pub fn check_create(r: &RegistrationCreate) -> Result<(), ApiError> {
 }
 
 const COLUMNS: &str = "id, title, issuer, client_id, deployment_ids, auth_endpoint, token_endpoint,
-    token_audience, jwks_url, jwks, jwks_cache, jwks_fetched_at, created_at, updated_at";
+    token_audience, jwks_url, jwks, jwks_cache, jwks_fetched_at, service_hosts, created_at,
+    updated_at";
 
 pub async fn insert(
     db: impl PgExecutor<'_>,
@@ -238,8 +313,8 @@ pub async fn insert(
 ) -> Result<RegistrationRow, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "INSERT INTO lti_registrations (id, title, issuer, client_id, deployment_ids,
-                auth_endpoint, token_endpoint, token_audience, jwks_url, jwks)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
+                auth_endpoint, token_endpoint, token_audience, jwks_url, jwks, service_hosts)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
     )))
     .bind(Uuid::now_v7())
     .bind(r.title.as_deref().map(str::trim).unwrap_or(&r.issuer))
@@ -251,6 +326,7 @@ pub async fn insert(
     .bind(&r.token_audience)
     .bind(&r.jwks_url)
     .bind(&r.jwks)
+    .bind(r.service_hosts.as_deref().unwrap_or_default())
     .fetch_one(db)
     .await
 }
@@ -284,6 +360,9 @@ pub async fn update(
     if let Some(k) = &u.jwks {
         check_jwks(k)?;
     }
+    if let Some(h) = &u.service_hosts {
+        check_hosts(h)?;
+    }
     let keys_change = u.jwks_url.is_some() || u.jwks.is_some();
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE lti_registrations SET
@@ -296,6 +375,7 @@ pub async fn update(
             jwks = CASE WHEN $7 THEN $9 ELSE jwks END,
             jwks_cache = CASE WHEN $7 THEN NULL ELSE jwks_cache END,
             jwks_fetched_at = CASE WHEN $7 THEN NULL ELSE jwks_fetched_at END,
+            service_hosts = coalesce($10, service_hosts),
             updated_at = now()
           WHERE id = $1 RETURNING {COLUMNS}"
     )))
@@ -308,6 +388,7 @@ pub async fn update(
     .bind(keys_change)
     .bind(&u.jwks_url)
     .bind(&u.jwks)
+    .bind(&u.service_hosts)
     .fetch_optional(pool)
     .await?)
 }
@@ -470,4 +551,80 @@ pub async fn platform_key(
     }
     let set = refresh_jwks(pool, reg).await?;
     find_key(Some(&set), kid).ok_or(KeyError::Unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(service_hosts: &[&str]) -> RegistrationRow {
+        let now = Utc::now();
+        RegistrationRow {
+            id: Uuid::nil(),
+            title: "LMS".into(),
+            issuer: "https://canvas.example".into(),
+            client_id: "c".into(),
+            deployment_ids: vec!["1".into()],
+            auth_endpoint: "https://sso.lms.example/authorize".into(),
+            token_endpoint: "https://sso.lms.example/token".into(),
+            token_audience: None,
+            jwks_url: Some("https://keys.lms.example/jwks".into()),
+            jwks: None,
+            jwks_cache: None,
+            jwks_fetched_at: None,
+            service_hosts: service_hosts.iter().map(|h| h.to_string()).collect(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn service_urls_must_be_https_on_a_host_of_the_platform() {
+        let reg = row(&["school.lms.example"]);
+        for ok in [
+            "https://sso.lms.example/api/lti/courses/1/line_items",
+            "https://keys.lms.example:8443/nrps",
+            "https://SCHOOL.lms.example/api/lti/courses/1/names_and_roles",
+        ] {
+            assert!(reg.check_service_url(ok).is_ok(), "{ok}");
+        }
+        for refused in [
+            "http://sso.lms.example/line_items",
+            "https://canvas.example/line_items",
+            "https://evil.example/line_items",
+            "https://sso.lms.example.evil.example/line_items",
+            "http://169.254.169.254/latest/meta-data",
+            "ftp://sso.lms.example/x",
+            "not a url",
+        ] {
+            assert!(reg.check_service_url(refused).is_err(), "{refused}");
+        }
+        // Plain http only on loopback, and there too only on the platform's hosts.
+        let mut local = row(&[]);
+        local.auth_endpoint = "http://127.0.0.1:9000/auth".into();
+        assert!(
+            local
+                .check_service_url("http://127.0.0.1:9001/lineitems")
+                .is_ok()
+        );
+        assert!(
+            local
+                .check_service_url("http://localhost:9001/lineitems")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn service_hosts_are_bare_host_names() {
+        assert!(check_hosts(&["school.lms.example".into(), "10.0.0.1".into()]).is_ok());
+        for bad in [
+            "https://school.lms.example",
+            "school.lms.example:443",
+            "school.lms.example/path",
+            "School.lms.example",
+            "",
+        ] {
+            assert!(check_hosts(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
 }

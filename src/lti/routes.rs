@@ -90,7 +90,7 @@ pub async fn create_registration(
     )
     .await?;
     tx.commit().await?;
-    Ok(HttpResponse::Created().json(row.view(&super::public_base(&req))))
+    Ok(HttpResponse::Created().json(row.view(&super::public_base(&state, &req))))
 }
 
 /// The registered platforms. Admins.
@@ -107,7 +107,7 @@ pub async fn list_registrations(
     user: CurrentUser,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    let base = super::public_base(&req);
+    let base = super::public_base(&state, &req);
     let items = registrations::list(&state.pool)
         .await?
         .into_iter()
@@ -137,7 +137,7 @@ pub async fn get_registration(
     let row = registrations::by_id(&state.pool, *id)
         .await?
         .ok_or_else(registration_not_found)?;
-    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&req))))
+    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&state, &req))))
 }
 
 /// Changes a registration: deployments, endpoints, keys (a key change drops the cached keys).
@@ -174,7 +174,7 @@ pub async fn update_registration(
         Entry::by(user.id, Action::LtiRegistrationUpdated, &req).subject(row.id),
     )
     .await?;
-    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&req))))
+    Ok(HttpResponse::Ok().json(row.view(&super::public_base(&state, &req))))
 }
 
 /// Removes a registration: its platform can no longer launch quizd. Courses and assignments

@@ -122,7 +122,7 @@ pub async fn erase(
             ));
         }
         let email = row.email.clone().unwrap_or_default();
-        let address = req.peer_addr().map(|a| a.ip());
+        let address = state.trusted_proxies.client_ip(&req);
         if let Err(wait) = state.login_limiter.check(&email, address) {
             return Err(crate::auth::routes::too_many(
                 "too_many_attempts",

@@ -164,7 +164,10 @@ impl Drop for Lti {
 }
 
 async fn setup() -> Lti {
-    let app = TestApp::spawn().await;
+    setup_on(TestApp::spawn().await).await
+}
+
+async fn setup_on(app: TestApp) -> Lti {
     let platform = Platform::spawn(&app.base);
     let admin = token_for(&app, "admin@lti.example", "admin").await;
     let rec = platform.recorded().await;
@@ -339,21 +342,43 @@ fn launch_code(res: &reqwest::Response) -> String {
         .to_string()
 }
 
-async fn exchange(lti: &Lti, code: &str) -> reqwest::Response {
-    lti.app
+/// The cookie a successful launch sets with its code (`name=value`), and the whole
+/// `Set-Cookie` line.
+fn code_cookie(res: &reqwest::Response) -> (String, String) {
+    let line = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("quizd_lti_code_"))
+        .unwrap_or_else(|| panic!("the launch sets no code cookie: {:?}", res.headers()))
+        .to_string();
+    (line.split(';').next().unwrap().to_string(), line)
+}
+
+/// The code and cookie of a successful launch.
+fn launched(res: &reqwest::Response) -> (String, String) {
+    (launch_code(res), code_cookie(res).0)
+}
+
+/// `POST /v1/lti/exchange` as the browser: with the launch's cookie, or without one.
+async fn exchange(lti: &Lti, code: &str, cookie: Option<&str>) -> reqwest::Response {
+    let mut req = lti
+        .app
         .client
         .post(lti.app.url("/v1/lti/exchange"))
-        .json(&json!({ "code": code }))
-        .send()
-        .await
-        .unwrap()
+        .json(&json!({ "code": code }));
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
 }
 
 /// Launches successfully and signs in: the session (tokens and destination).
 async fn launch_session(lti: &Lti, scenario: &Value) -> Value {
     let flow = run_launch(lti, scenario).await;
-    let code = launch_code(&flow.response);
-    expect_status(exchange(lti, &code).await, 200).await
+    let (code, cookie) = launched(&flow.response);
+    expect_status(exchange(lti, &code, Some(&cookie)).await, 200).await
 }
 
 /// Starts an attempt, answers every question with its first option, finishes: the result.
@@ -400,10 +425,11 @@ async fn a_learner_launched_from_the_lms_takes_the_quiz_and_the_lms_receives_the
     assert_eq!(auth["nonce"].as_str().unwrap().len(), 64);
     assert!(auth["lti_message_hint"].as_str().unwrap().starts_with("s-"));
 
-    let code = launch_code(&flow.response);
-    let session = expect_status(exchange(&lti, &code).await, 200).await;
+    let (code, cookie) = launched(&flow.response);
+    let session = expect_status(exchange(&lti, &code, Some(&cookie)).await, 200).await;
     // The code is single use.
-    assert_problem(exchange(&lti, &code).await, 401, "lti_code_invalid").await;
+    let again = exchange(&lti, &code, Some(&cookie)).await;
+    assert_problem(again, 401, "lti_code_invalid").await;
     assert_eq!(session["destination"]["kind"], "attempt");
     let assignment = session["destination"]["assignment_id"]
         .as_str()
@@ -1381,4 +1407,189 @@ async fn the_command_line_registers_platforms_and_rotates_keys() {
         ok && out.contains("signing") && out.contains("retired"),
         "{out}"
     );
+}
+
+#[tokio::test]
+async fn a_launch_code_is_traded_only_in_the_browser_the_launch_redirected() {
+    let lti = setup().await;
+    let a = run_launch(&lti, &learner("browser-a")).await;
+    let (code_a, cookie_a) = launched(&a.response);
+    // HttpOnly, for the exchange only, as long as the code lives; over plain http on loopback
+    // SameSite=Lax, as the state cookie (SameSite=None; Secure; Partitioned over https).
+    let (_, line) = code_cookie(&a.response);
+    for part in [
+        "HttpOnly",
+        "Path=/v1/lti/exchange",
+        "Max-Age=60",
+        "SameSite=Lax",
+    ] {
+        assert!(line.contains(part), "{line}");
+    }
+
+    // A link with the code, opened in another browser: no cookie. Refused, and the code is
+    // not used up by it.
+    let res = exchange(&lti, &code_a, None).await;
+    assert_problem(res, 401, "launch_browser_mismatch").await;
+    // A browser with a launch of its own sends that launch's cookie, which is not this code's.
+    let b = run_launch(&lti, &learner("browser-b")).await;
+    let (code_b, cookie_b) = launched(&b.response);
+    let res = exchange(&lti, &code_a, Some(&cookie_b)).await;
+    assert_problem(res, 401, "launch_browser_mismatch").await;
+    // The other launch's secret under this code's cookie name: refused, and the code, tried
+    // with a cookie, is used up.
+    let name_a = cookie_a.split('=').next().unwrap();
+    let value_b = cookie_b.split_once('=').unwrap().1;
+    let forged = format!("{name_a}={value_b}");
+    let res = exchange(&lti, &code_a, Some(&forged)).await;
+    assert_problem(res, 401, "launch_browser_mismatch").await;
+    let res = exchange(&lti, &code_a, Some(&cookie_a)).await;
+    assert_problem(res, 401, "lti_code_invalid").await;
+
+    // The browser that launched: signed in, and the cookie cleared.
+    let res = exchange(&lti, &code_b, Some(&cookie_b)).await;
+    let cleared = code_cookie(&res).1;
+    assert!(cleared.contains("Max-Age=0"), "{cleared}");
+    let session = expect_status(res, 200).await;
+    let me = get_as(
+        &lti.app,
+        session["access_token"].as_str().unwrap(),
+        "/v1/me",
+    )
+    .await;
+    assert_eq!(
+        expect_status(me, 200).await["display_name"],
+        "Learner browser-b"
+    );
+    // Once.
+    let res = exchange(&lti, &code_b, Some(&cookie_b)).await;
+    assert_problem(res, 401, "lti_code_invalid").await;
+}
+
+#[tokio::test]
+async fn a_launch_code_expires_after_a_minute_by_the_servers_clock() {
+    let clock = quizd::clock::Clock::manual(chrono::Utc::now());
+    let lti = setup_on(TestApp::spawn_with_clock(clock.clone()).await).await;
+    let flow = run_launch(&lti, &learner("slow-1")).await;
+    let (code, cookie) = launched(&flow.response);
+    clock.advance(chrono::Duration::seconds(59));
+    expect_status(exchange(&lti, &code, Some(&cookie)).await, 200).await;
+
+    let flow = run_launch(&lti, &learner("slow-2")).await;
+    let (code, cookie) = launched(&flow.response);
+    clock.advance(chrono::Duration::seconds(60));
+    let res = exchange(&lti, &code, Some(&cookie)).await;
+    assert_problem(res, 401, "lti_code_invalid").await;
+}
+
+/// A learner's launch whose AGS or NRPS claim the platform signed with these URLs.
+fn launch_naming_services(sub: &str, ags: Option<Value>, nrps: Option<&str>) -> Value {
+    let mut s = learner(sub);
+    s["resource_link"] = json!({"id": format!("rl-{sub}"), "title": "Services"});
+    let mut set = serde_json::Map::new();
+    if let Some(ags) = ags {
+        let mut claim = json!({"scope": [
+            "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+            "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+        ]});
+        for (k, v) in ags.as_object().unwrap() {
+            claim[k] = v.clone();
+        }
+        set.insert(quizd::lti::claim::AGS_ENDPOINT.into(), claim);
+    }
+    if let Some(url) = nrps {
+        set.insert(
+            quizd::lti::claim::NRPS.into(),
+            json!({"context_memberships_url": url, "service_versions": ["2.0"]}),
+        );
+    }
+    s["tamper"] = json!({ "set": set });
+    s
+}
+
+#[tokio::test]
+async fn a_launch_naming_service_urls_off_the_platform_is_refused() {
+    let lti = setup().await;
+    let base = lti.platform.base.clone();
+    let cases = [
+        (
+            "plain http to a host in quizd's network",
+            launch_naming_services(
+                "svc-1",
+                Some(json!({"lineitems": "http://10.0.0.5/lineitems"})),
+                None,
+            ),
+            quizd::lti::claim::AGS_ENDPOINT,
+        ),
+        (
+            "https line item on a foreign host",
+            launch_naming_services(
+                "svc-2",
+                Some(json!({
+                    "lineitems": format!("{base}/lineitems"),
+                    "lineitem": "https://grades.evil.example/lineitems/1",
+                })),
+                None,
+            ),
+            quizd::lti::claim::AGS_ENDPOINT,
+        ),
+        (
+            "https roster on a foreign host",
+            launch_naming_services(
+                "svc-3",
+                None,
+                Some("https://roster.evil.example/nrps/ctx-1"),
+            ),
+            quizd::lti::claim::NRPS,
+        ),
+        (
+            "plain http roster on a non-loopback host",
+            launch_naming_services("svc-4", None, Some("http://lms.example/nrps/ctx-1")),
+            quizd::lti::claim::NRPS,
+        ),
+    ];
+    for (name, scenario, claim) in &cases {
+        let flow = run_launch(&lti, scenario).await;
+        let body = assert_problem_named(flow.response, 400, "lti_service_url_refused", name).await;
+        let detail = body["detail"].as_str().unwrap();
+        assert!(detail.contains(claim), "{name}: {detail}");
+    }
+    let made: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE ext_issuer IS NOT NULL")
+        .fetch_one(&lti.app.pool)
+        .await
+        .unwrap();
+    assert_eq!(made, 0, "nothing of a refused launch is made");
+
+    // The platform's own host (its endpoints') is fine, and so is a host its registration
+    // lists for its services.
+    let ok = launch_naming_services(
+        "svc-5",
+        Some(json!({"lineitems": format!("{base}/lineitems")})),
+        Some(&format!("{base}/nrps/ctx-1")),
+    );
+    launch_code(&run_launch(&lti, &ok).await.response);
+    let id = lti.registration["id"].as_str().unwrap();
+    let res = crate::support::patch_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/registrations/{id}"),
+        &json!({"service_hosts": ["grades.lms.example"]}),
+    )
+    .await;
+    let reg = expect_status(res, 200).await;
+    assert_eq!(reg["service_hosts"], json!(["grades.lms.example"]));
+    let listed = launch_naming_services(
+        "svc-6",
+        Some(json!({"lineitem": "https://grades.lms.example/lineitems/7"})),
+        None,
+    );
+    launch_code(&run_launch(&lti, &listed).await.response);
+    // Hosts are names, not URLs.
+    let res = crate::support::patch_as(
+        &lti.app,
+        &lti.admin.access,
+        &format!("/v1/lti/registrations/{id}"),
+        &json!({"service_hosts": ["https://grades.lms.example/"]}),
+    )
+    .await;
+    assert_problem(res, 422, "invalid_registration").await;
 }

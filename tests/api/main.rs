@@ -15,6 +15,7 @@ mod openapi;
 mod ops;
 mod pool;
 mod privacy;
+mod proxies;
 mod secrecy;
 mod serve;
 mod support;

@@ -152,65 +152,45 @@ pub struct TestApp {
 impl TestApp {
     /// A quizd with the seed content imported.
     pub async fn spawn() -> Self {
-        Self::from_template(&cluster().seeded_template, Clock::System, Vec::new()).await
+        Self::spawn_configured(|_| {}).await
     }
 
-    /// A quizd with the seed content and its state changed by `configure` before it serves.
+    /// A quizd with the seed content whose clock the test moves.
+    pub async fn spawn_with_clock(clock: Clock) -> Self {
+        Self::spawn_configured(move |s| s.clock = clock).await
+    }
+
+    /// A quizd with the seed content that allows these origins (CORS).
+    pub async fn spawn_with_cors(origins: Vec<String>) -> Self {
+        Self::spawn_configured(move |s| s.cors_origins = origins).await
+    }
+
+    /// A quizd with the seed content and settings of `quizd serve` as `configure` sets them.
     pub async fn spawn_configured(configure: impl FnOnce(&mut AppState) + Send + 'static) -> Self {
-        Self::start(
-            &cluster().seeded_template,
-            Clock::System,
-            Vec::new(),
-            Box::new(configure),
-            false,
-        )
-        .await
+        Self::start(&cluster().seeded_template, Box::new(configure), false).await
     }
 
     /// A quizd with the seed content that serves `/metrics` on a listener of its own
     /// (`--metrics-bind`), at `metrics_base`.
     pub async fn spawn_with_metrics_listener(token: Option<String>) -> Self {
+        let access = quizd::ops::MetricsAccess {
+            token,
+            separate_listener: true,
+        };
         Self::start(
             &cluster().seeded_template,
-            Clock::System,
-            Vec::new(),
-            Box::new(move |state| {
-                state.metrics_access = quizd::ops::MetricsAccess {
-                    token,
-                    separate_listener: true,
-                }
-            }),
+            Box::new(move |state| state.metrics_access = access),
             true,
         )
         .await
     }
 
-    /// A quizd with the seed content whose clock the test moves.
-    pub async fn spawn_with_clock(clock: Clock) -> Self {
-        Self::from_template(&cluster().seeded_template, clock, Vec::new()).await
-    }
-
-    /// A quizd with the seed content that allows these origins (CORS).
-    pub async fn spawn_with_cors(origins: Vec<String>) -> Self {
-        Self::from_template(&cluster().seeded_template, Clock::System, origins).await
-    }
-
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::from_template(&cluster().empty_template, Clock::System, Vec::new()).await
+        Self::start(&cluster().empty_template, Box::new(|_| {}), false).await
     }
 
-    async fn from_template(template: &str, clock: Clock, cors_origins: Vec<String>) -> Self {
-        Self::start(template, clock, cors_origins, Box::new(|_| {}), false).await
-    }
-
-    async fn start(
-        template: &str,
-        clock: Clock,
-        cors_origins: Vec<String>,
-        configure: Configure,
-        metrics_listener: bool,
-    ) -> Self {
+    async fn start(template: &str, configure: Configure, metrics_listener: bool) -> Self {
         let cluster = cluster();
         let name = format!("t_{}", uuid::Uuid::new_v4().simple());
         let db_name = name.clone();
@@ -236,8 +216,6 @@ impl TestApp {
             actix_web::rt::System::new().block_on(async move {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
                 let mut state = AppState::load(pool.clone(), None).await.unwrap();
-                state.clock = clock;
-                state.cors_origins = cors_origins;
                 configure(&mut state);
                 let state = actix_web::web::Data::new(state);
                 let metrics =

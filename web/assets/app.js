@@ -122,6 +122,8 @@ async function doSignOut() {
 /// An LMS launch lands here with a one-time code: trade it for a session, then go where the
 /// launch leads (a learner into the assignment's attempt, an instructor to its analytics).
 async function ltiLaunchPage(view, ctx, code) {
+  // The launch bound the code to this browser with an HttpOnly cookie; this same-origin
+  // fetch sends it (fetch's default `credentials: 'same-origin'`).
   const session = await api.post('/v1/lti/exchange', { code });
   setSession(session);
   ctx.me = await api.get('/v1/me');
