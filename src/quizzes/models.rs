@@ -9,7 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::content::{QuestionKind, QuizContent};
+use crate::content::{QuestionKind, QuizContent, Visibility};
 use crate::i18n::Text;
 use crate::i18n::{LocalizedText, MAX_REQUESTED, MAX_TAG_BYTES, negotiate, resolve};
 
@@ -304,6 +304,7 @@ impl QuizVersion {
             locale: chain[0].clone(),
             source_locale: self.content.source_locale.clone(),
             title: resolve(&self.content.title, &chain),
+            visibility: self.content.visibility,
             locales: self.coverage.clone(),
             question_count: self.content.questions.len(),
             practice_assignment_id: self.practice_assignment_id,
@@ -361,6 +362,8 @@ pub struct QuizSummary {
     pub locale: String,
     pub source_locale: String,
     pub title: LocalizedText,
+    /// `public`, or `private`: a quiz you author, listed for you alone.
+    pub visibility: Visibility,
     /// Every locale the quiz is available in, with its translation coverage.
     pub locales: Vec<LocaleCoverage>,
     pub question_count: usize,

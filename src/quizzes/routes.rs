@@ -43,7 +43,8 @@ pub fn plausible_slug(slug: &str) -> bool {
 }
 
 /// The catalogue: every public quiz with its title in the negotiated locale. Private quizzes
-/// (course exams) are not listed: they exist for learners only through assignments.
+/// (course exams) are not listed: they exist for learners only through assignments. Signed in,
+/// you also see the private quizzes you author (`visibility: private`), to place them.
 #[utoipa::path(
     get,
     path = "/v1/quizzes",
@@ -53,22 +54,24 @@ pub fn plausible_slug(slug: &str) -> bool {
         (status = 200, description = "The catalogue", body = QuizList),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
-    )
+    ),
+    security((), ("bearer" = [])),
 )]
 pub async fn list_quizzes(
     state: web::Data<AppState>,
+    user: Option<CurrentUser>,
     query: web::Query<LangQuery>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
     let mut items = Vec::new();
-    for (_, id) in store::current_versions(&state.pool).await? {
+    for (_, id) in store::current_versions(&state.pool, user.map(|u| u.id)).await? {
         if let Some(v) = state.quizzes.get(&state.pool, id).await? {
             items.push(v.summary(&requested));
         }
     }
     Ok(HttpResponse::Ok()
-        .insert_header((header::VARY, "Accept-Language"))
+        .insert_header((header::VARY, "Accept-Language, Authorization"))
         .json(QuizList { items }))
 }
 

@@ -17,12 +17,23 @@ pub struct VersionRow {
     pub practice_assignment_id: Option<Uuid>,
 }
 
-/// Every public quiz's slug and current version id, by slug: the catalogue.
-pub async fn current_versions(db: impl PgExecutor<'_>) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
+/// The catalogue: every public quiz's slug and current version id, by slug, and the private
+/// ones `author` (if any) owns or co-authors.
+pub async fn current_versions(
+    db: impl PgExecutor<'_>,
+    author: Option<Uuid>,
+) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT slug, current_version_id FROM quizzes
-          WHERE current_version_id IS NOT NULL AND visibility = 'public' ORDER BY slug",
+        "SELECT q.slug, q.current_version_id FROM quizzes q
+          WHERE q.current_version_id IS NOT NULL
+            AND (q.visibility = 'public'
+                 OR ($1::uuid IS NOT NULL
+                     AND (q.owner_id = $1
+                          OR EXISTS (SELECT 1 FROM quiz_coauthors c
+                                      WHERE c.quiz_id = q.id AND c.user_id = $1))))
+          ORDER BY q.slug",
     )
+    .bind(author)
     .fetch_all(db)
     .await
 }

@@ -89,6 +89,22 @@ async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_i
         )
         .await;
     }
+    // Signed in, its author finds it in the catalogue (to place it); nobody else does.
+    let listed = |catalogue: Value| {
+        catalogue["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["slug"] == "exam")
+            .cloned()
+    };
+    let mine = listed(expect_status(get_as(&app, &author.access, "/v1/quizzes").await, 200).await);
+    assert_eq!(mine.unwrap()["visibility"], "private");
+    for token in [&other.access, &learner.access] {
+        assert!(
+            listed(expect_status(get_as(&app, token, "/v1/quizzes").await, 200).await).is_none()
+        );
+    }
     // Its author previews it and reads its key.
     let quiz = expect_status(get_as(&app, &author.access, "/v1/quizzes/exam").await, 200).await;
     assert_eq!(quiz["questions"][0]["prompt"], "Pick one");

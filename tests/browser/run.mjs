@@ -28,6 +28,7 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RUN = Date.now().toString(36);
 const PASSWORD = 'correct horse battery staple';
 const TEACHER = { email: `teacher-${RUN}@example.org`, name: 'Ada Teacher' };
+const OPERATOR = { email: `operator-${RUN}@example.org`, name: 'Ops Admin' };
 const LEARNER = { email: `mina-${RUN}@example.org`, name: 'মিনা রহমান' };
 
 // The seed quiz's questions 3, 4, 6, 7 and 8 were never translated into Bengali.
@@ -170,15 +171,19 @@ before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium fonts-noto-core (or set CHROMIUM)`);
   tmp = mkdtempSync(path.join(tmpdir(), 'quizd-browser-'));
   chmodSync(tmp, 0o755); // run as root, the private PostgreSQL runs as `postgres` and must reach it
-  // An instructor, made as an operator would (password on standard input).
-  const made = spawnSync(BIN, ['user', 'create', '--email', TEACHER.email, '--role', 'instructor', '--display-name', TEACHER.name, ...quizdArgs()], {
-    cwd: tmp,
-    input: `${PASSWORD}\n`,
-    env: { ...process.env, RUST_LOG: 'warn' },
-    encoding: 'utf8',
-    timeout: 180_000,
-  });
-  assert.equal(made.status, 0, `quizd user create failed:\n${made.stdout}\n${made.stderr}`);
+  // An instructor, and an admin who reads the seed quiz's key for the tests (only a quiz's
+  // authors, admins and the staff of a course it is assigned in may), made as an operator
+  // would (password on standard input).
+  for (const [who, role] of [[TEACHER, 'instructor'], [OPERATOR, 'admin']]) {
+    const made = spawnSync(BIN, ['user', 'create', '--email', who.email, '--role', role, '--display-name', who.name, ...quizdArgs()], {
+      cwd: tmp,
+      input: `${PASSWORD}\n`,
+      env: { ...process.env, RUST_LOG: 'warn' },
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    assert.equal(made.status, 0, `quizd user create failed:\n${made.stdout}\n${made.stderr}`);
+  }
   const started = await startServer();
   server = started.child;
   base = started.url;
@@ -199,9 +204,9 @@ before(async () => {
     if (!url.startsWith(base) && !url.startsWith('data:') && !url.startsWith('blob:')) external.push(url);
   });
 
-  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const operator = await call('POST', '/v1/auth/login', { email: OPERATOR.email, password: PASSWORD });
   const quiz = await call('GET', '/v1/quizzes/data-parallelism');
-  key = await call('GET', `/v1/quizzes/data-parallelism/versions/${quiz.version}`, undefined, teacher.access_token);
+  key = await call('GET', `/v1/quizzes/data-parallelism/versions/${quiz.version}`, undefined, operator.access_token);
 });
 
 after(async () => {
