@@ -158,7 +158,7 @@ pub async fn register(
 }
 
 /// `429` with the seconds to wait, rounded up.
-pub(crate) fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
+fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
     let secs = wait.as_secs() + 1;
     ApiError {
         retry_after: Some(secs as u32),
@@ -168,6 +168,31 @@ pub(crate) fn too_many(code: &'static str, what: &str, wait: std::time::Duration
             format!("Too many {what}; try again in {secs} s."),
         )
     }
+}
+
+/// Verifies a password someone typed for `email`'s account against `stored`, within the
+/// sign-in limits (`429` when they are met): a failure counts against the account and the
+/// client's address, a success clears its pair's failures. Sign-in and erasure both use it.
+pub(crate) async fn check_password(
+    state: &AppState,
+    req: &HttpRequest,
+    email: &str,
+    given: String,
+    stored: String,
+) -> Result<bool, ApiError> {
+    let address = state.trusted_proxies.client_ip(req);
+    if let Err(wait) = state.login_limiter.check(email, address) {
+        return Err(too_many("too_many_attempts", "sign-in attempts", wait));
+    }
+    let ok = password::off_the_workers(move || password::verify(&given, &stored))
+        .await
+        .map_err(ApiError::internal)?;
+    if ok {
+        state.login_limiter.succeeded(email, address);
+    } else {
+        state.login_limiter.failed(email, address);
+    }
+    Ok(ok)
 }
 
 /// Signs in with email and password. Failed sign-ins are limited per account and client
@@ -200,28 +225,21 @@ pub async fn login(
             "`email` or `password` is malformed.",
         ));
     }
-    let address = state.trusted_proxies.client_ip(&req);
-    if let Err(wait) = state.login_limiter.check(&body.email, address) {
-        return Err(too_many("too_many_attempts", "sign-in attempts", wait));
-    }
     let user = store::user_by_email(&state.pool, body.email.trim()).await?;
+    // An unknown email (or an account without a password) is verified against a decoy, so it
+    // costs what a wrong password costs and counts as a failure like one.
     let stored = user
         .as_ref()
         .and_then(|u| u.password_hash.clone())
         .unwrap_or_else(|| password::decoy_hash().to_string());
-    let pw = body.password;
-    let ok = password::off_the_workers(move || password::verify(&pw, &stored))
-        .await
-        .map_err(ApiError::internal)?;
+    let ok = check_password(&state, &req, &body.email, body.password, stored).await?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
-        state.login_limiter.failed(&body.email, address);
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "invalid_credentials",
             "The email or password is wrong.",
         ));
     };
-    state.login_limiter.succeeded(&body.email, address);
     let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))

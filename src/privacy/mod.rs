@@ -122,21 +122,7 @@ pub async fn erase(
             ));
         }
         let email = row.email.clone().unwrap_or_default();
-        let address = state.trusted_proxies.client_ip(&req);
-        if let Err(wait) = state.login_limiter.check(&email, address) {
-            return Err(crate::auth::routes::too_many(
-                "too_many_attempts",
-                "password attempts",
-                wait,
-            ));
-        }
-        let ok = password::off_the_workers(move || password::verify(&given, &stored))
-            .await
-            .map_err(ApiError::internal)?;
-        if ok {
-            state.login_limiter.succeeded(&email, address);
-        } else {
-            state.login_limiter.failed(&email, address);
+        if !crate::auth::routes::check_password(&state, &req, &email, given, stored).await? {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "invalid_credentials",

@@ -3,18 +3,14 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    PASSWORD, Person, TestApp, assert_problem, expect_status, get_as, login_request, post_as,
-    private_quiz, put_as, register, send_quiz, token_for,
+    PASSWORD, Person, TestApp, assert_problem, author_exam, expect_status, get_as, login_request,
+    post_as, put_as, register, token_for,
 };
 
 /// An exam (`never` shows the key) that `learner` has taken: one answer, finished. Returns the
 /// attempt's id.
 async fn exam_taken(app: &TestApp, teacher: &Person, learner: &Person) -> String {
-    expect_status(
-        send_quiz(app, &teacher.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(app, teacher, "exam").await;
     let course = expect_status(
         post_as(app, &teacher.access, "/v1/courses", &json!({"title": "C"})).await,
         201,
@@ -204,11 +200,7 @@ async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it(
         200,
     )
     .await;
-    expect_status(
-        send_quiz(&app, &owner.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &owner, "exam").await;
     let res = app
         .client
         .put(app.url(&format!("/v1/quizzes/exam/authors/{}", co.id)))

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    TestApp, assert_problem, expect_status, get_as, post_as, private_quiz, register, send_quiz,
-    token_for,
+    TestApp, assert_problem, author_exam, expect_status, get_as, post_as, private_quiz, register,
+    send_quiz, token_for,
 };
 
 /// A course taught by `teacher` with `slug` (which they may place) assigned; returns the
@@ -55,11 +55,7 @@ async fn enroll(app: &TestApp, teacher: &str, course: &str, user: uuid::Uuid, ro
 async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_its_authors() {
     let app = TestApp::spawn().await;
     let author = token_for(&app, "author@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &author.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &author, "exam").await;
     let other = token_for(&app, "other@example.org", "instructor").await;
     let learner = register(&app, "learner@example.org").await;
 
@@ -121,11 +117,7 @@ async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_i
 async fn a_private_quiz_has_no_practice_twin_and_cannot_ask_for_one() {
     let app = TestApp::spawn().await;
     let author = token_for(&app, "author@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &author.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &author, "exam").await;
     let learner = register(&app, "learner@example.org").await;
     assert_problem(
         post_as(
@@ -173,11 +165,7 @@ async fn a_private_quiz_has_no_practice_twin_and_cannot_ask_for_one() {
 async fn a_learner_gets_nothing_of_an_exams_questions_before_it_opens() {
     let app = TestApp::spawn().await;
     let author = token_for(&app, "author@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &author.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &author, "exam").await;
     let opens = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
     let (course, assignment) = course_with(
         &app,
@@ -265,11 +253,7 @@ async fn two_instructors_creating_one_slug_at_once_get_one_201_and_one_409() {
 async fn an_author_posting_their_own_slug_again_gets_a_new_version() {
     let app = TestApp::spawn().await;
     let author = token_for(&app, "author@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &author.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &author, "exam").await;
     let body = expect_status(
         send_quiz(
             &app,
@@ -293,11 +277,7 @@ async fn co_authors_change_a_quiz_and_read_its_key_and_only_the_owner_chooses_th
     let owner = token_for(&app, "owner@example.org", "instructor").await;
     let co = token_for(&app, "co@example.org", "instructor").await;
     let third = token_for(&app, "third@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &owner.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &owner, "exam").await;
     let changed = private_quiz("exam").replace("Pick one", "Pick the one");
 
     // Not yet an author: the private quiz does not exist for them.
@@ -369,16 +349,8 @@ async fn staff_read_the_key_of_versions_assigned_in_their_course_and_no_other() 
     let app = TestApp::spawn().await;
     let x = token_for(&app, "x@example.org", "instructor").await;
     let y = token_for(&app, "y@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &x.access, None, &private_quiz("exam-a")).await,
-        201,
-    )
-    .await;
-    expect_status(
-        send_quiz(&app, &y.access, None, &private_quiz("exam-b")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &x, "exam-a").await;
+    author_exam(&app, &y, "exam-b").await;
     let (course_a, _) = course_with(&app, &x.access, "exam-a", json!({"feedback": "never"})).await;
     let (course_b, _) = course_with(&app, &y.access, "exam-b", json!({"feedback": "never"})).await;
     // A site learner who assists in course A and sits the exam in course B.
@@ -440,11 +412,7 @@ async fn an_instructor_cannot_place_someone_elses_private_quiz_to_read_its_key()
     let app = TestApp::spawn().await;
     let x = token_for(&app, "x@example.org", "instructor").await;
     let y = token_for(&app, "y@example.org", "instructor").await;
-    expect_status(
-        send_quiz(&app, &x.access, None, &private_quiz("exam")).await,
-        201,
-    )
-    .await;
+    author_exam(&app, &x, "exam").await;
     let course = expect_status(
         post_as(&app, &y.access, "/v1/courses", &json!({"title": "Mine"})).await,
         201,

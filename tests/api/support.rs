@@ -316,6 +316,15 @@ pub fn private_quiz(slug: &str) -> String {
         .replace("visibility = \"public\"\n\n[practice]\n", "")
 }
 
+/// `author` writes [`private_quiz`] `slug` over the API (they own it).
+pub async fn author_exam(app: &TestApp, author: &Person, slug: &str) {
+    expect_status(
+        send_quiz(app, &author.access, None, &private_quiz(slug)).await,
+        201,
+    )
+    .await;
+}
+
 /// Sends a quiz in TOML (`POST /v1/quizzes`, or `PUT /v1/quizzes/{slug}` when `put`).
 pub async fn send_quiz(
     app: &TestApp,
