@@ -41,7 +41,6 @@ pub struct ExportedAuthorship {
 pub struct ExportedAttempt {
     pub id: Uuid,
     pub assignment_id: Uuid,
-    pub course_id: Option<Uuid>,
     pub quiz: String,
     pub version: i32,
     pub number: i32,
@@ -54,7 +53,7 @@ pub struct ExportedAttempt {
     pub max_score: f64,
     /// Your answers as you gave them. Whether each was right is not here: the attempt's review
     /// (`GET /v1/attempts/{id}`) shows it when the assignment's feedback policy allows.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Vec<Object>)]
     pub answers: serde_json::Value,
 }
 
@@ -108,7 +107,7 @@ pub async fn attempts(
     id: Uuid,
 ) -> Result<Vec<ExportedAttempt>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT t.id, t.assignment_id, a.course_id, q.slug AS quiz, v.version, t.number, t.locale,
+        "SELECT t.id, t.assignment_id, q.slug AS quiz, v.version, t.number, t.locale,
                 t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
                 coalesce((SELECT jsonb_agg(jsonb_build_object(
                                  'question', r.question_key, 'answer', r.answer,
@@ -116,7 +115,6 @@ pub async fn attempts(
                                  ORDER BY r.answered_at, r.question_key)
                             FROM responses r WHERE r.attempt_id = t.id), '[]') AS answers
            FROM attempts t
-           JOIN assignments a ON a.id = t.assignment_id
            JOIN quiz_versions v ON v.id = t.quiz_version_id
            JOIN quizzes q ON q.id = v.quiz_id
           WHERE t.user_id = $1 ORDER BY t.started_at, t.id",
