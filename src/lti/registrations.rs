@@ -152,7 +152,7 @@ impl RegistrationRow {
     /// registration's endpoints) on the host of one of the registration's endpoints or one of
     /// its `service_hosts`. Anything else would let whoever controls a launch's claims point
     /// quizd, with the platform's access token, at another host or into quizd's own network
-    /// (DESIGN §9). Hosts are compared without ports.
+    /// (README, Guarantees). Hosts are compared without ports.
     pub fn check_service_url(&self, value: &str) -> Result<(), String> {
         let url = reqwest::Url::parse(value).map_err(|_| "is not an absolute URL".to_string())?;
         if !scheme_allowed(&url) {
