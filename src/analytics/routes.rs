@@ -50,20 +50,23 @@ pub async fn quiz_scope(
     user: &CurrentUser,
     course: Option<Uuid>,
 ) -> Result<Vec<ScopedAssignment>, ApiError> {
-    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
+    let not_found = crate::quizzes::access::quiz_not_found;
     if !crate::quizzes::routes::plausible_slug(slug) {
         return Err(not_found());
     }
-    let quiz_id: Uuid = sqlx::query_scalar("SELECT id FROM quizzes WHERE slug = $1")
-        .bind(slug)
-        .fetch_optional(&state.pool)
+    let quiz = crate::quizzes::store::access(&state.pool, slug, user.id)
         .await?
         .ok_or_else(not_found)?;
     let scope =
-        store::quiz_assignments(&state.pool, quiz_id, user.id, user.is_admin(), course).await?;
+        store::quiz_assignments(&state.pool, quiz.quiz_id, user.id, user.is_admin(), course)
+            .await?;
     // Teaching is a role in a course: whoever teaches an assignment of the quiz sees its
-    // analytics there, whatever their site role; a learner who teaches none is refused by role.
+    // analytics there, whatever their site role. To anyone who teaches none, a private quiz
+    // they do not author does not exist, and a learner is refused by role.
     if scope.is_empty() {
+        if !crate::quizzes::access::placeable(&quiz, user) {
+            return Err(not_found());
+        }
         user.require_staff()?;
     }
     Ok(scope)

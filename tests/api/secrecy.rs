@@ -84,6 +84,12 @@ async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_i
             "version_not_found",
         )
         .await;
+        assert_problem(
+            get_as(&app, token, "/v1/quizzes/exam/analytics").await,
+            404,
+            "quiz_not_found",
+        )
+        .await;
     }
     // Signed in, its author finds it in the catalogue (to place it); nobody else does.
     let listed = |catalogue: Value| {
