@@ -128,8 +128,7 @@ pub async fn register(
     }
     let pw = body.password;
     let hash = password::off_the_workers(move || password::hash(&pw))
-        .await
-        .map_err(ApiError::internal)?
+        .await?
         .map_err(ApiError::internal)?;
     let mut tx = state.pool.begin().await?;
     let user = store::insert_user(
@@ -184,9 +183,7 @@ pub(crate) async fn check_password(
     if let Err(wait) = state.login_limiter.check(email, address) {
         return Err(too_many("too_many_attempts", "sign-in attempts", wait));
     }
-    let ok = password::off_the_workers(move || password::verify(&given, &stored))
-        .await
-        .map_err(ApiError::internal)?;
+    let ok = password::off_the_workers(move || password::verify(&given, &stored)).await?;
     if ok {
         state.login_limiter.succeeded(email, address);
     } else {
