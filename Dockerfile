@@ -1,11 +1,18 @@
 # Build quizd, then run it from a slim image. `docker compose up` uses this with PostgreSQL.
 FROM rust:1-bookworm AS build
 WORKDIR /src
+# Everything the build reads: the sources, the migrations (embedded), the web front-end
+# (embedded by src/web.rs), the content, and tests/ (Cargo.toml names the API test target).
 COPY Cargo.toml Cargo.lock ./
 COPY src src
 COPY migrations migrations
+COPY web web
 COPY tests tests
 COPY content content
+# The image needs no debug line tables (the release profile keeps them for `bench/`'s perf
+# profiles): stripped, the binary is a fraction of the size.
+ENV CARGO_PROFILE_RELEASE_DEBUG=false \
+    CARGO_PROFILE_RELEASE_STRIP=symbols
 RUN cargo build --release --locked --bin quizd
 
 FROM debian:bookworm-slim
