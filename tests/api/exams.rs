@@ -149,7 +149,7 @@ async fn extra_time_reaches_an_attempt_in_progress_at_once() {
     let after = read(&app, learner, &attempt).await;
     assert_eq!(after["state"], "finished");
     assert_eq!(after["finish_reason"], "deadline");
-    assert_eq!(after["questions"][0]["response"].is_object(), true);
+    assert!(after["questions"][0]["response"].is_object());
     assert_eq!(after["finished_at"], resumed["deadline"]);
     // The override is in the audit log.
     let audited: i64 = sqlx::query_scalar(
