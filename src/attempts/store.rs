@@ -261,6 +261,16 @@ pub async fn response(
     .await
 }
 
+/// Free navigation: a new answer replaces the one on record, unless the assignment's feedback
+/// is immediate at this moment (then the first answer stands). Decided in the statement, so a
+/// feedback change reaches attempts in progress at once.
+const REPLACE_UNLESS_IMMEDIATE: &str =
+    "DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)";
+
 pub enum Recorded {
     /// Written (or, where answers may change, overwritten); `immediate`: the assignment's
     /// feedback is immediate now.
@@ -314,17 +324,7 @@ pub async fn record_response(
             "DO NOTHING",
         )
     } else {
-        (
-            "",
-            "",
-            "",
-            "true",
-            "DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
-                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
-                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
-                       revision = responses.revision + 1
-             WHERE NOT (SELECT immediate FROM t)",
-        )
+        ("", "", "", "true", REPLACE_UNLESS_IMMEDIATE)
     };
     let sql = format!(
         "WITH t AS (
