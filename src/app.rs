@@ -246,7 +246,35 @@ fn routes(cfg: &mut web::ServiceConfig) {
             .route(post().to(assignments::routes::create_assignment)),
     )
     .service(resource("/v1/assignments").route(get().to(assignments::routes::my_assignments)))
-    .service(resource("/v1/assignments/{id}").route(get().to(assignments::routes::get_assignment)))
+    .service(
+        resource("/v1/courses/{id}/accommodations")
+            .route(get().to(assignments::overrides::list_accommodations)),
+    )
+    .service(
+        resource("/v1/courses/{id}/accommodations/{user_id}")
+            .route(put().to(assignments::overrides::put_accommodation))
+            .route(web::delete().to(assignments::overrides::delete_accommodation)),
+    )
+    .service(
+        resource("/v1/assignments/{id}")
+            .route(get().to(assignments::routes::get_assignment))
+            .route(patch().to(assignments::routes::update_assignment))
+            .route(web::delete().to(assignments::routes::delete_assignment)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/close")
+            .route(post().to(assignments::routes::close_assignment)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/overrides")
+            .route(get().to(assignments::overrides::list_overrides))
+            .route(post().to(assignments::overrides::bulk_overrides)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/overrides/{user_id}")
+            .route(put().to(assignments::overrides::put_override))
+            .route(web::delete().to(assignments::overrides::delete_override)),
+    )
     .service(
         resource("/v1/assignments/{id}/attempts")
             .route(get().to(attempts::routes::assignment_attempts))

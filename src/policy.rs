@@ -30,6 +30,33 @@ pub enum GradingMethod {
     Average,
 }
 
+/// How a learner moves through an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Navigation {
+    /// Any question, in any order.
+    #[default]
+    Free,
+    /// One question at a time in the attempt's order: the API serves the questions answered
+    /// so far and the current one (the first unanswered), takes an answer only to the current
+    /// one, and every answer is final (no way back).
+    Sequential,
+}
+
+impl Navigation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Free => "free",
+            Self::Sequential => "sequential",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Free, Self::Sequential]
+            .into_iter()
+            .find(|n| n.as_str() == s)
+    }
+}
+
 /// The policy of an assignment. The content file gives it for a quiz's practice assignment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -44,8 +71,12 @@ pub struct Policy {
     #[schema(minimum = 1, maximum = 10080)]
     pub time_limit_minutes: Option<u32>,
     pub grading_method: GradingMethod,
+    /// Fixed for each attempt when it starts: a change reorders only attempts started later.
     pub shuffle_questions: bool,
+    /// Fixed for each attempt when it starts, like `shuffle_questions`.
     pub shuffle_options: bool,
+    /// Fixed for each attempt when it starts.
+    pub navigation: Navigation,
     /// No attempt may start before this time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub opens_at: Option<DateTime<Utc>>,
@@ -63,6 +94,7 @@ impl Default for Policy {
             grading_method: GradingMethod::Highest,
             shuffle_questions: false,
             shuffle_options: false,
+            navigation: Navigation::Free,
             opens_at: None,
             closes_at: None,
         }

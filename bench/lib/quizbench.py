@@ -468,10 +468,16 @@ def quizd_statements(root):
     resume = rust_string_after(store, "sqlx::query_as(",
                                store.index("pub async fn status_and_responses("))
     fn = store.index("pub async fn record_response(")
-    # Under immediate feedback (the benchmark's policy) the first answer is final: DO NOTHING.
-    if '"DO NOTHING"' not in store[fn:store.index("let sql", fn)]:
-        raise SystemExit("check-sql: record_response no longer uses DO NOTHING for final answers")
-    record = rust_string_after(store, "format!(", fn).replace("{on_conflict}", "DO NOTHING")
+    # The free-navigation statement (the benchmark's policy): an answer replaces the one on
+    # record unless the assignment's feedback is immediate at that moment (the benchmark's
+    # feedback), decided in the statement; no sequential-navigation turn check.
+    replace = rust_string_after(store, "const REPLACE_UNLESS_IMMEDIATE: &str =")
+    record = rust_string_after(store, "format!(", fn)
+    for part, text in (("{turn}", ""), ("{turn_from}", ""), ("{turn_where}", ""),
+                       ("{in_turn}", "true"), ("{on_conflict}", replace)):
+        if part not in record:
+            raise SystemExit(f"check-sql: record_response no longer has {part}")
+        record = record.replace(part, text)
     return {
         "attempts::store::status_and_responses": resume,
         "attempts::store::record_response": record,

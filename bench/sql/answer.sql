@@ -2,7 +2,8 @@
 -- The one statement quizd runs for it (quizd keeps what never changes about an attempt in
 -- memory), copied from src/ (bench/run checks it has not drifted:
 -- `python3 bench/lib/quizbench.py check-sql --root .`): the one-statement write
--- (attempts::store::record_response, immediate feedback: the first answer stands, `DO NOTHING`).
+-- (attempts::store::record_response, free navigation: under immediate feedback, read from the
+-- assignment in the statement, the first answer stands).
 -- Run with -M prepared, each statement its own transaction with synchronous_commit on, as quizd
 -- runs it. Every transaction writes a fresh (attempt, question).
 --
@@ -26,10 +27,11 @@ SELECT attempt_id, user_id FROM bench_targets WHERE kind = 'p' AND n = :n \gset
 \if :k = 0
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q0 $4=:a0 $5=:p0 $6=:m0 $7=:now $8=:c0
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -38,7 +40,11 @@ WITH t AS (
             SELECT t.id, :q0, :a0, :p0, :m0, :c0, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -48,16 +54,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 1
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q1 $4=:a1 $5=:p1 $6=:m1 $7=:now $8=:c1
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -66,7 +75,11 @@ WITH t AS (
             SELECT t.id, :q1, :a1, :p1, :m1, :c1, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -76,16 +89,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 2
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q2 $4=:a2 $5=:p2 $6=:m2 $7=:now $8=:c2
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -94,7 +110,11 @@ WITH t AS (
             SELECT t.id, :q2, :a2, :p2, :m2, :c2, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -104,16 +124,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 3
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q3 $4=:a3 $5=:p3 $6=:m3 $7=:now $8=:c3
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -122,7 +145,11 @@ WITH t AS (
             SELECT t.id, :q3, :a3, :p3, :m3, :c3, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -132,16 +159,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 4
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q4 $4=:a4 $5=:p4 $6=:m4 $7=:now $8=:c4
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -150,7 +180,11 @@ WITH t AS (
             SELECT t.id, :q4, :a4, :p4, :m4, :c4, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -160,16 +194,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 5
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q5 $4=:a5 $5=:p5 $6=:m5 $7=:now $8=:c5
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -178,7 +215,11 @@ WITH t AS (
             SELECT t.id, :q5, :a5, :p5, :m5, :c5, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -188,16 +229,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 6
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q6 $4=:a6 $5=:p6 $6=:m6 $7=:now $8=:c6
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -206,7 +250,11 @@ WITH t AS (
             SELECT t.id, :q6, :a6, :p6, :m6, :c6, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -216,16 +264,19 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 7
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q7 $4=:a7 $5=:p7 $6=:m7 $7=:now $8=:c7
 WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = :attempt_id AND user_id = :user_id AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > :now)
-               FOR SHARE
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > :now)
+               FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
          ), ins AS (
@@ -234,7 +285,11 @@ WITH t AS (
             SELECT t.id, :q7, :a7, :p7, :m7, :c7, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
               FROM t, previous
-            ON CONFLICT (attempt_id, question_key) DO NOTHING
+            ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
             INSERT INTO outbox (topic, aggregate_id, payload)
@@ -244,8 +299,10 @@ WITH t AS (
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \endif
 \set k :k + 1

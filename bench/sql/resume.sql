@@ -1,6 +1,7 @@
 -- pgbench yardstick for (b) GET /v1/attempts/{id} (resume, as the attempt's learner).
 -- The one statement quizd runs for it (quizd keeps what never changes about an attempt in
--- memory: owner, quiz version, seed, policy), copied from src/ (bench/run checks it has not
+-- memory: owner, quiz version, seed, layout; what can change — state, deadline, feedback, close
+-- time — is read here), copied from src/ (bench/run checks it has not
 -- drifted: `python3 bench/lib/quizbench.py check-sql --root .`). Run with -M prepared, as quizd
 -- (sqlx) runs it.
 --
@@ -17,7 +18,8 @@ SELECT attempt_id FROM bench_targets WHERE kind = 'b' AND n = :n \gset
 \endif
 \set k :k + 1
 -- quizd: attempts::store::status_and_responses $1=:attempt_id
-SELECT t.finished_at, t.finish_reason, t.score, r.question_key, r.answer, r.points,
-                r.max_points, r.correct, r.answered_at
-           FROM attempts t LEFT JOIN responses r ON r.attempt_id = t.id
+SELECT t.finished_at, t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at,
+                r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+           FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+           LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = :attempt_id;

@@ -45,6 +45,13 @@ impl Rng {
 /// Writes `plan.attempts` finished attempts (one learner each) with their responses.
 /// Returns the number of responses written.
 pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sqlx::Error> {
+    // The attempts are laid out as the assignment is now.
+    let (shuffle_questions, shuffle_options, navigation): (bool, bool, String) = sqlx::query_as(
+        "SELECT shuffle_questions, shuffle_options, navigation FROM assignments WHERE id = $1",
+    )
+    .bind(plan.assignment_id)
+    .fetch_one(pool)
+    .await?;
     let mut rng = Rng(SplitMix64::new(plan.seed));
     let q = &plan.content.questions;
     let difficulty: Vec<f64> = (0..q.len())
@@ -137,7 +144,7 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
         let _ = writeln!(users, "{user},Synthetic learner {n},learner");
         let _ = writeln!(
             attempts,
-            "{attempt},{},{user},{},1,{locale},\\x{},{},{},submitted,{score},{max_score},\"{{{}}}\",\"{{{}}}\",\"{{{}}}\",\"{{{}}}\"",
+            "{attempt},{},{user},{},1,{locale},\\x{},{},{},submitted,{score},{max_score},\"{{{}}}\",\"{{{}}}\",\"{{{}}}\",\"{{{}}}\",{shuffle_questions},{shuffle_options},{navigation}",
             plan.assignment_id,
             plan.quiz_version_id,
             hex::encode(user.as_bytes()).repeat(2),
@@ -160,7 +167,8 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
         .copy_in_raw(
             "COPY attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed, started_at,
                             finished_at, finish_reason, score, max_score, question_keys,
-                            question_points, question_seconds, choices) FROM STDIN (FORMAT csv)",
+                            question_points, question_seconds, choices, shuffle_questions,
+                            shuffle_options, navigation) FROM STDIN (FORMAT csv)",
         )
         .await?;
     copy.send(attempts.as_bytes()).await?;

@@ -3,9 +3,12 @@
 use actix_web::{HttpResponse, web};
 use uuid::Uuid;
 
-use super::models::{Assignment, AssignmentCreate, AssignmentList};
+use super::models::{Assignment, AssignmentCreate, AssignmentList, AssignmentPatch};
 use super::store::{self, NewAssignment};
-use super::{validate_policy, visible_assignment};
+use super::{
+    assignment_not_found, recompute_deadlines, taught_assignment, validate_policy,
+    visible_assignment,
+};
 use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::courses::{taught_course, visible_course};
@@ -81,7 +84,7 @@ pub async fn create_assignment(
     Ok(HttpResponse::Created().json(row.view()))
 }
 
-/// The assignments of a course you are in.
+/// The assignments of a course you are in (archived ones only for its instructors and admins).
 #[utoipa::path(get, path = "/v1/courses/{id}/assignments", tag = "assignments", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id")),
     responses(
@@ -97,7 +100,10 @@ pub async fn list_assignments(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let course = visible_course(&state.pool, *id, &user).await?;
-    let items = store::for_course(&state.pool, course.id)
+    // Archived assignments: listed to the course's staff only.
+    let staff =
+        user.is_admin() || course.my_role == Some(crate::courses::models::CourseRole::Instructor);
+    let items = store::for_course(&state.pool, course.id, staff)
         .await?
         .iter()
         .map(|r| r.view())
@@ -142,4 +148,139 @@ pub async fn my_assignments(
         .map(|r| r.view())
         .collect();
     Ok(HttpResponse::Ok().json(AssignmentList { items }))
+}
+
+/// Changes an assignment (the course's instructors and admins): only the fields given change.
+/// A change applies at once to attempts in progress: their deadlines are recomputed under the
+/// new policy and each learner's overrides, and never made earlier unless `shorten_running`
+/// is `true`; the learner's next read shows the new `time_left_seconds`. Shuffling and
+/// navigation are fixed for each attempt when it starts: a change reaches attempts started
+/// later, never reorders one already started. A practice assignment's policy comes from its
+/// quiz's content and is not changed here.
+#[utoipa::path(patch, path = "/v1/assignments/{id}", tag = "assignments", security(("bearer" = [])),
+    request_body = AssignmentPatch,
+    params(("id" = Uuid, Path, description = "The assignment's id")),
+    responses(
+        (status = 200, description = "Changed", body = Assignment),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A practice assignment (`practice_assignment`) or an archived one (`assignment_archived`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid title or policy (the problem names the field); nothing changed", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn update_assignment(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: JsonObject<AssignmentPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let row = taught_assignment(&state.pool, *id, &user).await?;
+    let patch = body.into_inner();
+    if let Some(title) = &patch.title {
+        validate::line("title", title, 1, 200)?;
+    }
+    let mut tx = state.pool.begin().await?;
+    let row = store::lock(&mut *tx, row.id, true)
+        .await?
+        .ok_or_else(assignment_not_found)?;
+    if row.archived_at.is_some() {
+        return Err(archived());
+    }
+    let policy = patch.apply(row.policy());
+    validate_policy(&policy)?;
+    let title = patch.title.as_deref().map_or(row.title.as_str(), str::trim);
+    store::update(&mut *tx, row.id, title, &policy).await?;
+    let row = store::by_id(&mut *tx, row.id)
+        .await?
+        .ok_or_else(assignment_not_found)?;
+    let now = state.clock.now();
+    recompute_deadlines(
+        &mut tx,
+        std::slice::from_ref(&row),
+        None,
+        now,
+        patch.shorten_running,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(row.view()))
+}
+
+fn archived() -> ApiError {
+    ApiError::conflict(
+        "assignment_archived",
+        "This assignment is archived; it no longer changes.",
+    )
+}
+
+/// Closes an assignment now (the course's instructors and admins): its close time becomes now,
+/// and every attempt in progress finishes with what was answered (finish reason `closed`), in
+/// one transaction. A learner whose own override closes later may still start an attempt
+/// until then (remove the override to stop that).
+#[utoipa::path(post, path = "/v1/assignments/{id}/close", tag = "assignments", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The assignment's id")),
+    responses(
+        (status = 200, description = "Closed", body = Assignment),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn close_assignment(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let row = taught_assignment(&state.pool, *id, &user).await?;
+    let now = state.clock.now();
+    let mut tx = state.pool.begin().await?;
+    store::lock(&mut *tx, row.id, true).await?;
+    store::close(&mut *tx, row.id, now).await?;
+    for attempt in store::unfinished(&mut *tx, row.id).await? {
+        crate::attempts::store::finish_in(&mut tx, attempt, "closed", now).await?;
+    }
+    let row = store::by_id(&mut *tx, row.id)
+        .await?
+        .ok_or_else(assignment_not_found)?;
+    tx.commit().await?;
+    Ok(HttpResponse::Ok().json(row.view()))
+}
+
+/// Deletes an assignment that nobody has attempted (`204`); one with attempts is archived
+/// instead (`200`, with `archived_at`): hidden from learners' lists, no new attempts, its
+/// attempts and grades kept. The course's instructors and admins.
+#[utoipa::path(delete, path = "/v1/assignments/{id}", tag = "assignments", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The assignment's id")),
+    responses(
+        (status = 200, description = "It had attempts: archived", body = Assignment),
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_assignment(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let row = taught_assignment(&state.pool, *id, &user).await?;
+    let mut tx = state.pool.begin().await?;
+    // Locked, so that no attempt starts between the look for attempts and the delete.
+    store::lock(&mut *tx, row.id, true).await?;
+    let deleted = store::delete_or_archive(&mut *tx, row.id, state.clock.now()).await?;
+    let archived = store::by_id(&mut *tx, row.id).await?;
+    tx.commit().await?;
+    match archived {
+        Some(row) if !deleted => Ok(HttpResponse::Ok().json(row.view())),
+        _ => Ok(HttpResponse::NoContent().finish()),
+    }
 }

@@ -10,12 +10,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use rand::RngCore;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::app::AppState;
+use crate::assignments::rules::effective;
 use crate::assignments::store::AssignmentRow;
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
@@ -43,16 +44,20 @@ pub enum Viewer {
     Staff,
 }
 
-/// An attempt as it was loaded, with its layout (order, ids, locale chain). All of it is
-/// fixed when the attempt starts, except `finished_at`, `finish_reason` and `score` of `row`:
-/// those are read afresh whenever they matter.
+/// An attempt as it was loaded, with its layout (order, ids, locale chain, navigation). The
+/// layout is fixed when the attempt starts. What can change in `row` — `finished_at`,
+/// `finish_reason`, `score`, and, when the assignment or the learner's overrides change,
+/// `deadline`, `feedback` and `closes_at` — is never taken from here: resuming reads it
+/// afresh ([`store::status_and_responses`]), answering checks it in its statement
+/// ([`store::record_response`]), everything else reads the row ([`current`]).
 pub struct Opened {
     pub row: AttemptRow,
     pub served: Served,
 }
 
 /// Opened attempts by id, so that resuming and answering need not load or lay out the attempt
-/// again. Nothing in an entry can go stale (see [`Opened`]), so entries are only evicted. About
+/// again. What an entry is used for cannot go stale (see [`Opened`]), so entries are only
+/// evicted. About
 /// 1.3 KB each: the 10,000 most active attempts take some 13 MB.
 ///
 /// An entry holds its quiz version, which would keep the version alive after the version
@@ -229,11 +234,13 @@ pub fn render(
     responses: &[store::ResponseRow],
     viewer: Viewer,
 ) -> AttemptView {
+    let one_at_a_time = viewer == Viewer::Learner && row.sequential() && row.finished_at.is_none();
     o.served.view(
         row,
         responses,
         reveal_for(state, row, viewer),
         state.clock.now(),
+        one_at_a_time,
     )
 }
 
@@ -248,12 +255,6 @@ pub async fn start(
 ) -> Result<(AttemptRow, bool), ApiError> {
     let now = state.clock.now();
     let conflict = |code, detail: &str| ApiError::new(StatusCode::CONFLICT, code, detail);
-    if assignment.opens_at.is_some_and(|o| now < o) {
-        return Err(conflict("not_open", "This assignment is not open yet."));
-    }
-    if assignment.closes_at.is_some_and(|c| now >= c) {
-        return Err(conflict("closed", "This assignment is closed."));
-    }
     // The statements of a start run on one connection of the quick pool.
     let mut conn = state.quick.acquire().await?;
     if let Some(open) = store::open_attempt(&mut *conn, assignment.id, user.id).await? {
@@ -263,6 +264,12 @@ pub async fn start(
             return Ok((open, false));
         }
     }
+    if assignment.archived_at.is_some() {
+        return Err(conflict(
+            "assignment_archived",
+            "This assignment was archived; it takes no new attempts.",
+        ));
+    }
     let version = version(state, assignment.quiz_version_id).await?;
     let preference = match requested_locale {
         Some(l) => Some(crate::validate::locale(l)?),
@@ -270,21 +277,32 @@ pub async fn start(
             .await?
             .and_then(|u| u.locale),
     };
+    conn.release();
     let requested = crate::i18n::requested_locales(preference.as_deref(), accept_language);
     let locale = version.locale_chain(&requested).remove(0);
+    // The rules are read and the attempt inserted under a share lock on the assignment: a
+    // change of the rules (which locks it for update) waits for this start and then reaches
+    // the new attempt, or this start waits for the change and reads its result.
+    let mut tx = state.pool.begin().await?;
+    let assignment = crate::assignments::store::lock(&mut *tx, assignment.id, false)
+        .await?
+        .ok_or_else(crate::assignments::assignment_not_found)?;
+    let adjustments =
+        crate::assignments::store::adjustments_for(&mut *tx, assignment.id, user.id).await?;
     let policy = assignment.policy();
-    let limit = policy
-        .time_limit_minutes
-        .map(|m| now + Duration::minutes(i64::from(m)));
-    let deadline = match (limit, policy.closes_at) {
-        (Some(l), Some(c)) => Some(l.min(c)),
-        (l, c) => l.or(c),
-    };
+    let rules = effective(&policy, &adjustments);
+    if rules.opens_at.is_some_and(|o| now < o) {
+        return Err(conflict("not_open", "This assignment is not open yet."));
+    }
+    if rules.closes_at.is_some_and(|c| now >= c) {
+        return Err(conflict("closed", "This assignment is closed."));
+    }
+    let deadline = rules.deadline(now);
     let mut seed = [0u8; 32];
     rand::rng().fill_bytes(&mut seed);
     let max_score = version.content.questions.iter().map(|q| q.points).sum();
     let inserted = store::insert(
-        &mut *conn,
+        &mut *tx,
         NewAttempt {
             assignment_id: assignment.id,
             user_id: user.id,
@@ -294,7 +312,10 @@ pub async fn start(
             started_at: now,
             deadline,
             max_score,
-            attempts_allowed: policy.attempts_allowed,
+            attempts_allowed: rules.attempts_allowed,
+            shuffle_questions: policy.shuffle_questions,
+            shuffle_options: policy.shuffle_options,
+            navigation: policy.navigation,
         },
     )
     .await
@@ -311,10 +332,10 @@ pub async fn start(
             "You have used all the attempts this assignment allows.",
         )
     })?;
-    let row = store::by_id(&mut *conn, id)
+    let row = store::by_id(&mut *tx, id)
         .await?
         .ok_or_else(attempt_not_found)?;
-    conn.release();
+    tx.commit().await?;
     open(state, row.clone()).await?;
     Ok((row, true))
 }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::content::QuestionKind;
 use crate::i18n::LocalizedText;
-use crate::policy::{FeedbackTiming, GradingMethod};
+use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,15 +70,21 @@ pub struct AttemptView {
     pub state: AttemptState,
     /// When answers are judged to you (the assignment's feedback policy).
     pub feedback_timing: FeedbackTiming,
+    /// How you move through it: under `sequential` only the questions answered so far and the
+    /// current one are served, until the attempt is finished.
+    pub navigation: Navigation,
+    /// How many questions the attempt has (under sequential navigation, more than are served).
+    pub question_count: usize,
     pub started_at: DateTime<Utc>,
     /// The server's deadline, if the attempt is timed or the assignment closes.
     pub deadline: Option<DateTime<Utc>>,
     /// Seconds left before the deadline, by the server's clock.
     pub time_left_seconds: Option<i64>,
     pub finished_at: Option<DateTime<Utc>>,
-    /// `submitted` or `deadline`.
+    /// `submitted`, `deadline`, or `closed` (the assignment was closed early).
     pub finish_reason: Option<String>,
-    /// The questions in this attempt's order.
+    /// The questions in this attempt's order (sequential navigation: those answered and the
+    /// current one).
     pub questions: Vec<AttemptQuestion>,
     /// The score, once finished.
     pub result: Option<AttemptResult>,

@@ -15,7 +15,7 @@ use super::store::{AttemptRow, ResponseRow};
 use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
 use crate::i18n::{LocalizedText, resolve};
-use crate::policy::{FeedbackTiming, Reveal};
+use crate::policy::{FeedbackTiming, Navigation, Reveal};
 use crate::quizzes::QuizVersion;
 
 /// An attempt's layout: its order and ids, worked out once from its seed (they never change),
@@ -208,21 +208,39 @@ impl Served {
         }
     }
 
-    /// The whole attempt as its viewer may see it now.
+    /// The keys of the questions before `q` in this attempt's order.
+    pub fn keys_before(&self, q: &Question) -> Vec<String> {
+        self.questions()
+            .take_while(|x| !std::ptr::eq(*x, q))
+            .map(|x| x.key.clone())
+            .collect()
+    }
+
+    /// The whole attempt as its viewer may see it now. `one_at_a_time` (a learner's sequential
+    /// attempt in progress): only the questions answered so far and the current one, the
+    /// first unanswered; nothing of the questions after it.
     pub fn view(
         &self,
         attempt: &AttemptRow,
         responses: &[ResponseRow],
         reveal: Reveal,
         now: DateTime<Utc>,
+        one_at_a_time: bool,
     ) -> AttemptView {
         let by_key: HashMap<&str, &ResponseRow> = responses
             .iter()
             .map(|r| (r.question_key.as_str(), r))
             .collect();
         let finished = attempt.finished_at.is_some();
+        let mut current_served = false;
         let questions = self
             .questions()
+            .take_while(|q| {
+                if !one_at_a_time || by_key.contains_key(q.key.as_str()) {
+                    return true;
+                }
+                !std::mem::replace(&mut current_served, true)
+            })
             .map(|q| {
                 let response = by_key.get(q.key.as_str()).copied();
                 let prompt = self.text(&q.prompt);
@@ -257,6 +275,8 @@ impl Served {
                 AttemptState::InProgress
             },
             feedback_timing: FeedbackTiming::parse(&attempt.feedback).unwrap_or_default(),
+            navigation: Navigation::parse(&attempt.navigation).unwrap_or_default(),
+            question_count: self.order.len(),
             started_at: attempt.started_at,
             deadline: attempt.deadline,
             time_left_seconds: attempt

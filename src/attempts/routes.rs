@@ -18,7 +18,6 @@ use crate::content::Question;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::grading::{self, Answer};
-use crate::policy::FeedbackTiming;
 
 /// Reads the optional start body: empty, or a JSON [`StartAttempt`].
 fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
@@ -74,7 +73,7 @@ async fn start_response(
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not open yet (`not_open`), closed (`closed`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not open yet (`not_open`), closed (`closed`), archived (`assignment_archived`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
@@ -228,7 +227,10 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
 /// Answers one question. Graded on the server at once. Under immediate feedback the result
 /// comes back with it and the first answer is final: the same answer again returns the same
 /// result, a different one is `409 answer_final`. Under other policies answers may change
-/// until the attempt is finished, and nothing about correctness is returned.
+/// until the attempt is finished, and nothing about correctness is returned. Under sequential
+/// navigation only the current question (the first unanswered in the attempt's order) takes an
+/// answer, and it is final: an earlier or a later one is `409 not_current_question` (the same
+/// answer to the question just answered returns its result again, so a retry is safe).
 #[utoipa::path(put, path = "/v1/attempts/{id}/responses/{question_id}", tag = "attempts", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The attempt's id"),
@@ -241,7 +243,7 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt to answer (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), or answered already (`answer_final`, with `recorded`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), or not the current question under sequential navigation (`not_current_question`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
@@ -259,14 +261,15 @@ pub async fn answer(
         return Err(only_the_learner());
     }
     let now = state.clock.now();
-    // Past the deadline: finish the attempt (if nobody has yet) and say so.
+    // Past the deadline as it was when the attempt was opened: the deadline may have moved
+    // since (an override, a changed policy), so look at the attempt as it is now.
     if opened.row.deadline.is_some_and(|d| d <= now) {
-        return Err(closed(
-            &settle(&state, current(&state, attempt_id).await?).await?,
-        ));
+        let row = settle(&state, current(&state, attempt_id).await?).await?;
+        if row.finished_at.is_some() {
+            return Err(closed(&row));
+        }
     }
     let served = &opened.served;
-    let immediate = FeedbackTiming::parse(&opened.row.feedback) == Some(FeedbackTiming::Immediate);
     let graded = served
         .question_by_id(&question_id)
         .ok_or_else(|| {
@@ -293,39 +296,63 @@ pub async fn answer(
             });
         }
     };
-    let outcome = |r: &store::ResponseRow| AnswerOutcome {
+    let outcome = |r: &store::ResponseRow, immediate: bool| AnswerOutcome {
         question_id: question_id.clone(),
         response: served.response_view(q, r),
         result: immediate.then(|| served.result(q, Some(r))),
     };
-    // One statement: it checks that the attempt is open and this learner's, and writes.
+    let sequential = opened.row.sequential();
+    let before = sequential.then(|| served.keys_before(q));
+    // One statement: it checks that the attempt is open and this learner's (and, under
+    // sequential navigation, that this is the current question), and writes.
     let mut conn = state.quick.acquire().await?;
     let recorded = store::record_response(
-        &mut *conn, attempt_id, user.id, &q.key, &answer, grade, now, immediate,
+        &mut *conn,
+        attempt_id,
+        user.id,
+        &q.key,
+        &answer,
+        grade,
+        now,
+        before.as_deref(),
     )
     .await?;
     conn.release();
     match recorded {
-        Recorded::Written(r) => Ok(HttpResponse::Ok().json(outcome(&r))),
-        Recorded::AlreadyAnswered => {
+        Recorded::Written { row, immediate } => {
+            Ok(HttpResponse::Ok().json(outcome(&row, immediate)))
+        }
+        Recorded::AlreadyAnswered { immediate } => {
             let recorded = store::response(&state.pool, attempt_id, &q.key)
                 .await?
                 .ok_or_else(|| ApiError::internal("a recorded response vanished"))?;
             if recorded.answer.0 == answer {
-                return Ok(HttpResponse::Ok().json(outcome(&recorded)));
+                return Ok(HttpResponse::Ok().json(outcome(&recorded, immediate)));
+            }
+            if sequential {
+                return Err(not_current_question());
             }
             Err(ApiError {
-                recorded: serde_json::to_value(outcome(&recorded)).ok(),
+                recorded: serde_json::to_value(outcome(&recorded, immediate)).ok(),
                 ..ApiError::conflict(
                     "answer_final",
                     "This question was answered already and, under immediate feedback, the first answer stands.",
                 )
             })
         }
+        Recorded::NotInTurn => Err(not_current_question()),
         Recorded::Closed => Err(closed(
             &settle(&state, current(&state, attempt_id).await?).await?,
         )),
     }
+}
+
+/// Sequential navigation takes an answer only to the current question.
+fn not_current_question() -> ApiError {
+    ApiError::conflict(
+        "not_current_question",
+        "Under sequential navigation only the current question (the first unanswered) takes an answer; answered questions are final.",
+    )
 }
 
 /// Why a finished attempt takes no more answers.

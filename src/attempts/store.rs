@@ -9,7 +9,9 @@ use uuid::Uuid;
 
 use crate::grading::{Answer, Grade};
 
-/// An attempt with the policy of its assignment.
+/// An attempt with the policy of its assignment. Its layout (seed, shuffle flags, navigation)
+/// is its own, fixed at start; `deadline` changes when the rules change; `feedback` and
+/// `closes_at` are the assignment's, which can change too.
 #[derive(Debug, Clone, FromRow)]
 pub struct AttemptRow {
     pub id: Uuid,
@@ -30,12 +32,15 @@ pub struct AttemptRow {
     pub grading_method: String,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
+    pub navigation: String,
     pub closes_at: Option<DateTime<Utc>>,
 }
 
-const SELECT: &str = "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
+const SELECT: &str =
+    "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
-        a.course_id, a.feedback, a.grading_method, a.shuffle_questions, a.shuffle_options, a.closes_at
+        a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
+        t.navigation, a.closes_at
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -45,17 +50,28 @@ impl AttemptRow {
             finished_at: status.finished_at,
             finish_reason: status.finish_reason,
             score: status.score,
+            deadline: status.deadline,
+            feedback: status.feedback,
+            closes_at: status.closes_at,
             ..self.clone()
         }
     }
+
+    pub fn sequential(&self) -> bool {
+        self.navigation == crate::policy::Navigation::Sequential.as_str()
+    }
 }
 
-/// The part of an attempt that changes (once: when it is finished).
+/// The part of an attempt that changes: once when it is finished, and whenever its
+/// assignment's policy or the learner's overrides change (deadline, feedback, close time).
 #[derive(Debug, Clone)]
 pub struct AttemptStatus {
     pub finished_at: Option<DateTime<Utc>>,
     pub finish_reason: Option<String>,
     pub score: Option<f64>,
+    pub deadline: Option<DateTime<Utc>>,
+    pub feedback: String,
+    pub closes_at: Option<DateTime<Utc>>,
 }
 
 pub async fn by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AttemptRow>, sqlx::Error> {
@@ -91,6 +107,9 @@ pub struct NewAttempt<'a> {
     pub deadline: Option<DateTime<Utc>>,
     pub max_score: f64,
     pub attempts_allowed: Option<u32>,
+    pub shuffle_questions: bool,
+    pub shuffle_options: bool,
+    pub navigation: crate::policy::Navigation,
 }
 
 /// Inserts the learner's next attempt, numbered after their last one; `None` when the
@@ -103,8 +122,9 @@ pub async fn insert(
     sqlx::query_scalar(
         "WITH started AS (
             INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
-                                  started_at, deadline, max_score)
-            SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9
+                                  started_at, deadline, max_score, shuffle_questions,
+                                  shuffle_options, navigation)
+            SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9, $11, $12, $13
               FROM attempts WHERE assignment_id = $2 AND user_id = $3
             HAVING $10::integer IS NULL OR count(*) < $10
             RETURNING id
@@ -126,6 +146,9 @@ pub async fn insert(
     .bind(a.deadline)
     .bind(a.max_score)
     .bind(a.attempts_allowed.map(|n| n as i32))
+    .bind(a.shuffle_questions)
+    .bind(a.shuffle_options)
+    .bind(a.navigation.as_str())
     .fetch_optional(db)
     .await
 }
@@ -182,20 +205,24 @@ struct StatusAndResponse {
     finished_at: Option<DateTime<Utc>>,
     finish_reason: Option<String>,
     score: Option<f64>,
+    deadline: Option<DateTime<Utc>>,
+    feedback: String,
+    closes_at: Option<DateTime<Utc>>,
     #[sqlx(flatten)]
     response: MaybeResponse,
 }
 
 /// The attempt's state and its responses, in one statement (resuming: the rest of the
-/// attempt never changes and is known already).
+/// attempt never changes and is known already; what can change is read here).
 pub async fn status_and_responses(
     db: impl PgExecutor<'_>,
     attempt: Uuid,
 ) -> Result<Option<(AttemptStatus, Vec<ResponseRow>)>, sqlx::Error> {
     let rows: Vec<StatusAndResponse> = sqlx::query_as(
-        "SELECT t.finished_at, t.finish_reason, t.score, r.question_key, r.answer, r.points,
-                r.max_points, r.correct, r.answered_at
-           FROM attempts t LEFT JOIN responses r ON r.attempt_id = t.id
+        "SELECT t.finished_at, t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at,
+                r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+           FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+           LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = $1",
     )
     .bind(attempt)
@@ -208,6 +235,9 @@ pub async fn status_and_responses(
         finished_at: first.finished_at,
         finish_reason: first.finish_reason.clone(),
         score: first.score,
+        deadline: first.deadline,
+        feedback: first.feedback.clone(),
+        closes_at: first.closes_at,
     };
     let responses = rows
         .into_iter()
@@ -231,11 +261,24 @@ pub async fn response(
     .await
 }
 
+/// Free navigation: a new answer replaces the one on record, unless the assignment's feedback
+/// is immediate at this moment (then the first answer stands). Decided in the statement, so a
+/// feedback change reaches attempts in progress at once.
+const REPLACE_UNLESS_IMMEDIATE: &str =
+    "DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
+                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
+                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
+                       revision = responses.revision + 1
+             WHERE NOT (SELECT immediate FROM t)";
+
 pub enum Recorded {
-    /// Written (or, where answers may change, overwritten).
-    Written(ResponseRow),
+    /// Written (or, where answers may change, overwritten); `immediate`: the assignment's
+    /// feedback is immediate now.
+    Written { row: ResponseRow, immediate: bool },
     /// Final answers only: a response to this question exists already.
-    AlreadyAnswered,
+    AlreadyAnswered { immediate: bool },
+    /// Sequential navigation: a question before this one is unanswered.
+    NotInTurn,
     /// The attempt is finished, past its deadline, or not this learner's.
     Closed,
 }
@@ -243,14 +286,21 @@ pub enum Recorded {
 #[derive(FromRow)]
 struct RecordOutcome {
     open: bool,
+    immediate: bool,
+    in_turn: bool,
     #[sqlx(flatten)]
     written: MaybeResponse,
 }
 
 /// Records a graded answer in one statement: the attempt must be this learner's, unfinished
-/// and before its deadline (locked `FOR SHARE`, so a concurrent finish waits for it, and an
-/// answer that waited for a finish sees it); the outbox event is written with it.
-/// `final_answer`: the first answer stands (immediate feedback); otherwise it is replaced.
+/// and before its deadline (locked `FOR SHARE`, so a concurrent finish or rule change waits for
+/// it, and an answer that waited for one sees it); the outbox event is written with it. The
+/// first answer stands under immediate feedback (as the assignment says at this moment) and
+/// under sequential navigation; otherwise it is replaced.
+///
+/// `sequential`: the keys of the questions before this one in the attempt's order, all of
+/// which must be answered already (sequential navigation); `None` for free navigation, whose
+/// statement is the one it always was.
 #[allow(clippy::too_many_arguments)]
 pub async fn record_response(
     db: impl PgExecutor<'_>,
@@ -260,30 +310,37 @@ pub async fn record_response(
     answer: &Answer,
     grade: Grade,
     now: DateTime<Utc>,
-    final_answer: bool,
+    sequential: Option<&[String]>,
 ) -> Result<Recorded, sqlx::Error> {
-    let on_conflict = if final_answer {
-        "DO NOTHING"
+    let (turn, turn_from, turn_where, in_turn, on_conflict) = if sequential.is_some() {
+        (
+            ", turn AS (
+            SELECT count(*) = cardinality($9::text[]) AS ok FROM responses
+             WHERE attempt_id = $1 AND question_key = ANY($9)
+         )",
+            ", turn",
+            "WHERE turn.ok",
+            "coalesce((SELECT ok FROM turn), false)",
+            "DO NOTHING",
+        )
     } else {
-        "DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
-                       max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
-                       answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
-                       revision = responses.revision + 1"
+        ("", "", "", "true", REPLACE_UNLESS_IMMEDIATE)
     };
     let sql = format!(
         "WITH t AS (
-            SELECT id, started_at FROM attempts
-             WHERE id = $1 AND user_id = $2 AND finished_at IS NULL
-               AND (deadline IS NULL OR deadline > $7)
-               FOR SHARE
-         ), previous AS (
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > $7)
+               FOR SHARE OF t
+         ){turn}, previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = $1
          ), ins AS (
             INSERT INTO responses (attempt_id, question_key, answer, points, max_points, correct,
                                    answered_at, seconds)
             SELECT t.id, $3, $4, $5, $6, $8, $7,
                    greatest(0, extract(epoch FROM $7 - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous{turn_from} {turn_where}
             ON CONFLICT (attempt_id, question_key) {on_conflict}
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
@@ -294,11 +351,13 @@ pub async fn record_response(
                                       'revision', revision, 'answered_at', answered_at)
               FROM ins
          )
-         SELECT EXISTS (SELECT 1 FROM t) AS open, ins.question_key, ins.answer, ins.points,
-                ins.max_points, ins.correct, ins.answered_at
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate, {in_turn} AS in_turn,
+                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true"
     );
-    let out: RecordOutcome = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let mut query = sqlx::query_as::<_, RecordOutcome>(sqlx::AssertSqlSafe(sql))
         .bind(attempt)
         .bind(user)
         .bind(question_key)
@@ -306,15 +365,24 @@ pub async fn record_response(
         .bind(grade.points)
         .bind(grade.max_points)
         .bind(now)
-        .bind(grade.correct)
-        .fetch_one(db)
-        .await?;
+        .bind(grade.correct);
+    if let Some(preceding) = sequential {
+        query = query.bind(preceding);
+    }
+    let out = query.fetch_one(db).await?;
     Ok(if !out.open {
         Recorded::Closed
+    } else if !out.in_turn {
+        Recorded::NotInTurn
     } else {
         match out.written.into_row() {
-            Some(row) => Recorded::Written(row),
-            None => Recorded::AlreadyAnswered,
+            Some(row) => Recorded::Written {
+                row,
+                immediate: out.immediate,
+            },
+            None => Recorded::AlreadyAnswered {
+                immediate: out.immediate,
+            },
         }
     })
 }
@@ -328,6 +396,18 @@ pub async fn finish(
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let mut tx = db.begin().await?;
+    let finished = finish_in(&mut tx, attempt, reason, now).await?;
+    tx.commit().await?;
+    Ok(finished)
+}
+
+/// [`finish`] inside the caller's transaction.
+pub async fn finish_in(
+    tx: &mut sqlx::PgConnection,
+    attempt: Uuid,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let open: Option<(Uuid, Uuid, Option<DateTime<Utc>>)> = sqlx::query_as(
         "SELECT assignment_id, user_id, deadline FROM attempts
           WHERE id = $1 AND finished_at IS NULL FOR UPDATE",
@@ -390,7 +470,6 @@ pub async fn finish(
     }))
     .execute(&mut *tx)
     .await?;
-    tx.commit().await?;
     Ok(true)
 }
 

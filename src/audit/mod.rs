@@ -29,6 +29,10 @@ pub enum Action {
     LtiRegistrationDeleted,
     /// A person erased their account (`subject`: the erased id).
     AccountErased,
+    /// Course staff set a learner's override of an assignment or accommodation in a course
+    /// (`subject`: the learner; `detail`: assignment or course, and the override).
+    OverrideSet,
+    OverrideRemoved,
 }
 
 /// One action to record.

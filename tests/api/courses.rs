@@ -575,6 +575,7 @@ async fn an_assignment_keeps_the_policy_it_was_given() {
         "grading_method": "latest",
         "shuffle_questions": true,
         "shuffle_options": true,
+        "navigation": "sequential",
         "opens_at": "2030-01-01T09:00:00Z",
         "closes_at": "2030-01-08T09:00:00Z",
     });
@@ -655,6 +656,7 @@ async fn an_assignment_defaults_to_the_quiz_title_and_the_default_policy() {
             "grading_method": "highest",
             "shuffle_questions": false,
             "shuffle_options": false,
+            "navigation": "free",
         })
     );
     // A partial policy keeps the defaults for what it leaves out.

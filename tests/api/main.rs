@@ -10,6 +10,7 @@ mod content;
 mod courses;
 mod durability;
 mod errors;
+mod exams;
 mod lti;
 mod openapi;
 mod ops;
