@@ -21,6 +21,7 @@ use utoipa::{Modify, OpenApi};
         crate::quizzes::authoring::list_authors,
         crate::quizzes::authoring::add_author,
         crate::quizzes::authoring::remove_author,
+        crate::quizzes::translations::translation_status,
         crate::auth::routes::register,
         crate::auth::routes::login,
         crate::auth::routes::refresh,

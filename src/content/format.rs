@@ -375,6 +375,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         visibility: file.visibility,
         practice: file.practice,
         questions,
+        translated_from: BTreeMap::new(),
     };
     let mut list = errs.list;
     let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();

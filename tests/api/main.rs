@@ -19,3 +19,4 @@ mod proxies;
 mod secrecy;
 mod serve;
 mod support;
+mod translations;
