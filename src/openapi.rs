@@ -22,6 +22,8 @@ use utoipa::{Modify, OpenApi};
         crate::quizzes::authoring::add_author,
         crate::quizzes::authoring::remove_author,
         crate::quizzes::translations::translation_status,
+        crate::quizzes::translations::export_xliff,
+        crate::quizzes::translations::import_xliff,
         crate::auth::routes::register,
         crate::auth::routes::login,
         crate::auth::routes::refresh,

@@ -114,7 +114,7 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
     })
 }
 
-async fn save(
+pub(crate) async fn save(
     state: &AppState,
     content: QuizContent,
     importer: Importer,
