@@ -132,6 +132,7 @@ async fn main() -> anyhow::Result<()> {
         attempts,
         seed,
         harder_in: Some(("sync-collective", "id", 1.0)),
+        stronger_in: None,
         finished_at: Utc::now(),
     };
     let started = Instant::now();

@@ -212,6 +212,18 @@ fn routes(cfg: &mut web::ServiceConfig) {
         resource("/v1/quizzes/{slug}/authors").route(get().to(quizzes::authoring::list_authors)),
     )
     .service(
+        resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf")
+            .app_data(web::PayloadConfig::new(
+                quizzes::authoring::AUTHORING_BODY_LIMIT,
+            ))
+            .route(get().to(quizzes::translations::export_xliff))
+            .route(put().to(quizzes::translations::import_xliff)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/translations")
+            .route(get().to(quizzes::translations::translation_status)),
+    )
+    .service(
         resource("/v1/quizzes/{slug}/authors/{user_id}")
             .route(put().to(quizzes::authoring::add_author))
             .route(web::delete().to(quizzes::authoring::remove_author)),

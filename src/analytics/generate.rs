@@ -4,7 +4,8 @@
 //! Each synthetic learner has an ability θ ~ N(0, 1); a question with difficulty b is answered
 //! correctly with probability 1 / (1 + e^(b − θ)) (a Rasch model), a wrong answer picks a wrong
 //! option at random, and 5% of questions go unanswered. One question can be made harder in one
-//! locale, as a misleading translation would.
+//! locale, as a misleading translation would; and one locale's learners can be made more able,
+//! as a group that is simply stronger is (which must not look like a biased translation).
 
 use std::fmt::Write;
 
@@ -23,6 +24,8 @@ pub struct Plan<'a> {
     pub seed: u64,
     /// A question key and a locale in which it is this much harder (logits).
     pub harder_in: Option<(&'a str, &'a str, f64)>,
+    /// A locale whose learners are this much more able (logits).
+    pub stronger_in: Option<(&'a str, f64)>,
     pub finished_at: DateTime<Utc>,
 }
 
@@ -64,7 +67,11 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
         let user = Uuid::now_v7();
         let attempt = Uuid::now_v7();
         let locale = &locales[rng.below(locales.len())];
-        let ability = rng.normal();
+        let ability = rng.normal()
+            + match plan.stronger_in {
+                Some((l, shift)) if l == locale => shift,
+                _ => 0.0,
+            };
         let started = plan.finished_at - Duration::minutes(20) + Duration::seconds(n as i64 % 600);
         let mut at = started;
         let mut score = 0.0;

@@ -13,10 +13,13 @@ use std::sync::{Arc, Mutex};
 use crate::i18n::resolve;
 use crate::quizzes::QuizVersion;
 use models::{
-    AttemptCounts, HistogramBin, LocaleDifference, LocaleQuestion, LocaleReport, OptionReport,
-    QuestionReport, TestReport, VersionReport,
+    AttemptCounts, HistogramBin, LocaleDifference, LocalePairDif, LocaleQuestion, LocaleReport,
+    OptionReport, QuestionReport, TestReport, VersionReport,
 };
-use stats::{ScoreMatrix, homogeneity, median, random_guess_score};
+use stats::{
+    DIF_MIN_GROUP, DifInsufficient, ScoreMatrix, dif_rows, homogeneity, mantel_haenszel, median,
+    random_guess_score,
+};
 use store::{AttemptScores, StateCounts};
 
 /// The significance level of the per-locale test.
@@ -24,6 +27,106 @@ pub const LOCALE_TEST_ALPHA: f64 = 0.01;
 
 pub const LOCALE_TEST: &str = "Chi-square test of homogeneity on full marks versus not, by locale \
     (df = locales − 1), applied when every expected count is at least 5; flagged when p < 0.01.";
+
+pub const DIF_METHOD: &str = "Mantel–Haenszel DIF per pair of locales (Holland & Thayer 1988): \
+    attempts matched on the rest score (total minus the question, in whole points); only strata \
+    where both groups appear count; full marks is correct. α_MH = Σ(A·D/N)/Σ(B·C/N), MH \
+    chi-square with continuity correction, MH D-DIF = −2.35 ln α_MH with the Robins–Breslow–\
+    Greenland standard error. ETS class (Zwick 2012, ETS RR-12-08): A when |D| < 1 or the MH \
+    chi-square has p ≥ 0.05; C when |D| ≥ 1.5 and (|D| − 1)/SE > 1.645 (significantly above 1, \
+    one-sided 5%); B otherwise. Insufficient data below 30 attempts per group in the shared \
+    strata. `same_language`: both groups saw the question in the same language, so a difference \
+    is not a translation effect.";
+
+/// The languages a question is served in for a locale: its prompt's, then each option's.
+fn served_languages(
+    question: &crate::content::Question,
+    locale: &str,
+    source: &str,
+) -> Vec<String> {
+    let chain = [locale.to_string(), source.to_string()];
+    std::iter::once(&question.prompt)
+        .chain(question.options.iter().map(|o| &o.text))
+        .map(|t| resolve(t, &chain).lang)
+        .collect()
+}
+
+/// Mantel–Haenszel DIF of question `q` for every pair of locales.
+fn pair_difs(
+    version: &QuizVersion,
+    scores: &[Vec<f64>],
+    max: &[f64],
+    q: usize,
+    by_locale: &BTreeMap<&str, Vec<usize>>,
+) -> Vec<LocalePairDif> {
+    let source = version.content.source_locale.as_str();
+    let question = &version.content.questions[q];
+    // The source locale first (the reference group wherever it is in a pair), then the rest.
+    let mut locales: Vec<&str> = by_locale.keys().copied().collect();
+    locales.sort_by_key(|l| (*l != source, *l));
+    let mut out = Vec::new();
+    for (i, reference) in locales.iter().enumerate() {
+        for focal in &locales[i + 1..] {
+            let rows: Vec<usize> = by_locale[reference]
+                .iter()
+                .chain(&by_locale[focal])
+                .copied()
+                .collect();
+            let sub: Vec<Vec<f64>> = rows.iter().map(|r| scores[*r].clone()).collect();
+            let is_focal: Vec<bool> = (0..rows.len())
+                .map(|k| k >= by_locale[reference].len())
+                .collect();
+            let reference_languages = served_languages(question, reference, source);
+            let focal_languages = served_languages(question, focal, source);
+            let mut pair = LocalePairDif {
+                reference: reference.to_string(),
+                focal: focal.to_string(),
+                same_language: reference_languages == focal_languages,
+                reference_languages,
+                focal_languages,
+                reference_attempts: 0,
+                focal_attempts: 0,
+                strata: 0,
+                odds_ratio: None,
+                chi_square: None,
+                p_value: None,
+                d_dif: None,
+                d_dif_se: None,
+                ets_class: None,
+                note: None,
+            };
+            match mantel_haenszel(&dif_rows(&sub, max, q, &is_focal)) {
+                Ok(mh) => {
+                    pair.reference_attempts = mh.reference;
+                    pair.focal_attempts = mh.focal;
+                    pair.strata = mh.strata;
+                    pair.odds_ratio = Some(mh.odds_ratio);
+                    pair.chi_square = Some(mh.chi_square);
+                    pair.p_value = Some(mh.p_value);
+                    pair.d_dif = Some(mh.d_dif);
+                    pair.d_dif_se = Some(mh.d_dif_se);
+                    pair.ets_class = Some(mh.ets_class);
+                }
+                Err(DifInsufficient::TooFew { reference, focal }) => {
+                    pair.reference_attempts = reference;
+                    pair.focal_attempts = focal;
+                    pair.note = Some(format!(
+                        "insufficient data: fewer than {DIF_MIN_GROUP} attempts of a group in \
+                         the rest-score strata both groups share"
+                    ));
+                }
+                Err(DifInsufficient::NoVariation) => {
+                    pair.note = Some(
+                        "insufficient data: no variation (all right or all wrong) in the shared strata"
+                            .into(),
+                    );
+                }
+            }
+            out.push(pair);
+        }
+    }
+    out
+}
 
 /// The statistics of one quiz version over the counted attempts. Pure.
 pub fn version_report(
@@ -167,6 +270,7 @@ pub fn version_report(
                     (full as u64, rows.len() as u64)
                 })
                 .collect();
+            let mantel_haenszel = pair_difs(version, &scores, &max, q, &by_locale);
             match homogeneity(&groups) {
                 Some(h) => LocaleDifference {
                     key: question.key.clone(),
@@ -175,6 +279,7 @@ pub fn version_report(
                     p_value: Some(h.p_value),
                     flagged: h.p_value < LOCALE_TEST_ALPHA,
                     note: None,
+                    mantel_haenszel,
                 },
                 None => LocaleDifference {
                     key: question.key.clone(),
@@ -187,6 +292,7 @@ pub fn version_report(
                     } else {
                         "too few attempts (an expected count below 5) or no variation".into()
                     }),
+                    mantel_haenszel,
                 },
             }
         })
@@ -228,6 +334,7 @@ pub fn version_report(
         locales,
         locale_differences,
         locale_test: LOCALE_TEST.into(),
+        dif_method: DIF_METHOD.into(),
     }
 }
 

@@ -162,6 +162,43 @@ pub struct LocaleDifference {
     pub flagged: bool,
     /// Why the test was not applied, when it was not.
     pub note: Option<String>,
+    /// Mantel–Haenszel DIF for every pair of locales (the source locale, when in the pair, as
+    /// the reference group), matched on the rest score: unlike `chi_square`, a group that is
+    /// simply stronger does not make the question look biased.
+    pub mantel_haenszel: Vec<LocalePairDif>,
+}
+
+/// Differential item functioning of one question between two locales' attempts.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LocalePairDif {
+    /// The reference group's locale.
+    pub reference: String,
+    /// The focal group's locale.
+    pub focal: String,
+    /// Both groups saw this question (prompt and options) in the same language(s), e.g. both
+    /// in the English fallback: a difference here is not a translation effect.
+    pub same_language: bool,
+    /// The language(s) each group saw the question in, as served (prompt first, then options).
+    pub reference_languages: Vec<String>,
+    pub focal_languages: Vec<String>,
+    /// Attempts of each group in the strata where both groups appear.
+    pub reference_attempts: usize,
+    pub focal_attempts: usize,
+    /// Rest-score strata where both groups appear (the only ones that count).
+    pub strata: usize,
+    /// α_MH: above 1, the question favours the reference group at equal rest score.
+    pub odds_ratio: Option<f64>,
+    /// MH chi-square with continuity correction (1 df).
+    pub chi_square: Option<f64>,
+    pub p_value: Option<f64>,
+    /// MH D-DIF = −2.35 ln α_MH; negative: harder for the focal group at equal rest score.
+    pub d_dif: Option<f64>,
+    /// Standard error of MH D-DIF (Robins–Breslow–Greenland).
+    pub d_dif_se: Option<f64>,
+    /// ETS class A (negligible), B (moderate), C (large); `null` with insufficient data.
+    pub ets_class: Option<crate::analytics::stats::EtsClass>,
+    /// `insufficient data: …` when the statistics were not computed.
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -178,4 +215,6 @@ pub struct VersionReport {
     pub locale_differences: Vec<LocaleDifference>,
     /// The test behind `locale_differences`.
     pub locale_test: String,
+    /// The method behind `locale_differences[].mantel_haenszel`.
+    pub dif_method: String,
 }

@@ -381,6 +381,193 @@ fn upper_regularized_gamma(a: f64, x: f64) -> f64 {
     }
 }
 
+/// One examinee in a Mantel–Haenszel analysis of one item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DifRow {
+    /// In the focal group (otherwise the reference group).
+    pub focal: bool,
+    /// Full marks on the studied item.
+    pub correct: bool,
+    /// The matching stratum: the rest score (total minus the studied item), in whole points.
+    pub stratum: i64,
+}
+
+/// The ETS DIF category of an item (Zwick 2012, ETS RR-12-08; Dorans & Holland 1993).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub enum EtsClass {
+    /// Negligible DIF.
+    A,
+    /// Slight to moderate DIF.
+    B,
+    /// Moderate to large DIF: review the item (and its translation).
+    C,
+}
+
+/// The fewest examinees each group must have in the strata where both groups appear.
+pub const DIF_MIN_GROUP: usize = 30;
+/// The significance level of both ETS tests.
+pub const DIF_ALPHA: f64 = 0.05;
+/// The one-sided 5% point of the standard normal: |D| significantly greater than 1.
+const Z_ONE_SIDED_05: f64 = 1.644_853_626_951_472_2;
+
+/// The Mantel–Haenszel statistics of one item between a reference and a focal group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MantelHaenszel {
+    /// Strata in which both groups appear (the only ones that count).
+    pub strata: usize,
+    pub reference: usize,
+    pub focal: usize,
+    /// α_MH = Σ(A·D/N) / Σ(B·C/N): above 1, the item favours the reference group.
+    pub odds_ratio: f64,
+    /// (|ΣA − ΣE(A)| − ½)² / ΣVar(A), 1 df.
+    pub chi_square: f64,
+    pub p_value: f64,
+    /// MH D-DIF = −2.35 ln α_MH (the ETS delta scale): negative, the item is harder for the focal group.
+    pub d_dif: f64,
+    /// 2.35 × the Robins–Breslow–Greenland standard error of ln α_MH (= Phillips & Holland 1987).
+    pub d_dif_se: f64,
+    pub ets_class: EtsClass,
+}
+
+/// Why an item between two groups was not analysed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DifInsufficient {
+    /// A group has fewer than [`DIF_MIN_GROUP`] examinees in the shared strata.
+    TooFew { reference: usize, focal: usize },
+    /// Nobody (or everybody) in the shared strata answered correctly, or the odds ratio is 0 or ∞.
+    NoVariation,
+}
+
+/// The ETS rule as implemented: A when |D| < 1 or the MH chi-square is not significant
+/// (p ≥ 0.05); C when |D| ≥ 1.5 and |D| is significantly greater than 1 (one-sided 5%:
+/// (|D| − 1)/SE(D) > 1.645); B otherwise.
+pub fn ets_class(d: f64, se: f64, p_value: f64) -> EtsClass {
+    if d.abs() < 1.0 || p_value >= DIF_ALPHA {
+        EtsClass::A
+    } else if d.abs() >= 1.5 && se > 0.0 && (d.abs() - 1.0) / se > Z_ONE_SIDED_05 {
+        EtsClass::C
+    } else {
+        EtsClass::B
+    }
+}
+
+/// Mantel–Haenszel DIF of one item (Holland & Thayer 1988) over the strata where both groups
+/// appear, with the continuity-corrected MH chi-square and the ETS class.
+pub fn mantel_haenszel(rows: &[DifRow]) -> Result<MantelHaenszel, DifInsufficient> {
+    // Per stratum: [A, B, C, D] = reference right, reference wrong, focal right, focal wrong.
+    let mut tables: std::collections::BTreeMap<i64, [f64; 4]> = Default::default();
+    for r in rows {
+        let cell = match (r.focal, r.correct) {
+            (false, true) => 0,
+            (false, false) => 1,
+            (true, true) => 2,
+            (true, false) => 3,
+        };
+        tables.entry(r.stratum).or_default()[cell] += 1.0;
+    }
+    tables.retain(|_, [a, b, c, d]| *a + *b > 0.0 && *c + *d > 0.0);
+    let reference = tables.values().map(|t| t[0] + t[1]).sum::<f64>() as usize;
+    let focal = tables.values().map(|t| t[2] + t[3]).sum::<f64>() as usize;
+    if reference < DIF_MIN_GROUP || focal < DIF_MIN_GROUP {
+        return Err(DifInsufficient::TooFew { reference, focal });
+    }
+    let (mut r_sum, mut s_sum) = (0.0, 0.0);
+    let (mut a_sum, mut e_sum, mut v_sum) = (0.0, 0.0, 0.0);
+    let (mut pr, mut ps_qr, mut qs) = (0.0, 0.0, 0.0);
+    for &[a, b, c, d] in tables.values() {
+        let n = a + b + c + d;
+        let (nr, nf, m1, m0) = (a + b, c + d, a + c, b + d);
+        let (r, s) = (a * d / n, b * c / n);
+        let (p, q) = ((a + d) / n, (b + c) / n);
+        r_sum += r;
+        s_sum += s;
+        pr += p * r;
+        ps_qr += p * s + q * r;
+        qs += q * s;
+        a_sum += a;
+        e_sum += nr * m1 / n;
+        v_sum += nr * nf * m1 * m0 / (n * n * (n - 1.0));
+    }
+    if r_sum <= 0.0 || s_sum <= 0.0 || v_sum <= EPS {
+        return Err(DifInsufficient::NoVariation);
+    }
+    let odds_ratio = r_sum / s_sum;
+    let chi_square = ((a_sum - e_sum).abs() - 0.5).max(0.0).powi(2) / v_sum;
+    let p_value = chi_square_sf(chi_square, 1.0);
+    let var_ln =
+        pr / (2.0 * r_sum * r_sum) + ps_qr / (2.0 * r_sum * s_sum) + qs / (2.0 * s_sum * s_sum);
+    let d_dif = -2.35 * odds_ratio.ln();
+    let d_dif_se = 2.35 * var_ln.sqrt();
+    Ok(MantelHaenszel {
+        strata: tables.len(),
+        reference,
+        focal,
+        odds_ratio,
+        chi_square,
+        p_value,
+        d_dif,
+        d_dif_se,
+        ets_class: ets_class(d_dif, d_dif_se, p_value),
+    })
+}
+
+/// A simulated two-group test for checking DIF: Rasch items, the focal group `shift` logits
+/// less able, and item `dif_item` `dif` logits harder for the focal group only. Rows are
+/// attempts, columns items (0 or 1). Deterministic for a seed.
+pub fn simulate_dif(
+    seed: u64,
+    per_group: usize,
+    items: usize,
+    shift: f64,
+    dif_item: usize,
+    dif: f64,
+) -> (Vec<Vec<f64>>, Vec<bool>) {
+    let mut rng = crate::attempts::shuffle::SplitMix64::new(seed);
+    let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let (mut scores, mut focal) = (Vec::new(), Vec::new());
+    for g in [false, true] {
+        for _ in 0..per_group {
+            let (u, v) = (unit().max(f64::MIN_POSITIVE), unit());
+            let normal = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+            let ability = normal - if g { shift } else { 0.0 };
+            let row = (0..items)
+                .map(|i| {
+                    let mut b = -1.5 + 3.0 * i as f64 / (items - 1).max(1) as f64;
+                    if g && i == dif_item {
+                        b += dif;
+                    }
+                    f64::from(u8::from(unit() < 1.0 / (1.0 + (b - ability).exp())))
+                })
+                .collect();
+            scores.push(row);
+            focal.push(g);
+        }
+    }
+    (scores, focal)
+}
+
+/// The rows of a Mantel–Haenszel analysis of item `q` from a score matrix: correct is full
+/// marks, the stratum the rest score rounded to whole points.
+pub fn dif_rows(scores: &[Vec<f64>], max: &[f64], q: usize, focal: &[bool]) -> Vec<DifRow> {
+    scores
+        .iter()
+        .zip(focal)
+        .map(|(row, &focal)| {
+            let rest: f64 = row
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != q)
+                .map(|(_, x)| x)
+                .sum();
+            DifRow {
+                focal,
+                correct: row[q] >= max[q] - 1e-9,
+                stratum: rest.round() as i64,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -506,6 +693,99 @@ mod tests {
         assert!(homogeneity(&[(10, 10), (20, 20)]).is_none(), "no variation");
     }
 
+    #[test]
+    fn mantel_haenszel_matches_a_hand_computed_two_stratum_table() {
+        // Stratum 0: ref 10 right 10 wrong, focal 5 right 15 wrong; stratum 1: ref 30/10, focal 20/20.
+        let mut rows = Vec::new();
+        for (stratum, cells) in [(0, [10, 10, 5, 15]), (1, [30, 10, 20, 20])] {
+            for (i, n) in cells.iter().enumerate() {
+                for _ in 0..*n {
+                    rows.push(DifRow {
+                        focal: i >= 2,
+                        correct: i % 2 == 0,
+                        stratum,
+                    });
+                }
+            }
+        }
+        // A lone reference examinee in a stratum without focal ones does not count.
+        rows.push(DifRow {
+            focal: false,
+            correct: true,
+            stratum: 7,
+        });
+        let mh = mantel_haenszel(&rows).unwrap();
+        // R = 10·15/40 + 30·20/80 = 11.25; S = 10·5/40 + 10·20/80 = 3.75.
+        assert!((mh.odds_ratio - 3.0).abs() < 1e-12);
+        assert!((mh.d_dif + 2.35 * 3f64.ln()).abs() < 1e-12);
+        // ΣA = 40, ΣE = 20·15/40 + 40·50/80 = 32.5, ΣVar = 20·20·15·25/(40²·39) + 40·40·50·30/(80²·79).
+        let var = 20.0 * 20.0 * 15.0 * 25.0 / (1600.0 * 39.0)
+            + 40.0 * 40.0 * 50.0 * 30.0 / (6400.0 * 79.0);
+        assert!((mh.chi_square - 7.0f64.powi(2) / var).abs() < 1e-9);
+        assert_eq!((mh.strata, mh.reference, mh.focal), (2, 60, 60));
+    }
+
+    #[test]
+    fn the_ets_rule_needs_size_and_significance() {
+        assert_eq!(ets_class(-0.9, 0.1, 1e-6), EtsClass::A);
+        assert_eq!(ets_class(-2.0, 0.1, 0.2), EtsClass::A, "not significant");
+        assert_eq!(ets_class(-1.2, 0.1, 1e-6), EtsClass::B);
+        assert_eq!(
+            ets_class(1.6, 0.5, 1e-6),
+            EtsClass::B,
+            "not significantly above 1"
+        );
+        assert_eq!(ets_class(1.6, 0.1, 1e-6), EtsClass::C);
+        assert_eq!(ets_class(-2.4, 0.2, 1e-9), EtsClass::C);
+    }
+
+    #[test]
+    fn too_few_examinees_or_no_variation_is_insufficient() {
+        let (scores, focal) = simulate_dif(3, 20, 6, 0.0, 0, 0.0);
+        let rows = dif_rows(&scores, &[1.0; 6], 2, &focal);
+        assert!(matches!(
+            mantel_haenszel(&rows),
+            Err(DifInsufficient::TooFew { .. })
+        ));
+        let all_right: Vec<DifRow> = (0..200)
+            .map(|i| DifRow {
+                focal: i % 2 == 0,
+                correct: true,
+                stratum: i % 3,
+            })
+            .collect();
+        assert_eq!(
+            mantel_haenszel(&all_right),
+            Err(DifInsufficient::NoVariation)
+        );
+    }
+
+    #[test]
+    fn a_planted_dif_item_is_c_and_the_others_a_although_the_groups_differ_in_ability() {
+        let items = 10;
+        let (scores, focal) = simulate_dif(42, 1500, items, 0.8, 4, 1.2);
+        let max = vec![1.0; items];
+        // The groups really differ: a plain comparison of facility would flag every item.
+        let mean = |g: bool| {
+            let rows: Vec<f64> = scores
+                .iter()
+                .zip(&focal)
+                .filter(|(_, f)| **f == g)
+                .map(|(r, _)| r.iter().sum())
+                .collect();
+            super::mean(&rows).unwrap()
+        };
+        assert!(mean(false) - mean(true) > 1.0);
+        for q in 0..items {
+            let mh = mantel_haenszel(&dif_rows(&scores, &max, q, &focal)).unwrap();
+            let expected = if q == 4 { EtsClass::C } else { EtsClass::A };
+            assert_eq!(mh.ets_class, expected, "item {q}: {mh:?}");
+            if q == 4 {
+                assert!(mh.d_dif < -1.5, "harder for the focal group: {mh:?}");
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn statistics_are_finite_or_none_and_bounded(
@@ -524,6 +804,26 @@ mod tests {
                 prop_assert!((0.0..=100.0).contains(&f));
                 if let Some(d) = q.discrimination_index { prop_assert!((-100.0 - 1e-9..=100.0 + 1e-9).contains(&d)); }
                 if let Some(e) = q.discriminative_efficiency { prop_assert!(e <= 100.0 + 1e-9); }
+            }
+        }
+
+
+        #[test]
+        fn swapping_the_groups_inverts_the_odds_ratio_and_keeps_the_chi_square(
+            cells in proptest::collection::vec((0u8..4, any::<bool>(), any::<bool>()), 80..300)
+        ) {
+            let rows: Vec<DifRow> = cells.iter().map(|(s, f, c)| DifRow { focal: *f, correct: *c, stratum: i64::from(*s) }).collect();
+            let swapped: Vec<DifRow> = rows.iter().map(|r| DifRow { focal: !r.focal, ..*r }).collect();
+            match (mantel_haenszel(&rows), mantel_haenszel(&swapped)) {
+                (Ok(a), Ok(b)) => {
+                    prop_assert!((a.odds_ratio * b.odds_ratio - 1.0).abs() < 1e-9);
+                    prop_assert!((a.chi_square - b.chi_square).abs() < 1e-9);
+                    prop_assert!((a.d_dif + b.d_dif).abs() < 1e-9);
+                    prop_assert!(a.p_value >= 0.0 && a.p_value <= 1.0 && a.d_dif_se.is_finite());
+                    prop_assert_eq!(a.ets_class, b.ets_class);
+                }
+                (Err(_), Err(_)) => {}
+                (a, b) => prop_assert!(false, "{a:?} vs {b:?}"),
             }
         }
 

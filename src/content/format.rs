@@ -375,6 +375,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         visibility: file.visibility,
         practice: file.practice,
         questions,
+        translated_from: BTreeMap::new(),
     };
     let mut list = errs.list;
     let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();
@@ -429,6 +430,98 @@ fn apply_translation(
             return errs.list;
         }
     };
+    apply_translation_file(content, locale, t, errs)
+}
+
+/// Replaces the translation of `locale` in `content` with `texts` (text id → translated
+/// text; ids as in [`QuizContent::texts`]), validated exactly as a `<locale>.toml` is: the
+/// same checks, the same messages (naming `name` as the file). Records of which source a kept
+/// translation was made from stay. Pure.
+pub fn retranslate(
+    content: &QuizContent,
+    locale: &str,
+    name: &str,
+    texts: &BTreeMap<String, String>,
+) -> Result<QuizContent, Vec<ContentError>> {
+    let mut errs = Errors {
+        file: name,
+        list: Vec::new(),
+    };
+    if canonical_tag(locale).as_deref() != Some(locale) || locale == content.source_locale {
+        errs.add(
+            None,
+            format!("'{locale}' is not a translation locale of this quiz (a canonical BCP 47 tag other than its source)"),
+        );
+        return Err(errs.list);
+    }
+    let mut t = TranslationFile {
+        title: None,
+        intro: None,
+        questions: BTreeMap::new(),
+    };
+    for (id, text) in texts {
+        let value = Some(text.clone());
+        let parts: Vec<&str> = id.split('.').collect();
+        match parts.as_slice() {
+            ["title"] => t.title = value,
+            ["intro"] => t.intro = value,
+            ["q", key, field] | ["q", key, "o", _, field] => {
+                let q = t
+                    .questions
+                    .entry(key.to_string())
+                    .or_insert(QuestionTranslation {
+                        prompt: None,
+                        explanation: None,
+                        wrong_feedback: None,
+                        accepted: None,
+                        options: BTreeMap::new(),
+                    });
+                if let ["q", _, "o", option, _] = parts.as_slice() {
+                    let o = q
+                        .options
+                        .entry(option.to_string())
+                        .or_insert(OptionTranslation {
+                            text: None,
+                            feedback: None,
+                        });
+                    match *field {
+                        "text" => o.text = value,
+                        "feedback" => o.feedback = value,
+                        _ => errs.add(Some(key), format!("unknown text '{id}'")),
+                    }
+                } else {
+                    match *field {
+                        "prompt" => q.prompt = value,
+                        "explanation" => q.explanation = value,
+                        "wrong_feedback" => q.wrong_feedback = value,
+                        _ => errs.add(Some(key), format!("unknown text '{id}'")),
+                    }
+                }
+            }
+            _ => errs.add(None, format!("unknown text '{id}'")),
+        }
+    }
+    let mut out = content.clone();
+    // What stays translated is given again in `texts`; the rest of the locale goes.
+    out.for_each_text_mut(|_, text| {
+        text.remove(locale);
+    });
+    out.locales.retain(|l| l != locale);
+    let list = apply_translation_file(&mut out, locale, t, errs);
+    if !list.is_empty() {
+        return Err(list);
+    }
+    // The source first, then the translations by tag, as `compile` orders them.
+    out.locales[1..].sort();
+    Ok(out)
+}
+
+fn apply_translation_file(
+    content: &mut QuizContent,
+    locale: &str,
+    t: TranslationFile,
+    mut errs: Errors<'_>,
+) -> Vec<ContentError> {
     let put = |errs: &mut Errors,
                q: Option<&str>,
                what: &str,

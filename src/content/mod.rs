@@ -4,11 +4,12 @@
 mod format;
 pub mod model;
 pub mod store;
+pub mod xliff;
 
 use std::fmt;
 use std::path::Path;
 
-pub use format::{QuizSource, SourceFile, compile};
+pub use format::{QuizSource, SourceFile, compile, retranslate};
 pub use model::{Choice, Question, QuestionKind, QuizContent, Visibility};
 
 /// One problem in one content file.

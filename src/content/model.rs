@@ -1,6 +1,8 @@
 //! The normalized content of one quiz version: what the importer produces from the files,
 //! what is stored (as JSON) in `quiz_versions.content`, and what grading reads.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
@@ -25,6 +27,64 @@ pub struct QuizContent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub practice: Option<Policy>,
     pub questions: Vec<Question>,
+    /// Translations that were not made from the current source text: text id (see
+    /// [`QuizContent::texts`]) → locale → the hash ([`source_hash`]) of the source text they
+    /// translated. Every other translation was made from the current source (a translation is
+    /// recorded against the source it was written with; the importer carries the record from
+    /// version to version, see [`QuizContent::carry_translation_sources`]). A translation whose
+    /// recorded source differs from the current one is stale: stored, exported for review,
+    /// never served as current. Empty for content that is fully current, so content stored
+    /// before this field existed reads (and hashes) as it did.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub translated_from: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// The hash that identifies a source text: a translation remembers the hash of the source it
+/// translated, and is stale when the source's hash changes.
+pub fn source_hash(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// What a translatable text is, for translators and status reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextRole {
+    Title,
+    Intro,
+    Prompt,
+    Explanation,
+    WrongFeedback,
+    CorrectOption,
+    WrongOption,
+    OptionFeedback,
+}
+
+impl TextRole {
+    /// A note for a translator.
+    pub fn note(self) -> &'static str {
+        match self {
+            Self::Title => "The quiz's title.",
+            Self::Intro => "The one-line introduction shown before the first question.",
+            Self::Prompt => "A question's prompt.",
+            Self::Explanation => "Why the right answer is right; shown after the answer.",
+            Self::WrongFeedback => "Feedback shown for a wrong answer.",
+            Self::CorrectOption => "A correct option (an answer the learner can choose).",
+            Self::WrongOption => "A wrong option (a distractor: keep it plausible).",
+            Self::OptionFeedback => "Feedback shown when the learner chose this wrong option.",
+        }
+    }
+}
+
+/// One translatable text with its id: `title`, `intro`, `q.<key>.prompt`,
+/// `q.<key>.explanation`, `q.<key>.wrong_feedback`, `q.<key>.o.<option>.text`,
+/// `q.<key>.o.<option>.feedback`. Keys are `[a-z0-9_-]`, so ids are unambiguous XML NMTOKENs.
+#[derive(Debug, Clone)]
+pub struct TextRef<'a> {
+    pub id: String,
+    /// The question's key, for question texts.
+    pub question: Option<&'a str>,
+    pub role: TextRole,
+    pub text: &'a Text,
 }
 
 /// Who may see a quiz outside the assignments that place it.
@@ -129,20 +189,156 @@ impl QuizContent {
 
     /// Every translatable text the author wrote (generated labels excluded).
     pub fn authored_texts(&self) -> Vec<&Text> {
-        let mut out = vec![&self.title];
-        out.extend(self.intro.as_ref());
+        self.texts().into_iter().map(|t| t.text).collect()
+    }
+
+    /// Every translatable text the author wrote, with its id and role, in display order.
+    pub fn texts(&self) -> Vec<TextRef<'_>> {
+        let top = |id: &str, role, text| TextRef {
+            id: id.to_string(),
+            question: None,
+            role,
+            text,
+        };
+        let mut out = vec![top("title", TextRole::Title, &self.title)];
+        if let Some(intro) = &self.intro {
+            out.push(top("intro", TextRole::Intro, intro));
+        }
         for q in &self.questions {
-            out.push(&q.prompt);
-            out.push(&q.explanation);
-            out.extend(q.wrong_feedback.as_ref());
+            let k = q.key.as_str();
+            let of = |field: &str, role, text| TextRef {
+                id: format!("q.{k}.{field}"),
+                question: Some(k),
+                role,
+                text,
+            };
+            out.push(of("prompt", TextRole::Prompt, &q.prompt));
+            out.push(of("explanation", TextRole::Explanation, &q.explanation));
+            if let Some(w) = &q.wrong_feedback {
+                out.push(of("wrong_feedback", TextRole::WrongFeedback, w));
+            }
             if q.kind != QuestionKind::TrueFalse {
                 for o in &q.options {
-                    out.push(&o.text);
-                    out.extend(o.feedback.as_ref());
+                    let role = if o.correct {
+                        TextRole::CorrectOption
+                    } else {
+                        TextRole::WrongOption
+                    };
+                    out.push(of(&format!("o.{}.text", o.key), role, &o.text));
+                    if let Some(f) = &o.feedback {
+                        let id = format!("o.{}.feedback", o.key);
+                        out.push(of(&id, TextRole::OptionFeedback, f));
+                    }
                 }
             }
         }
         out
+    }
+
+    /// Calls `f` with each translatable text's id and the text, mutably.
+    pub fn for_each_text_mut(&mut self, mut f: impl FnMut(&str, &mut Text)) {
+        f("title", &mut self.title);
+        if let Some(intro) = &mut self.intro {
+            f("intro", intro);
+        }
+        for q in &mut self.questions {
+            let k = q.key.clone();
+            f(&format!("q.{k}.prompt"), &mut q.prompt);
+            f(&format!("q.{k}.explanation"), &mut q.explanation);
+            if let Some(w) = &mut q.wrong_feedback {
+                f(&format!("q.{k}.wrong_feedback"), w);
+            }
+            if q.kind != QuestionKind::TrueFalse {
+                for o in &mut q.options {
+                    f(&format!("q.{k}.o.{}.text", o.key), &mut o.text);
+                    if let Some(fb) = &mut o.feedback {
+                        f(&format!("q.{k}.o.{}.feedback", o.key), fb);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the translation of text `id` into `locale` was made from another source text
+    /// than the current one.
+    pub fn is_stale(&self, id: &str, text: &Text, locale: &str) -> bool {
+        let Some(recorded) = self.translated_from.get(id).and_then(|m| m.get(locale)) else {
+            return false;
+        };
+        text.get(&self.source_locale)
+            .is_none_or(|source| source_hash(source) != *recorded)
+    }
+
+    /// Records, for this content about to become a new version after `previous`, which source
+    /// each translation was made from: a translation unchanged since `previous` keeps the
+    /// source it had there; a new or changed one was made from the current source. Only
+    /// translations whose source is not the current one are recorded (see `translated_from`).
+    /// Records already present (an import that names the source it translated) are kept.
+    pub fn carry_translation_sources(&mut self, previous: &QuizContent) {
+        let before: BTreeMap<String, &Text> = previous
+            .texts()
+            .into_iter()
+            .map(|t| (t.id, t.text))
+            .collect();
+        let source_locale = self.source_locale.clone();
+        let mut records = std::mem::take(&mut self.translated_from);
+        self.for_each_text_mut(|id, text| {
+            let Some(source) = text.get(&source_locale) else {
+                return;
+            };
+            let current = source_hash(source);
+            for (locale, translation) in text.iter().filter(|(l, _)| **l != source_locale) {
+                let kept = records.get(id).and_then(|m| m.get(locale)).cloned();
+                let carried = kept.or_else(|| {
+                    let old = before.get(id)?;
+                    (old.get(locale)? == translation).then(|| {
+                        previous
+                            .translated_from
+                            .get(id)
+                            .and_then(|m| m.get(locale))
+                            .cloned()
+                            .or_else(|| old.get(&previous.source_locale).map(|s| source_hash(s)))
+                    })?
+                });
+                match carried {
+                    Some(h) if h != current => {
+                        records
+                            .entry(id.to_string())
+                            .or_default()
+                            .insert(locale.clone(), h);
+                    }
+                    _ => {
+                        if let Some(m) = records.get_mut(id) {
+                            m.remove(locale);
+                        }
+                    }
+                }
+            }
+        });
+        records.retain(|_, m| !m.is_empty());
+        self.translated_from = records;
+    }
+
+    /// The content as served: stale translations left out, so each such text falls back (and
+    /// says so by its `lang`), and coverage counts only current translations.
+    pub fn served(mut self) -> QuizContent {
+        let records = std::mem::take(&mut self.translated_from);
+        if records.is_empty() {
+            return self;
+        }
+        let source_locale = self.source_locale.clone();
+        self.for_each_text_mut(|id, text| {
+            let Some(by_locale) = records.get(id) else {
+                return;
+            };
+            let current = text.get(&source_locale).map(|s| source_hash(s));
+            text.retain(|locale, _| {
+                by_locale
+                    .get(locale)
+                    .is_none_or(|h| Some(h) == current.as_ref())
+            });
+        });
+        self
     }
 
     /// For each locale: how many of the authored texts exist in it, of how many.
@@ -155,5 +351,98 @@ impl QuizContent {
                 (l.clone(), have, texts.len())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::{QuizSource, SourceFile, compile};
+
+    fn quiz(prompt: &str, bn_prompt: Option<&str>) -> QuizContent {
+        let quiz = format!(
+            "slug = \"t\"\ntitle = \"T\"\n[[questions]]\nkey = \"q1\"\nkind = \"single\"\n\
+             prompt = \"{prompt}\"\nexplanation = \"E\"\n[[questions.options]]\nkey = \"a\"\n\
+             text = \"A\"\ncorrect = true\n[[questions.options]]\nkey = \"b\"\ntext = \"B\"\n"
+        );
+        let mut bn = "title = \"টি\"\n[questions.q1.options.a]\ntext = \"ক\"\n".to_string();
+        if let Some(p) = bn_prompt {
+            bn.push_str(&format!("[questions.q1]\nprompt = \"{p}\"\n"));
+        }
+        compile(&QuizSource {
+            quiz: SourceFile {
+                name: "quiz.toml".into(),
+                text: quiz,
+            },
+            translations: vec![(
+                "bn".into(),
+                SourceFile {
+                    name: "bn.toml".into(),
+                    text: bn,
+                },
+            )],
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_translation_left_alone_while_its_source_changes_becomes_stale_and_is_not_served() {
+        let v1 = quiz("Pick one", Some("একটি বাছুন"));
+        let mut v2 = quiz("Pick exactly one", Some("একটি বাছুন"));
+        v2.carry_translation_sources(&v1);
+        let prompt = &v2.questions[0].prompt;
+        assert!(v2.is_stale("q.q1.prompt", prompt, "bn"));
+        assert_eq!(
+            v2.translated_from["q.q1.prompt"]["bn"],
+            source_hash("Pick one")
+        );
+        assert!(
+            !v2.is_stale("title", &v2.title, "bn"),
+            "an unchanged source stays current"
+        );
+        let served = v2.clone().served();
+        assert!(!served.questions[0].prompt.contains_key("bn"));
+        assert!(served.questions[0].options[0].text.contains_key("bn"));
+        assert_eq!(served.coverage()[1].1 + 1, v2.coverage()[1].1);
+
+        // Imported again unchanged: the same content, so the same hash (no new version).
+        let mut again = quiz("Pick exactly one", Some("একটি বাছুন"));
+        again.carry_translation_sources(&v2);
+        assert_eq!(again.content_hash(), v2.content_hash());
+        // The translator updates it: current again, nothing recorded.
+        let mut v3 = quiz("Pick exactly one", Some("ঠিক একটি বাছুন"));
+        v3.carry_translation_sources(&v2);
+        assert!(v3.translated_from.is_empty());
+        // The source changed back: the old translation is current again.
+        let mut back = quiz("Pick one", Some("একটি বাছুন"));
+        back.carry_translation_sources(&v2);
+        assert!(back.translated_from.is_empty());
+    }
+
+    #[test]
+    fn content_without_records_is_fully_current_and_hashes_as_before() {
+        let v1 = quiz("Pick one", Some("একটি বাছুন"));
+        let json = serde_json::to_string(&v1).unwrap();
+        assert!(!json.contains("translated_from"));
+        let mut same = v1.clone();
+        same.carry_translation_sources(&v1);
+        assert_eq!(same, v1);
+        assert_eq!(v1.clone().served(), v1);
+    }
+
+    #[test]
+    fn text_ids_name_every_authored_text_once() {
+        let v = quiz("P", None);
+        let ids: Vec<String> = v.texts().into_iter().map(|t| t.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "title",
+                "q.q1.prompt",
+                "q.q1.explanation",
+                "q.q1.o.a.text",
+                "q.q1.o.b.text"
+            ]
+        );
     }
 }

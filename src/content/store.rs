@@ -31,6 +31,7 @@ struct CurrentVersion {
     version_id: Option<Uuid>,
     version: Option<i32>,
     content_hash: Option<String>,
+    content: Option<Json<QuizContent>>,
 }
 
 /// Who imports, which decides what an existing slug means.
@@ -75,21 +76,16 @@ pub async fn import(
         .await?;
     let mut out = Vec::new();
     for content in quizzes {
+        let mut content = content.clone();
+        let current: Option<CurrentVersion> =
+            current_version(&mut tx, &content.slug, importer).await?;
+        // Which source each translation was made from carries over from the current version,
+        // so a translation left unchanged while its source changed becomes stale.
+        if let Some(Json(previous)) = current.as_ref().and_then(|c| c.content.as_ref()) {
+            content.carry_translation_sources(previous);
+        }
+        let content = &content;
         let hash = content.content_hash();
-        let current: Option<CurrentVersion> = sqlx::query_as(
-            "SELECT q.id AS quiz_id, q.owner_id, v.id AS version_id, v.version, v.content_hash,
-                    EXISTS (SELECT 1 FROM quiz_coauthors c
-                             WHERE c.quiz_id = q.id AND c.user_id = $2) AS is_coauthor
-               FROM quizzes q LEFT JOIN quiz_versions v ON v.id = q.current_version_id
-              WHERE q.slug = $1",
-        )
-        .bind(&content.slug)
-        .bind(match importer {
-            Importer::Person { id, .. } => Some(id),
-            Importer::Files => None,
-        })
-        .fetch_optional(&mut *tx)
-        .await?;
         if let (Some(c), Importer::Person { id, admin, create }) = (&current, importer) {
             let author = admin || c.owner_id == Some(id) || c.is_coauthor;
             if !author && create {
@@ -179,4 +175,26 @@ pub async fn import(
     }
     tx.commit().await?;
     Ok(out)
+}
+
+async fn current_version(
+    tx: &mut sqlx::PgConnection,
+    slug: &str,
+    importer: Importer,
+) -> Result<Option<CurrentVersion>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT q.id AS quiz_id, q.owner_id, v.id AS version_id, v.version, v.content_hash,
+                    v.content,
+                    EXISTS (SELECT 1 FROM quiz_coauthors c
+                             WHERE c.quiz_id = q.id AND c.user_id = $2) AS is_coauthor
+               FROM quizzes q LEFT JOIN quiz_versions v ON v.id = q.current_version_id
+              WHERE q.slug = $1",
+    )
+    .bind(slug)
+    .bind(match importer {
+        Importer::Person { id, .. } => Some(id),
+        Importer::Files => None,
+    })
+    .fetch_optional(tx)
+    .await
 }

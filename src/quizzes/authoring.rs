@@ -114,7 +114,7 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
     })
 }
 
-async fn save(
+pub(crate) async fn save(
     state: &AppState,
     content: QuizContent,
     importer: Importer,
@@ -286,9 +286,9 @@ pub async fn get_version(
             ),
         });
     }
-    let v = state
-        .quizzes
-        .get(&state.pool, version_id)
+    // The stored content, stale translations and their records included (the cache holds it
+    // as served).
+    let v = super::store::version(&state.pool, version_id)
         .await?
         .ok_or_else(not_found)?;
     // Authors read their own keys as they write them; anyone else's read is on record.
@@ -303,7 +303,7 @@ pub async fn get_version(
     }
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .json(&v.content))
+        .json(&v.content.0))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

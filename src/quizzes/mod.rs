@@ -5,6 +5,7 @@ pub mod authoring;
 pub mod models;
 pub mod routes;
 pub mod store;
+pub mod translations;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

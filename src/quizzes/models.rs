@@ -177,6 +177,7 @@ pub struct QuizVersion {
     pub quiz_id: Uuid,
     pub version: i32,
     pub created_at: DateTime<Utc>,
+    /// The content as served: stale translations left out ([`QuizContent::served`]).
     pub content: QuizContent,
     pub coverage: Vec<LocaleCoverage>,
     /// The course-less assignment for open practice on this version.
@@ -194,7 +195,8 @@ pub struct QuizVersion {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct LocaleCoverage {
     pub locale: String,
-    /// Translatable texts that exist in this locale.
+    /// Translatable texts that exist in this locale and are current (made from the current
+    /// source text; stale translations do not count).
     pub translated: usize,
     /// Translatable texts in the quiz.
     pub total: usize,
@@ -209,6 +211,9 @@ impl QuizVersion {
         content: QuizContent,
         practice_assignment_id: Option<Uuid>,
     ) -> Self {
+        // Served without its stale translations: they fall back to the source, and coverage
+        // counts only what is current. (Authors read the stored content from the store.)
+        let content = content.served();
         let coverage = content
             .coverage()
             .into_iter()

@@ -48,6 +48,19 @@ async fn version_id(app: &TestApp, assignment: &str) -> Uuid {
 }
 
 async fn generate(app: &TestApp, assignment: &str, attempts: usize, seed: u64) -> u64 {
+    generate_with(app, assignment, attempts, seed, 3.0, None).await
+}
+
+/// `sync-collective` made `harder` logits harder in Indonesian; `stronger`: a locale whose
+/// learners are more able.
+async fn generate_with(
+    app: &TestApp,
+    assignment: &str,
+    attempts: usize,
+    seed: u64,
+    harder: f64,
+    stronger: Option<(&str, f64)>,
+) -> u64 {
     let content = load_dir(&content_dir())
         .unwrap()
         .into_iter()
@@ -61,7 +74,8 @@ async fn generate(app: &TestApp, assignment: &str, attempts: usize, seed: u64) -
             content: &content,
             attempts,
             seed,
-            harder_in: Some(("sync-collective", "id", 3.0)),
+            harder_in: Some(("sync-collective", "id", harder)),
+            stronger_in: stronger,
             finished_at: Utc::now() - Duration::hours(1),
         },
     )
@@ -153,8 +167,13 @@ async fn the_statistics_agree_with_the_data_and_an_independent_check() {
         .sum();
     assert_eq!(per_locale, 400);
 
-    // For the independent check (.ci/run runs tests/stats/verify.py with numpy and scipy):
-    // the score matrix straight from the views, and what the API said.
+    // For the independent check (.ci/run runs tests/stats/verify.py with numpy and scipy).
+    write_stats_check(&app, &assignment, v, "analytics.json").await;
+}
+
+/// Writes what the API reported and the score matrix behind it (straight from the views) for
+/// tests/stats/verify.py, which .ci/run runs with numpy and scipy.
+async fn write_stats_check(app: &TestApp, assignment: &str, v: &Value, file: &str) {
     let rows: Vec<(Uuid, String, String, f64)> = sqlx::query_as(
         "SELECT a.attempt_id, a.locale, q.question_key, coalesce(r.points, 0)
            FROM analytics.attempts a
@@ -163,7 +182,7 @@ async fn the_statistics_agree_with_the_data_and_an_independent_check() {
           WHERE a.assignment_id = $1::uuid AND q.quiz = 'data-parallelism' AND q.quiz_version = 1
           ORDER BY a.attempt_id, q.position",
     )
-    .bind(&assignment)
+    .bind(assignment)
     .fetch_all(&app.pool)
     .await
     .unwrap();
@@ -182,10 +201,64 @@ async fn the_statistics_agree_with_the_data_and_an_independent_check() {
     std::fs::create_dir_all(&dir).unwrap();
     let fixture = json!({"scores": scores, "max": vec![1.0; 8], "locales": locales, "report": v});
     std::fs::write(
-        dir.join("analytics.json"),
+        dir.join(file),
         serde_json::to_string_pretty(&fixture).unwrap(),
     )
     .unwrap();
+}
+
+#[tokio::test]
+async fn mantel_haenszel_flags_the_planted_translation_and_not_a_stronger_group() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    // Bengali learners are stronger; sync-collective is harder in Indonesian only.
+    generate_with(&app, &assignment, 3000, 11, 1.5, Some(("bn", 0.8))).await;
+    let report = analytics(&app, &teacher, &assignment, "").await;
+    let v = &report["versions"][0];
+    let by_locale = |l: &str| {
+        v["locales"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["locale"] == l)
+            .unwrap()["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(by_locale("bn") > by_locale("en") + 8.0, "the groups differ");
+    let diffs = v["locale_differences"].as_array().unwrap();
+    // The plain chi-square mistakes the stronger group for easier questions.
+    let chi_flagged = diffs.iter().filter(|d| d["flagged"] == true).count();
+    assert!(chi_flagged >= 4, "{chi_flagged}");
+    for d in diffs {
+        let key = d["key"].as_str().unwrap();
+        let pairs = d["mantel_haenszel"].as_array().unwrap();
+        assert_eq!(pairs.len(), 3, "en-bn, en-id, bn-id");
+        for pair in pairs {
+            let focal_id = pair["reference"] == "id" || pair["focal"] == "id";
+            let expected = if key == "sync-collective" && focal_id {
+                "C"
+            } else {
+                "A"
+            };
+            assert_eq!(pair["ets_class"], expected, "{key}: {pair}");
+            assert!(pair["note"].is_null(), "{pair}");
+        }
+        // Untranslated questions are English for everybody: labelled, not a translation effect.
+        let en_bn = &pairs[0];
+        assert_eq!(
+            (en_bn["reference"].as_str(), en_bn["focal"].as_str()),
+            (Some("en"), Some("bn"))
+        );
+        let translated = en_bn["focal_languages"][0] == "bn";
+        assert_eq!(en_bn["same_language"], !translated, "{key}");
+    }
+    let sync = &diffs[1]["mantel_haenszel"];
+    assert!(
+        sync[1]["d_dif"].as_f64().unwrap() < -1.5,
+        "harder for id: {sync}"
+    );
+    write_stats_check(&app, &assignment, v, "dif.json").await;
 }
 
 #[tokio::test]

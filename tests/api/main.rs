@@ -20,3 +20,4 @@ mod proxies;
 mod secrecy;
 mod serve;
 mod support;
+mod translations;

@@ -3,8 +3,15 @@
 `analytics::the_statistics_agree_with_the_data_and_an_independent_check` test dumps (read
 straight from the `analytics` views), and compares them with what the API reported.
 
+Also checks the Mantel-Haenszel DIF of every question and pair of locales, there and in
+`dif.json` beside it (written by
+`analytics::mantel_haenszel_flags_the_planted_translation_and_not_a_stronger_group`: Bengali
+learners 0.8 logits stronger, sync-collective 1.5 logits harder in Indonesian), where the
+planted question must be class C against Indonesian and every other pair class A.
+
 Usage: verify.py target/tmp/stats-check/analytics.json
 """
+import os
 import json
 import sys
 
@@ -87,10 +94,105 @@ def main(path):
         else:
             checks.append(d["p_value"] is None)
 
+    checks.extend(check_dif(x, maxp, locales, report))
+
     failed = checks.count(False)
     print(f"stats: {len(checks) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return failed
+
+
+def mantel_haenszel(correct, focal, stratum):
+    """MH statistics from boolean arrays, as 2x2xK tables built with numpy."""
+    ks = np.unique(stratum)
+    t = np.array([[[np.sum((stratum == k) & (focal == f) & (correct == c)) for c in (True, False)]
+                   for f in (False, True)] for k in ks], dtype=float)  # K x group x (right, wrong)
+    both = (t[:, 0, :].sum(axis=1) > 0) & (t[:, 1, :].sum(axis=1) > 0)
+    t = t[both]
+    a, b, c, d = t[:, 0, 0], t[:, 0, 1], t[:, 1, 0], t[:, 1, 1]
+    n = t.sum(axis=(1, 2))
+    nref, nfoc = a + b, c + d
+    if nref.sum() < 30 or nfoc.sum() < 30:
+        return None
+    r, s_ = a * d / n, b * c / n
+    if r.sum() <= 0 or s_.sum() <= 0:
+        return None
+    alpha = r.sum() / s_.sum()
+    ea = nref * (a + c) / n
+    va = nref * nfoc * (a + c) * (b + d) / (n ** 2 * (n - 1))
+    chi2 = max(abs(a.sum() - ea.sum()) - 0.5, 0) ** 2 / va.sum()
+    p = stats.chi2.sf(chi2, 1)
+    # Robins, Breslow & Greenland (1986) variance of ln(alpha).
+    pp, qq = (a + d) / n, (b + c) / n
+    var = ((pp * r).sum() / (2 * r.sum() ** 2) + (pp * s_ + qq * r).sum() / (2 * r.sum() * s_.sum())
+           + (qq * s_).sum() / (2 * s_.sum() ** 2))
+    dd = -2.35 * np.log(alpha)
+    se = 2.35 * np.sqrt(var)
+    z = stats.norm.ppf(0.95)
+    if abs(dd) < 1 or p >= 0.05:
+        cls = "A"
+    elif abs(dd) >= 1.5 and (abs(dd) - 1) / se > z:
+        cls = "C"
+    else:
+        cls = "B"
+    return dict(odds_ratio=alpha, chi_square=chi2, p_value=p, d_dif=dd, d_dif_se=se, ets_class=cls,
+                strata=int(both.sum()), reference_attempts=int(nref.sum()), focal_attempts=int(nfoc.sum()))
+
+
+def check_dif(x, maxp, locales, report):
+    checks = []
+    total = x.sum(axis=1)
+    for i, d in enumerate(report["locale_differences"]):
+        correct = x[:, i] >= maxp[i] - 1e-9
+        stratum = np.round(total - x[:, i]).astype(int)
+        for pair in d["mantel_haenszel"]:
+            rows = (locales == pair["reference"]) | (locales == pair["focal"])
+            mh = mantel_haenszel(correct[rows], locales[rows] == pair["focal"], stratum[rows])
+            name = f"{d['key']} {pair['reference']}-{pair['focal']}"
+            if mh is None:
+                checks.append(pair["ets_class"] is None)
+                continue
+            for field in ("odds_ratio", "chi_square", "p_value", "d_dif", "d_dif_se"):
+                checks.append(close(f"{name} {field}", pair[field], mh[field]))
+            for field in ("ets_class", "strata", "reference_attempts", "focal_attempts"):
+                if pair[field] != mh[field]:
+                    print(f"MISMATCH {name} {field}: api={pair[field]} independent={mh[field]}")
+                    checks.append(False)
+    return checks
+
+
+def check_planted(path):
+    """The DIF data set: the planted question C against Indonesian, everything else A."""
+    data = json.load(open(path))
+    x = np.array(data["scores"], dtype=float)
+    maxp = np.array(data["max"], dtype=float)
+    locales = np.array(data["locales"])
+    report = data["report"]
+    checks = check_dif(x, maxp, locales, report)
+    means = {l: x[locales == l].sum(axis=1).mean() for l in sorted(set(locales))}
+    print("dif: mean total by locale", {l: round(m, 3) for l, m in means.items()})
+    for i, d in enumerate(report["locale_differences"]):
+        for pair in d["mantel_haenszel"]:
+            rows = (locales == pair["reference"]) | (locales == pair["focal"])
+            correct = x[rows, i] >= maxp[i] - 1e-9
+            stratum = np.round(x[rows].sum(axis=1) - x[rows, i]).astype(int)
+            mh = mantel_haenszel(correct, locales[rows] == pair["focal"], stratum)
+            planted = d["key"] == "sync-collective" and "id" in (pair["reference"], pair["focal"])
+            want = "C" if planted else "A"
+            ok = mh is not None and mh["ets_class"] == want
+            if not ok:
+                print(f"PLANTED {d['key']} {pair['reference']}-{pair['focal']}: want {want}, independent {mh}")
+            checks.append(ok)
+    failed = checks.count(False)
+    print(f"dif: {len(checks) - failed} passed, {failed} failed")
+    return failed
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    failed = main(sys.argv[1])
+    dif = os.path.join(os.path.dirname(sys.argv[1]), "dif.json")
+    if not os.path.exists(dif):
+        print(f"MISSING {dif}: run the analytics tests first")
+        failed += 1
+    else:
+        failed += check_planted(dif)
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,343 @@
+//! The translation workflow: staleness, status per locale, XLIFF 2.1 export and import.
+
+use serde_json::{Value, json};
+
+use crate::support::{
+    TINY_QUIZ, TestApp, assert_problem, expect_status, get_as, put_as, token_for,
+};
+
+const BN: &str = "title = \"ক্ষুদ্র\"\n\n[questions.q1]\nprompt = \"একটি বাছুন\"\n\n\
+                  [questions.q1.options.a]\ntext = \"ক\"\n";
+
+/// `PUT` (or `POST` when `create`) the tiny quiz with `prompt` and a Bengali translation.
+async fn save(app: &TestApp, token: &str, prompt: &str, bn: &str, create: bool) -> Value {
+    let body = json!({
+        "quiz": TINY_QUIZ.replace("Pick one", prompt),
+        "translations": {"bn": bn},
+    });
+    let res = if create {
+        crate::support::post_as(app, token, "/v1/quizzes", &body).await
+    } else {
+        put_as(app, token, "/v1/quizzes/tiny", &body).await
+    };
+    let status = res.status().as_u16();
+    assert!(status == 200 || status == 201, "{status}");
+    res.json().await.unwrap()
+}
+
+fn bn_coverage(quiz: &Value) -> u64 {
+    quiz["locales"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["locale"] == "bn")
+        .unwrap()["translated"]
+        .as_u64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_translation_whose_source_changed_is_stale_served_in_the_source_and_not_counted() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "translator@example.org", "instructor").await;
+    save(&app, &author.access, "Pick one", BN, true).await;
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    assert_eq!(quiz["questions"][0]["lang"], "bn");
+    let before = bn_coverage(&quiz);
+
+    // The English prompt changes; the Bengali file does not.
+    let saved = save(&app, &author.access, "Pick exactly one", BN, false).await;
+    assert_eq!(saved["version"], 2);
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    let q = &quiz["questions"][0];
+    assert_eq!(
+        (q["prompt"].as_str(), q["lang"].as_str()),
+        (Some("Pick exactly one"), Some("en"))
+    );
+    assert_eq!(
+        q["options"][0]["lang"], "bn",
+        "the option's translation is still current"
+    );
+    assert_eq!(bn_coverage(&quiz), before - 1);
+
+    let status = expect_status(
+        get_as(&app, &author.access, "/v1/quizzes/tiny/translations").await,
+        200,
+    )
+    .await;
+    let bn = &status["locales"][0];
+    assert_eq!(bn["locale"], "bn");
+    assert_eq!(
+        (bn["stale"].as_u64(), bn["translated"].as_u64()),
+        (Some(1), Some(before - 1))
+    );
+    assert_eq!(bn["items"][1]["question"], "q1");
+    assert_eq!(bn["items"][1]["stale_texts"], json!(["q.q1.prompt"]));
+    assert_eq!(bn["missing"], status["texts"].as_u64().unwrap() - before);
+
+    // Saved again unchanged: still stale, no new version.
+    let saved = save(&app, &author.access, "Pick exactly one", BN, false).await;
+    assert_eq!(saved["status"], "unchanged");
+    // The translator updates the prompt: current again.
+    let updated = BN.replace("একটি বাছুন", "ঠিক একটি বাছুন");
+    let saved = save(&app, &author.access, "Pick exactly one", &updated, false).await;
+    assert_eq!(saved["version"], 3);
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    assert_eq!(quiz["questions"][0]["lang"], "bn");
+    assert_eq!(bn_coverage(&quiz), before);
+}
+
+#[tokio::test]
+async fn the_seed_quiz_is_fully_current_in_bengali_and_indonesian() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let status = expect_status(
+        get_as(
+            &app,
+            &admin.access,
+            "/v1/quizzes/data-parallelism/translations",
+        )
+        .await,
+        200,
+    )
+    .await;
+    let catalogue = app.get_json("/v1/quizzes/data-parallelism", 200).await;
+    for (i, locale) in ["bn", "id"].iter().enumerate() {
+        let l = &status["locales"][i];
+        assert_eq!(l["locale"], *locale);
+        assert_eq!(l["stale"], 0);
+        let covered = catalogue["locales"][i + 1]["translated"].clone();
+        assert_eq!(
+            l["translated"], covered,
+            "coverage counts the current translations"
+        );
+    }
+}
+
+#[tokio::test]
+async fn only_authors_and_admins_read_the_translation_status() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "owner@example.org", "instructor").await;
+    let other = token_for(&app, "other@example.org", "instructor").await;
+    crate::support::author_exam(&app, &author, "exam-t").await;
+    // A private quiz does not exist for others; a public one is forbidden.
+    assert_problem(
+        get_as(&app, &other.access, "/v1/quizzes/exam-t/translations").await,
+        404,
+        "quiz_not_found",
+    )
+    .await;
+    assert_problem(
+        get_as(
+            &app,
+            &other.access,
+            "/v1/quizzes/data-parallelism/translations",
+        )
+        .await,
+        403,
+        "not_quiz_author",
+    )
+    .await;
+    assert_problem(
+        app.get("/v1/quizzes/data-parallelism/translations").await,
+        401,
+        "unauthorized",
+    )
+    .await;
+    expect_status(
+        get_as(&app, &author.access, "/v1/quizzes/exam-t/translations").await,
+        200,
+    )
+    .await;
+}
+
+async fn get_xliff(app: &TestApp, token: &str, path: &str) -> String {
+    let res = get_as(app, token, path).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/xliff+xml");
+    res.text().await.unwrap()
+}
+
+async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+    app.client
+        .put(app.url(path))
+        .bearer_auth(token)
+        .header("content-type", "application/xliff+xml")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_xliff_round_trip_through_a_translators_edit_changes_the_served_text_in_a_new_version() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf";
+    let xliff = get_xliff(&app, &admin.access, path).await;
+    assert!(
+        xliff.contains("<unit id=\"q.sync-collective.prompt\""),
+        "{xliff}"
+    );
+    assert!(xliff.contains("state=\"translated\""));
+    // Untranslated questions have no target yet.
+    assert!(xliff.contains("<unit id=\"q.memory-limit.prompt\""));
+    let before = app
+        .get_json("/v1/quizzes/data-parallelism?lang=bn", 200)
+        .await;
+    let old = before["questions"][1]["prompt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let edited = xliff.replace(
+        &format!("<target>{old}</target>"),
+        &format!("<target>{old} (সংশোধিত)</target>"),
+    );
+    assert_ne!(edited, xliff);
+    let res = put_xliff(&app, &admin.access, path, edited).await;
+    let saved = expect_status(res, 200).await;
+    assert_eq!(saved["version"], 2);
+    let after = app
+        .get_json("/v1/quizzes/data-parallelism?lang=bn", 200)
+        .await;
+    assert_eq!(after["version"], 2);
+    let q = &after["questions"][1];
+    assert_eq!(q["prompt"], format!("{old} (সংশোধিত)"));
+    assert_eq!(q["lang"], "bn");
+    // Everything else is as it was, byte for byte.
+    for (a, b) in before["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(after["questions"].as_array().unwrap())
+        .skip(2)
+    {
+        assert_eq!(a, b);
+    }
+    // The same document again changes nothing.
+    let again = get_xliff(
+        &app,
+        &admin.access,
+        "/v1/quizzes/data-parallelism/versions/2/translations/bn.xlf",
+    )
+    .await;
+    let res = put_xliff(
+        &app,
+        &admin.access,
+        "/v1/quizzes/data-parallelism/versions/2/translations/bn.xlf",
+        again.clone(),
+    )
+    .await;
+    assert_eq!(expect_status(res, 200).await["status"], "unchanged");
+    // For the independent check (tests/xliff/check.py): the export as it is served.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xliff-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("data-parallelism-bn.xlf"), &again).unwrap();
+}
+
+#[tokio::test]
+async fn an_xliff_with_an_unknown_unit_or_a_changed_source_is_refused_naming_the_unit() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/id.xlf";
+    let xliff = get_xliff(&app, &admin.access, path).await;
+    let bad = xliff
+        .replacen("<unit id=\"title\"", "<unit id=\"q.nope.prompt\"", 1)
+        .replacen(
+            "state=\"initial\">\n        <source>",
+            "state=\"translated\">\n        <source>X",
+            1,
+        );
+    let problem = assert_problem(
+        put_xliff(&app, &admin.access, path, bad).await,
+        422,
+        "invalid_xliff_unit",
+    )
+    .await;
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("unit 'q.nope.prompt'"), "{detail}");
+    assert!(detail.contains("source no longer matches"), "{detail}");
+    // Nothing was saved.
+    assert_eq!(
+        app.get_json("/v1/quizzes/data-parallelism", 200).await["version"],
+        1
+    );
+    let broken = xliff.replace("</xliff>", "");
+    assert_problem(
+        put_xliff(&app, &admin.access, path, broken).await,
+        400,
+        "invalid_xliff",
+    )
+    .await;
+    // The source locale is no translation target; a learner is no author.
+    assert_problem(
+        get_as(
+            &app,
+            &admin.access,
+            "/v1/quizzes/data-parallelism/versions/1/translations/en.xlf",
+        )
+        .await,
+        404,
+        "locale_not_found",
+    )
+    .await;
+    let learner = token_for(&app, "learner@example.org", "learner").await;
+    assert_problem(
+        get_as(&app, &learner.access, path).await,
+        403,
+        "not_quiz_author",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_billion_laughs_or_an_external_entity_is_refused_cheaply() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf";
+    let mut entities = String::from("<!ENTITY l0 \"lol\">");
+    for i in 1..10 {
+        let prev = format!("&l{};", i - 1).repeat(10);
+        entities.push_str(&format!("<!ENTITY l{i} \"{prev}\">"));
+    }
+    let laughs = format!(
+        "<?xml version=\"1.0\"?><!DOCTYPE xliff [{entities}]>\
+         <xliff xmlns=\"urn:oasis:names:tc:xliff:document:2.0\" version=\"2.1\" srcLang=\"en\" trgLang=\"bn\">\
+         <file id=\"f\"><unit id=\"title\"><segment state=\"translated\"><source>&l9;</source>\
+         <target>x</target></segment></unit></file></xliff>"
+    );
+    let xxe = "<?xml version=\"1.0\"?><!DOCTYPE xliff [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\
+         <xliff xmlns=\"urn:oasis:names:tc:xliff:document:2.0\" version=\"2.1\" srcLang=\"en\" trgLang=\"bn\">\
+         <file id=\"f\"><unit id=\"title\"><segment state=\"translated\"><source>&e;</source>\
+         <target>x</target></segment></unit></file></xliff>";
+    for body in [laughs, xxe.to_string()] {
+        let started = std::time::Instant::now();
+        let problem = assert_problem(
+            put_xliff(&app, &admin.access, path, body).await,
+            400,
+            "invalid_xliff",
+        )
+        .await;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            !problem["detail"].as_str().unwrap().contains("root:"),
+            "nothing read from a file"
+        );
+    }
+    // Larger than the authoring limit: refused before parsing.
+    let huge = format!("<xliff>{}</xliff>", "a".repeat(1024 * 1024 + 1));
+    assert_problem(
+        put_xliff(&app, &admin.access, path, huge).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    assert_eq!(
+        app.get_json("/v1/quizzes/data-parallelism", 200).await["version"],
+        1
+    );
+}
