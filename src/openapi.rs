@@ -85,8 +85,9 @@ use utoipa::{Modify, OpenApi};
         crate::ops::readyz,
         crate::ops::metrics,
     ),
-    components(schemas(crate::error::Problem)),
-    modifiers(&BearerAuth),
+    components(schemas(crate::error::Problem, crate::lti::routes::DeliveryFilter)),
+    servers((url = "/", description = "The quizd that serves this document")),
+    modifiers(&BearerAuth, &PublicOperations),
     tags(
         (name = "quizzes", description = "The quiz catalogue, in the reader's language"),
         (name = "authoring", description = "Creating and changing quizzes; reading them with their key"),
@@ -130,6 +131,34 @@ impl Modify for BearerAuth {
                     .build(),
             ),
         );
+    }
+}
+
+/// Says `security: []` on every operation that declares no security of its own, so that public
+/// operations are public by declaration (client generators and `redocly lint` read an absent
+/// `security` as "unknown"). An operation that can answer `401` must declare its scheme; the
+/// test `every_operation_declares_its_security_and_one_that_can_answer_401_names_a_scheme` holds that.
+struct PublicOperations;
+
+impl Modify for PublicOperations {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.options,
+                &mut item.head,
+                &mut item.patch,
+                &mut item.trace,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                operation.security.get_or_insert_with(Vec::new);
+            }
+        }
     }
 }
 

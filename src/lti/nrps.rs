@@ -181,7 +181,7 @@ pub struct LtiRoster {
 /// The course's roster, fetched now from the LMS (Names and Role Provisioning Services).
 /// Active members are enrolled (learners and instructors, by their LMS roles). The course's
 /// instructors and admins; the course must have come from an LMS launch that offered NRPS.
-#[utoipa::path(get, path = "/v1/lti/courses/{id}/roster", tag = "lti", security(("bearer" = [])),
+#[utoipa::path(get, path = "/v1/lti/courses/{id}/roster", tag = "lti", operation_id = "lti_roster", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id"), RosterQuery),
     responses(
         (status = 200, description = "The roster", body = LtiRoster),

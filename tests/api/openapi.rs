@@ -37,6 +37,31 @@ fn every_operation_documents_its_errors_as_problems() {
     }
 }
 
+#[test]
+fn every_operation_declares_its_security_and_one_that_can_answer_401_names_a_scheme() {
+    let doc: Value = serde_json::from_str(&quizd::openapi::to_json()).unwrap();
+    let mut ids = std::collections::HashSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let security = op["security"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{method} {path} declares no security"));
+            // Public operations that take their credential in the body (a password, a refresh
+            // token, a launch code, a signed id_token) answer 401 when it is wrong; any other
+            // operation that can answer 401 needs a scheme.
+            let credential_in_body = ["login", "refresh", "exchange", "launch"];
+            let id = op["operationId"].as_str().unwrap();
+            if op["responses"].get("401").is_some() && !credential_in_body.contains(&id) {
+                assert!(
+                    !security.is_empty(),
+                    "{method} {path} can answer 401 but declares itself public"
+                );
+            }
+            assert!(ids.insert(id.to_owned()), "operationId {id} is used twice");
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_document_and_the_docs_are_served_without_the_internet() {
     let app = TestApp::spawn().await;
