@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use quizd::app::{self, AppState};
+use quizd::app;
 use quizd::auth::{Role, password, store};
 use quizd::content::{self, store::ImportStatus};
+use quizd::state::{AppState, Settings};
 use quizd::{db, openapi, telemetry};
 
 #[derive(Parser)]
@@ -208,23 +209,33 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         None => tracing::warn!("no content directory found; serving what the database holds"),
     }
     let addr = listener.local_addr()?;
-    let mut state = AppState::load(database.pool.clone(), args.jwt_secret.as_deref()).await?;
-    state.cors_origins = args.cors_origins.clone();
-    state.quizzes.set_capacity(args.version_cache_mb << 20);
-    state.metrics_access = quizd::ops::MetricsAccess {
-        token: args.metrics_token.clone(),
-        separate_listener: metrics_listener.is_some(),
+    let analytics_pool = match &args.analytics_database_url {
+        Some(url) => Some(
+            db::connect(url, dbargs.db_pool_size)
+                .await
+                .context("cannot connect to the analytics database")?,
+        ),
+        None => None,
     };
-    state.trusted_proxies = quizd::net::TrustedProxies::new(args.trusted_proxies.clone());
-    state.lti = args.lti.settings();
-    state.login_limiter =
-        quizd::auth::ratelimit::LoginLimiter::with_signup_burst(args.signup_burst);
-    quizd::web::allow_framing_by(&args.frame_ancestors);
-    if let Some(url) = &args.analytics_database_url {
-        state.analytics_pool = db::connect(url, dbargs.db_pool_size)
-            .await
-            .context("cannot connect to the analytics database")?;
-    }
+    let settings = Settings {
+        cors_origins: args.cors_origins,
+        frame_ancestors: args.frame_ancestors,
+        signup_burst: args.signup_burst,
+        version_cache_bytes: args.version_cache_mb << 20,
+        metrics_access: quizd::ops::MetricsAccess {
+            token: args.metrics_token,
+            separate_listener: metrics_listener.is_some(),
+        },
+        trusted_proxies: quizd::net::TrustedProxies::new(args.trusted_proxies),
+        lti: args.lti.settings(),
+    };
+    let state = AppState::build(
+        database.pool.clone(),
+        analytics_pool,
+        args.jwt_secret.as_deref(),
+        settings,
+    )
+    .await?;
     let state = actix_web::web::Data::new(state);
     quizd::attempts::spawn_sweeper(state.clone());
     telemetry::spawn_metrics_upkeep(state.metrics.clone());

@@ -1,9 +1,13 @@
 //! The OpenAPI 3.1 document, generated from the code. `quizd openapi > openapi/openapi.json`
 //! regenerates the committed copy; a test fails when it is stale.
 
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
+/// The document's frame: its info, servers, tags and shared schemas. The operations come from
+/// each module's own `Api` (see [`document`]).
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -12,82 +16,8 @@ use utoipa::{Modify, OpenApi};
             graded on the server, with the answer and its explanation as the learner goes. \
             Every error is `application/problem+json` with a stable `code`."
     ),
-    paths(
-        crate::quizzes::routes::list_quizzes,
-        crate::quizzes::routes::get_quiz,
-        crate::quizzes::authoring::create_quiz,
-        crate::quizzes::authoring::update_quiz,
-        crate::quizzes::authoring::get_version,
-        crate::quizzes::authoring::list_authors,
-        crate::quizzes::authoring::add_author,
-        crate::quizzes::authoring::remove_author,
-        crate::quizzes::translations::translation_status,
-        crate::quizzes::translations::export_xliff,
-        crate::quizzes::translations::import_xliff,
-        crate::auth::routes::register,
-        crate::auth::routes::login,
-        crate::auth::routes::refresh,
-        crate::auth::routes::logout,
-        crate::auth::routes::me,
-        crate::auth::routes::update_me,
-        crate::auth::routes::set_role,
-        crate::privacy::export,
-        crate::privacy::erase,
-        crate::audit::routes::list_audit,
-        crate::courses::routes::create_course,
-        crate::courses::routes::list_courses,
-        crate::courses::routes::get_course,
-        crate::courses::routes::enroll,
-        crate::courses::routes::roster,
-        crate::assignments::routes::create_assignment,
-        crate::assignments::routes::list_assignments,
-        crate::assignments::routes::get_assignment,
-        crate::assignments::routes::my_assignments,
-        crate::assignments::routes::update_assignment,
-        crate::assignments::routes::close_assignment,
-        crate::assignments::routes::delete_assignment,
-        crate::assignments::overrides::put_override,
-        crate::assignments::overrides::bulk_overrides,
-        crate::assignments::overrides::list_overrides,
-        crate::assignments::overrides::delete_override,
-        crate::assignments::overrides::put_accommodation,
-        crate::assignments::overrides::list_accommodations,
-        crate::assignments::overrides::delete_accommodation,
-        crate::attempts::routes::start_assignment_attempt,
-        crate::attempts::routes::start_practice_attempt,
-        crate::attempts::routes::get_attempt,
-        crate::attempts::routes::answer,
-        crate::attempts::routes::finish,
-        crate::attempts::routes::my_attempts,
-        crate::attempts::routes::assignment_attempts,
-        crate::analytics::routes::assignment_analytics,
-        crate::analytics::routes::quiz_analytics,
-        crate::analytics::export::responses_csv,
-        crate::analytics::export::results_csv,
-        crate::lti::routes::jwks,
-        crate::lti::routes::jwks_v1,
-        crate::lti::launch::login_get,
-        crate::lti::launch::login_post,
-        crate::lti::launch::launch,
-        crate::lti::launch::exchange,
-        crate::lti::deep_linking::respond,
-        crate::lti::nrps::roster,
-        crate::lti::routes::create_registration,
-        crate::lti::routes::list_registrations,
-        crate::lti::routes::get_registration,
-        crate::lti::routes::update_registration,
-        crate::lti::routes::delete_registration,
-        crate::lti::routes::list_keys,
-        crate::lti::routes::rotate_key,
-        crate::lti::routes::list_deliveries,
-        crate::lti::routes::retry_delivery,
-        crate::ops::healthz,
-        crate::ops::readyz,
-        crate::ops::metrics,
-    ),
-    components(schemas(crate::error::Problem, crate::lti::routes::DeliveryFilter)),
+    components(schemas(crate::error::Problem)),
     servers((url = "/", description = "The quizd that serves this document")),
-    modifiers(&BearerAuth, &PublicOperations),
     tags(
         (name = "quizzes", description = "The quiz catalogue, in the reader's language"),
         (name = "authoring", description = "Creating and changing quizzes; reading them with their key"),
@@ -134,36 +64,126 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Every operation of the document, mutably.
+fn operations(openapi: &mut utoipa::openapi::OpenApi) -> impl Iterator<Item = &mut Operation> {
+    openapi.paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.options,
+            &mut item.head,
+            &mut item.patch,
+            &mut item.trace,
+        ]
+        .into_iter()
+        .flatten()
+    })
+}
+
 /// Says `security: []` on every operation that declares no security of its own, so that public
 /// operations are public by declaration (client generators and `redocly lint` read an absent
 /// `security` as "unknown"). An operation that can answer `401` must declare its scheme; the
-/// test `every_operation_declares_its_security_and_one_that_can_answer_401_names_a_scheme` holds that.
+/// test `every_operation_declares_its_security_and_one_that_can_answer_401_names_a_scheme`
+/// holds that.
 struct PublicOperations;
 
 impl Modify for PublicOperations {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        for item in openapi.paths.paths.values_mut() {
-            for operation in [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.options,
-                &mut item.head,
-                &mut item.patch,
-                &mut item.trace,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                operation.security.get_or_insert_with(Vec::new);
+        for operation in operations(openapi) {
+            operation.security.get_or_insert_with(Vec::new);
+        }
+    }
+}
+
+/// Operations that never touch the database, so never answer `503` for it.
+const WITHOUT_DATABASE: [&str; 2] = ["healthz", "metrics"];
+
+/// Adds the problems every operation of a kind can answer, so that each handler lists only its
+/// own: `503` (database unavailable; every operation that touches it), `401` (every operation
+/// that requires a bearer token), `413` (every operation with a body), `415` (every operation
+/// whose required body is JSON only). An operation's own description of one of them wins.
+struct SharedProblems;
+
+fn problem(description: &str) -> RefOr<Response> {
+    RefOr::T(
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                crate::error::PROBLEM_JSON,
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("Problem")))
+                    .build(),
+            )
+            .build(),
+    )
+}
+
+impl Modify for SharedProblems {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for operation in operations(openapi) {
+            let id = operation.operation_id.clone().unwrap_or_default();
+            let security = serde_json::to_value(&operation.security).unwrap_or_default();
+            let requirements = security.as_array().map(Vec::as_slice).unwrap_or_default();
+            let bearer_required =
+                !requirements.is_empty() && requirements.iter().all(|r| r.get("bearer").is_some());
+            let body = operation.request_body.as_ref().map(|b| match b {
+                RefOr::T(body) => (
+                    body.required == Some(utoipa::openapi::Required::True),
+                    body.content.keys().all(|c| c == "application/json"),
+                ),
+                RefOr::Ref(_) => (false, false),
+            });
+            let mut shared = Vec::new();
+            if !WITHOUT_DATABASE.contains(&id.as_str()) {
+                shared.push(("503", "Database unavailable; retry"));
+            }
+            if bearer_required {
+                shared.push(("401", "Not signed in"));
+            }
+            if body.is_some() {
+                shared.push(("413", "Body too large"));
+            }
+            if body == Some((true, true)) {
+                shared.push(("415", "Not JSON"));
+            }
+            for (status, description) in shared {
+                operation
+                    .responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| problem(description));
             }
         }
     }
 }
 
+/// The whole document: the frame, every module's operations, then the shared declarations.
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut openapi = ApiDoc::openapi();
+    for part in [
+        crate::quizzes::routes::Api::openapi(),
+        crate::auth::routes::Api::openapi(),
+        crate::privacy::Api::openapi(),
+        crate::audit::routes::Api::openapi(),
+        crate::courses::routes::Api::openapi(),
+        crate::assignments::routes::Api::openapi(),
+        crate::attempts::routes::Api::openapi(),
+        crate::analytics::routes::Api::openapi(),
+        crate::lti::routes::Api::openapi(),
+        crate::ops::Api::openapi(),
+    ] {
+        openapi.merge(part);
+    }
+    for modifier in [
+        &BearerAuth as &dyn Modify,
+        &PublicOperations,
+        &SharedProblems,
+    ] {
+        modifier.modify(&mut openapi);
+    }
+    openapi
 }
 
 /// The document as committed in `openapi/openapi.json`.

@@ -14,9 +14,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::db;
 use crate::error::{self, ApiError, Problem};
+use crate::state::AppState;
 
 #[derive(Serialize, ToSchema)]
 pub struct Status {
@@ -170,3 +170,16 @@ fn render(state: &AppState) -> HttpResponse {
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render())
 }
+
+/// `/healthz`, `/readyz`, `/metrics`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use crate::telemetry::resource;
+    cfg.service(resource("/healthz").route(web::get().to(healthz)))
+        .service(resource("/readyz").route(web::get().to(readyz)))
+        .service(resource("/metrics").route(web::get().to(metrics)));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(healthz, readyz, metrics))]
+pub struct Api;

@@ -8,9 +8,9 @@ use sqlx::postgres::PgRow;
 use uuid::Uuid;
 
 use super::routes::assignment_scope;
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 /// One CSV field: quoted when needed, and defused when a spreadsheet would run it as a formula.
 pub fn csv_field(value: &str) -> String {
@@ -133,10 +133,8 @@ const RESULTS_HEADER: &str = "user_id,display_name,email,attempts_started,attemp
     responses(
         (status = 200, description = "CSV, one row per response, streamed", body = String, content_type = "text/csv"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn responses_csv(
     state: web::Data<AppState>,
@@ -159,10 +157,8 @@ pub async fn responses_csv(
     responses(
         (status = 200, description = "CSV, one row per learner, streamed", body = String, content_type = "text/csv"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn results_csv(
     state: web::Data<AppState>,

@@ -10,10 +10,10 @@ use uuid::Uuid;
 use super::models::{AnalyticsQuery, AnalyticsReport, CountedAttempts, VersionReport};
 use super::store::{self, Scope, ScopedAssignment};
 use super::version_report;
-use crate::app::AppState;
 use crate::assignments::visible_assignment;
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 500;
@@ -168,10 +168,8 @@ pub async fn build_report(
         (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
         (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn assignment_analytics(
     state: web::Data<AppState>,
@@ -194,10 +192,8 @@ pub async fn assignment_analytics(
         (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners have no analytics", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn quiz_analytics(
     state: web::Data<AppState>,
@@ -211,3 +207,31 @@ pub async fn quiz_analytics(
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .json(report))
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use super::export;
+    use crate::telemetry::resource;
+    use web::get;
+    cfg.service(resource("/v1/assignments/{id}/analytics").route(get().to(assignment_analytics)))
+        .service(
+            resource("/v1/assignments/{id}/analytics/responses.csv")
+                .route(get().to(export::responses_csv)),
+        )
+        .service(
+            resource("/v1/assignments/{id}/analytics/results.csv")
+                .route(get().to(export::results_csv)),
+        )
+        .service(resource("/v1/quizzes/{slug}/analytics").route(get().to(quiz_analytics)));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    assignment_analytics,
+    quiz_analytics,
+    super::export::responses_csv,
+    super::export::results_csv,
+))]
+pub struct Api;

@@ -13,12 +13,12 @@ use super::models::{AdjustmentRequest, BulkOverrides, Override, OverrideList};
 use super::rules::Adjustment;
 use super::store::{self, AssignmentRow, Scope};
 use super::{parse_adjustment, recompute_deadlines, taught_assignment};
-use crate::app::AppState;
 use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::courses::taught_course;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::state::AppState;
 
 /// The course and the locked assignments a change in `scope` reaches, after checking that the
 /// caller teaches the course.
@@ -173,14 +173,10 @@ async fn list(
     responses(
         (status = 200, description = "Set, and applied to the learner's attempt in progress", body = Override),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid value (`invalid_override`) or someone not enrolled as a learner (`not_a_learner`); the problem names the field, nothing changed", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn put_override(
     state: web::Data<AppState>,
@@ -220,14 +216,10 @@ fn one(rows: Vec<Override>) -> Result<HttpResponse, ApiError> {
     responses(
         (status = 200, description = "Set for every learner named", body = OverrideList),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid value (`invalid_override`), no or too many learners, or someone not enrolled as a learner (`not_a_learner`); the problem names the field, nothing changed", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn bulk_overrides(
     state: web::Data<AppState>,
@@ -262,11 +254,9 @@ pub async fn bulk_overrides(
     responses(
         (status = 200, description = "The overrides", body = OverrideList),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_overrides(
     state: web::Data<AppState>,
@@ -286,11 +276,9 @@ pub async fn list_overrides(
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or no override for this learner (`override_not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_override(
     state: web::Data<AppState>,
@@ -315,13 +303,9 @@ pub async fn delete_override(
     responses(
         (status = 200, description = "Set, and applied to the learner's attempts in progress", body = Override),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid value (`invalid_override`) or someone not enrolled as a learner (`not_a_learner`); the problem names the field, nothing changed", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn put_accommodation(
     state: web::Data<AppState>,
@@ -350,10 +334,8 @@ pub async fn put_accommodation(
     responses(
         (status = 200, description = "The accommodations", body = OverrideList),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_accommodations(
     state: web::Data<AppState>,
@@ -373,10 +355,8 @@ pub async fn list_accommodations(
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or no accommodation for this learner (`override_not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_accommodation(
     state: web::Data<AppState>,

@@ -9,11 +9,11 @@ use super::{
     assignment_not_found, recompute_deadlines, taught_assignment, validate_policy,
     visible_assignment,
 };
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::courses::{taught_course, visible_course};
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::state::AppState;
 use crate::validate;
 
 /// Places a quiz version in a course with a policy. The course's instructors and admins; a
@@ -24,13 +24,9 @@ use crate::validate;
     responses(
         (status = 201, description = "Created", body = Assignment),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Unknown quiz or version, invalid title or policy", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_assignment(
     state: web::Data<AppState>,
@@ -90,9 +86,7 @@ pub async fn create_assignment(
     responses(
         (status = 200, description = "The course's assignments", body = AssignmentList),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_assignments(
     state: web::Data<AppState>,
@@ -117,9 +111,7 @@ pub async fn list_assignments(
     responses(
         (status = 200, description = "The assignment", body = Assignment),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_assignment(
     state: web::Data<AppState>,
@@ -135,8 +127,6 @@ pub async fn get_assignment(
 #[utoipa::path(get, path = "/v1/assignments", tag = "assignments", security(("bearer" = [])),
     responses(
         (status = 200, description = "Your assignments", body = AssignmentList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn my_assignments(
     state: web::Data<AppState>,
@@ -163,14 +153,10 @@ pub async fn my_assignments(
     responses(
         (status = 200, description = "Changed", body = Assignment),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`) or an archived one (`assignment_archived`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid title or policy (the problem names the field); nothing changed", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn update_assignment(
     state: web::Data<AppState>,
@@ -226,11 +212,9 @@ fn archived() -> ApiError {
     responses(
         (status = 200, description = "Closed", body = Assignment),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn close_assignment(
     state: web::Data<AppState>,
@@ -261,11 +245,9 @@ pub async fn close_assignment(
         (status = 200, description = "It had attempts: archived", body = Assignment),
         (status = 204, description = "Deleted"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_assignment(
     state: web::Data<AppState>,
@@ -284,3 +266,62 @@ pub async fn delete_assignment(
         _ => Ok(HttpResponse::NoContent().finish()),
     }
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use super::overrides;
+    use crate::telemetry::resource;
+    use web::{delete, get, patch, post, put};
+    cfg.service(
+        resource("/v1/courses/{id}/assignments")
+            .route(get().to(list_assignments))
+            .route(post().to(create_assignment)),
+    )
+    .service(resource("/v1/assignments").route(get().to(my_assignments)))
+    .service(
+        resource("/v1/courses/{id}/accommodations").route(get().to(overrides::list_accommodations)),
+    )
+    .service(
+        resource("/v1/courses/{id}/accommodations/{user_id}")
+            .route(put().to(overrides::put_accommodation))
+            .route(delete().to(overrides::delete_accommodation)),
+    )
+    .service(
+        resource("/v1/assignments/{id}")
+            .route(get().to(get_assignment))
+            .route(patch().to(update_assignment))
+            .route(delete().to(delete_assignment)),
+    )
+    .service(resource("/v1/assignments/{id}/close").route(post().to(close_assignment)))
+    .service(
+        resource("/v1/assignments/{id}/overrides")
+            .route(get().to(overrides::list_overrides))
+            .route(post().to(overrides::bulk_overrides)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/overrides/{user_id}")
+            .route(put().to(overrides::put_override))
+            .route(delete().to(overrides::delete_override)),
+    );
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    create_assignment,
+    list_assignments,
+    get_assignment,
+    my_assignments,
+    update_assignment,
+    close_assignment,
+    delete_assignment,
+    super::overrides::put_override,
+    super::overrides::bulk_overrides,
+    super::overrides::list_overrides,
+    super::overrides::delete_override,
+    super::overrides::put_accommodation,
+    super::overrides::list_accommodations,
+    super::overrides::delete_accommodation,
+))]
+pub struct Api;

@@ -15,7 +15,6 @@ use rand::RngCore;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::assignments::rules::effective;
 use crate::assignments::store::AssignmentRow;
 use crate::auth::CurrentUser;
@@ -24,6 +23,7 @@ use crate::error::ApiError;
 use crate::grading::{FinishedAttempt, assignment_grade};
 use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
+use crate::state::AppState;
 use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
 use review::{Served, percentage};
 use store::{AttemptListRow, AttemptRow, NewAttempt};

@@ -11,13 +11,13 @@ use super::models::{
 use super::review::Served;
 use super::store::{self, Recorded};
 use super::{Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
-use crate::app::AppState;
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::grading::{self, Answer};
+use crate::state::AppState;
 
 /// Reads the optional start body: empty, or a JSON [`StartAttempt`].
 fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
@@ -71,12 +71,9 @@ async fn start_response(
         (status = 201, description = "Started", body = AttemptView),
         (status = 200, description = "Your unfinished attempt, resumed", body = AttemptView),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Not open yet (`not_open`), closed (`closed`), archived (`assignment_archived`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn start_assignment_attempt(
     state: web::Data<AppState>,
@@ -101,12 +98,9 @@ pub async fn start_assignment_attempt(
         (status = 201, description = "Started", body = AttemptView),
         (status = 200, description = "Your unfinished practice attempt, resumed", body = AttemptView),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one), or no practice offered (`practice_not_offered`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "No attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn start_practice_attempt(
     state: web::Data<AppState>,
@@ -149,9 +143,7 @@ pub async fn start_practice_attempt(
     responses(
         (status = 200, description = "The attempt", body = AttemptView),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_attempt(
     state: web::Data<AppState>,
@@ -240,14 +232,10 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
     responses(
         (status = 200, description = "Recorded (durably) and graded", body = AnswerOutcome),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt to answer (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), or not the current question under sequential navigation (`not_current_question`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn answer(
     state: web::Data<AppState>,
@@ -377,10 +365,8 @@ fn closed(row: &store::AttemptRow) -> ApiError {
     responses(
         (status = 200, description = "Finished", body = AttemptView),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt to finish (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn finish(
     state: web::Data<AppState>,
@@ -403,8 +389,6 @@ pub async fn finish(
 #[utoipa::path(get, path = "/v1/me/attempts", tag = "attempts", security(("bearer" = [])),
     responses(
         (status = 200, description = "Your attempts and grades", body = AttemptList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn my_attempts(
     state: web::Data<AppState>,
@@ -421,10 +405,8 @@ pub async fn my_attempts(
     responses(
         (status = 200, description = "The attempts and grades", body = AttemptList),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn assignment_attempts(
     state: web::Data<AppState>,
@@ -441,3 +423,33 @@ pub async fn assignment_attempts(
     let rows = store::for_assignment(&state.pool, assignment.id).await?;
     Ok(HttpResponse::Ok().json(attempt_list(&rows)))
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use crate::telemetry::resource;
+    use web::{get, post, put};
+    cfg.service(
+        resource("/v1/assignments/{id}/attempts")
+            .route(get().to(assignment_attempts))
+            .route(post().to(start_assignment_attempt)),
+    )
+    .service(resource("/v1/quizzes/{slug}/attempts").route(post().to(start_practice_attempt)))
+    .service(resource("/v1/attempts/{id}").route(get().to(get_attempt)))
+    .service(resource("/v1/attempts/{id}/responses/{question_id}").route(put().to(answer)))
+    .service(resource("/v1/attempts/{id}/finish").route(post().to(finish)))
+    .service(resource("/v1/me/attempts").route(get().to(my_attempts)));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    start_assignment_attempt,
+    start_practice_attempt,
+    get_attempt,
+    answer,
+    finish,
+    my_attempts,
+    assignment_attempts,
+))]
+pub struct Api;

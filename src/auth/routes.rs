@@ -9,10 +9,10 @@ use uuid::Uuid;
 use super::store::{self, Consumed, NewUser};
 use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
-use crate::app::AppState;
 use crate::audit::{self, Action, Entry};
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::state::AppState;
 use crate::validate;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -99,12 +99,9 @@ fn check_password_shape(password: &str) -> Result<(), ApiError> {
         (status = 201, description = "Registered and signed in", body = TokenResponse),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The email is taken", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid email, name, password or locale", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many sign-ups from this address (`too_many_signups`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn register(
     state: web::Data<AppState>,
@@ -200,11 +197,8 @@ pub(crate) async fn check_password(
         (status = 200, description = "Signed in", body = TokenResponse),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Wrong email or password (the same answer for both)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many failed sign-ins for this account or from this address (`too_many_attempts`); see Retry-After", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn login(
     state: web::Data<AppState>,
@@ -250,9 +244,6 @@ pub async fn login(
         (status = 200, description = "A new pair; the old refresh token is spent", body = TokenResponse),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Unknown, expired, revoked or reused refresh token", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn refresh(
     state: web::Data<AppState>,
@@ -291,9 +282,6 @@ pub async fn refresh(
     responses(
         (status = 204, description = "Signed out (also when the token was unknown)"),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn logout(
     state: web::Data<AppState>,
@@ -307,9 +295,7 @@ pub async fn logout(
 #[utoipa::path(get, path = "/v1/me", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "You", body = User),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn me(state: web::Data<AppState>, user: CurrentUser) -> Result<HttpResponse, ApiError> {
     let row = store::user_by_id(&state.pool, user.id)
@@ -323,12 +309,8 @@ pub async fn me(state: web::Data<AppState>, user: CurrentUser) -> Result<HttpRes
     responses(
         (status = 200, description = "Updated", body = User),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid name or locale", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn update_me(
     state: web::Data<AppState>,
@@ -356,12 +338,8 @@ pub async fn update_me(
     responses(
         (status = 200, description = "The person with the new role", body = User),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such person", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn set_role(
     state: web::Data<AppState>,
@@ -387,3 +365,26 @@ pub async fn set_role(
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(User::from(row)))
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use crate::telemetry::resource;
+    use web::{get, patch, post, put};
+    cfg.service(resource("/v1/auth/register").route(post().to(register)))
+        .service(resource("/v1/auth/login").route(post().to(login)))
+        .service(resource("/v1/auth/refresh").route(post().to(refresh)))
+        .service(resource("/v1/auth/logout").route(post().to(logout)))
+        .service(
+            resource("/v1/me")
+                .route(get().to(me))
+                .route(patch().to(update_me))
+                .route(web::delete().to(crate::privacy::erase)),
+        )
+        .service(resource("/v1/users/{id}/role").route(put().to(set_role)));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(register, login, refresh, logout, me, update_me, set_role))]
+pub struct Api;

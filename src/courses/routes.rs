@@ -5,10 +5,10 @@ use uuid::Uuid;
 
 use super::models::{Course, CourseCreate, CourseList, Enrollment, EnrollmentCreate, Roster};
 use super::{store, taught_course, visible_course};
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::state::AppState;
 use crate::validate;
 
 /// Creates a course; you own it and teach it. Site instructors and admins (the site role
@@ -17,12 +17,8 @@ use crate::validate;
     responses(
         (status = 201, description = "Created", body = Course),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot create courses", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid title or code", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_course(
     state: web::Data<AppState>,
@@ -48,8 +44,6 @@ pub async fn create_course(
 #[utoipa::path(get, path = "/v1/courses", tag = "courses", security(("bearer" = [])),
     responses(
         (status = 200, description = "Your courses", body = CourseList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_courses(
     state: web::Data<AppState>,
@@ -65,9 +59,7 @@ pub async fn list_courses(
     responses(
         (status = 200, description = "The course", body = Course),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_course(
     state: web::Data<AppState>,
@@ -85,14 +77,10 @@ pub async fn get_course(
     responses(
         (status = 201, description = "Enrolled", body = Enrollment),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The course's owner keeps teaching it (`course_owner_stays`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Neither or both of email and user_id, or no such person", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn enroll(
     state: web::Data<AppState>,
@@ -137,10 +125,8 @@ pub async fn enroll(
     responses(
         (status = 200, description = "The roster", body = Roster),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn roster(
     state: web::Data<AppState>,
@@ -151,3 +137,26 @@ pub async fn roster(
     let items = store::roster(&state.pool, course.id).await?;
     Ok(HttpResponse::Ok().json(Roster { items }))
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use crate::telemetry::resource;
+    use web::{get, post};
+    cfg.service(
+        resource("/v1/courses")
+            .route(get().to(list_courses))
+            .route(post().to(create_course)),
+    )
+    .service(resource("/v1/courses/{id}").route(get().to(get_course)))
+    .service(
+        resource("/v1/courses/{id}/enrollments")
+            .route(get().to(roster))
+            .route(post().to(enroll)),
+    );
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(create_course, list_courses, get_course, enroll, roster))]
+pub struct Api;

@@ -10,9 +10,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, registrations};
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -96,13 +96,9 @@ pub fn content_item(
     responses(
         (status = 200, description = "The signed response and where to post it (or, for text/html, a self-posting form)", body = DeepLinkResponse),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such Deep Linking request, or not yours", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Answered already, or expired", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown quiz, or several where the platform takes one", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn respond(
     req: HttpRequest,

@@ -22,12 +22,12 @@ use uuid::Uuid;
 use super::claims::{self, Expected, Launch, MessageType};
 use super::registrations::{self, KeyError, RegistrationRow};
 use super::{bad_request, course_role, unauthorized};
-use crate::app::AppState;
 use crate::auth::Role;
 use crate::auth::tokens::{ACCESS_TTL_SECS, new_refresh_token};
 use crate::courses::models::CourseRole;
 use crate::error::{ApiError, Problem};
 use crate::policy::Policy;
+use crate::state::AppState;
 
 /// How long a login may take from initiation to launch.
 pub const LOGIN_TTL_MINUTES: i64 = 10;
@@ -149,7 +149,6 @@ pub struct LoginParameters {
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn login_get(
     req: HttpRequest,
@@ -165,9 +164,7 @@ pub async fn login_get(
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn login_post(
     req: HttpRequest,
@@ -455,10 +452,8 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
         (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code"),
         (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "The platform's keys could not be fetched", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn launch(
     req: HttpRequest,
@@ -1047,9 +1042,6 @@ struct CodeRow {
         (status = 200, description = "Signed in; the code's cookie is cleared", body = LtiSession),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "The code is unknown, used or expired (`lti_code_invalid`), or this browser is not the one the launch redirected: its cookie is missing or different (`launch_browser_mismatch`; the code is then used up if it was presented with a cookie)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn exchange(
     req: HttpRequest,

@@ -27,9 +27,9 @@ use std::time::Duration;
 use actix_web::HttpRequest;
 use actix_web::http::StatusCode;
 
-use crate::app::AppState;
 use crate::courses::models::CourseRole;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// Claim names of LTI 1.3 Core and its services.
 pub mod claim {

@@ -13,10 +13,10 @@ use uuid::Uuid;
 use super::registrations::{self, RegistrationRow};
 use super::services::{access_token, excerpt};
 use super::{course_role, read_body, scope};
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 pub const MEMBERSHIP_MEDIA_TYPE: &str = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json";
 /// Pages of a roster read at most (a platform pages with `Link: <…>; rel="next"`).
@@ -186,12 +186,10 @@ pub struct LtiRoster {
     responses(
         (status = 200, description = "The roster", body = LtiRoster),
         (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course or assignment, or you are not in it", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The course's LMS offers no roster", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "The LMS could not be reached or refused", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn roster(
     state: web::Data<AppState>,

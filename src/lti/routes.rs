@@ -12,10 +12,10 @@ use super::keys::{self, PublicKeyInfo};
 use super::registrations::{
     self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
 };
-use crate::app::AppState;
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 fn registration_not_found() -> ApiError {
     ApiError::not_found(
@@ -29,7 +29,6 @@ fn registration_not_found() -> ApiError {
 #[utoipa::path(get, path = "/.well-known/jwks.json", tag = "lti",
     responses(
         (status = 200, description = "The key set", body = Object),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let set = keys::jwks(&state.pool).await.map_err(ApiError::internal)?;
@@ -42,7 +41,6 @@ pub async fn jwks(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> 
 #[utoipa::path(get, path = "/v1/lti/jwks", tag = "lti",
     responses(
         (status = 200, description = "The key set", body = Object),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn jwks_v1(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     jwks(state).await
@@ -55,13 +53,9 @@ pub async fn jwks_v1(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
     responses(
         (status = 201, description = "Registered", body = Registration),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "This issuer and client id are registered already", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid field", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_registration(
     req: HttpRequest,
@@ -97,9 +91,7 @@ pub async fn create_registration(
 #[utoipa::path(get, path = "/v1/lti/registrations", tag = "lti", security(("bearer" = [])),
     responses(
         (status = 200, description = "The registrations", body = RegistrationList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_registrations(
     req: HttpRequest,
@@ -122,10 +114,8 @@ pub async fn list_registrations(
     responses(
         (status = 200, description = "The registration", body = Registration),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_registration(
     req: HttpRequest,
@@ -148,13 +138,9 @@ pub async fn get_registration(
     responses(
         (status = 200, description = "Changed", body = Registration),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An invalid field", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn update_registration(
     req: HttpRequest,
@@ -184,10 +170,8 @@ pub async fn update_registration(
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such registration", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_registration(
     state: web::Data<AppState>,
@@ -219,9 +203,7 @@ pub struct KeyList {
 #[utoipa::path(get, path = "/v1/lti/keys", tag = "lti", security(("bearer" = [])),
     responses(
         (status = 200, description = "The keys", body = KeyList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_keys(
     state: web::Data<AppState>,
@@ -248,9 +230,7 @@ pub async fn list_keys(
 #[utoipa::path(post, path = "/v1/lti/keys/rotate", tag = "lti", security(("bearer" = [])),
     responses(
         (status = 201, description = "The new key", body = PublicKeyInfo),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn rotate_key(
     state: web::Data<AppState>,
@@ -311,9 +291,7 @@ pub struct DeliveryQuery {
     responses(
         (status = 200, description = "The deliveries", body = DeliveryList),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_deliveries(
     state: web::Data<AppState>,
@@ -333,11 +311,9 @@ pub async fn list_deliveries(
     responses(
         (status = 202, description = "Scheduled now", body = ags::Delivery),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such delivery", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Delivered already", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn retry_delivery(
     state: web::Data<AppState>,
@@ -389,3 +365,29 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/v1/lti/deliveries/{id}/retry").route(post().to(retry_delivery)))
         .service(resource("/v1/lti/courses/{id}/roster").route(get().to(super::nrps::roster)));
 }
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    paths(
+        jwks,
+        jwks_v1,
+        super::launch::login_get,
+        super::launch::login_post,
+        super::launch::launch,
+        super::launch::exchange,
+        super::deep_linking::respond,
+        super::nrps::roster,
+        create_registration,
+        list_registrations,
+        get_registration,
+        update_registration,
+        delete_registration,
+        list_keys,
+        rotate_key,
+        list_deliveries,
+        retry_delivery,
+    ),
+    components(schemas(DeliveryFilter))
+)]
+pub struct Api;

@@ -17,11 +17,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::app::AppState;
 use crate::audit::{self, Action, Entry, store::AuditEntry};
 use crate::auth::{CurrentUser, password};
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::state::AppState;
 use store::{ExportedAttempt, ExportedAuthorship, ExportedEnrollment, ExportedPerson};
 
 /// Everything quizd holds about you.
@@ -45,9 +45,7 @@ fn account_gone() -> ApiError {
 #[utoipa::path(get, path = "/v1/me/export", tag = "auth", security(("bearer" = [])),
     responses(
         (status = 200, description = "Your data", body = Export),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn export(
     state: web::Data<AppState>,
@@ -98,11 +96,8 @@ pub struct EraseRequest {
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in, or the wrong password (`invalid_credentials`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many wrong passwords; see Retry-After", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn erase(
     state: web::Data<AppState>,
@@ -142,3 +137,14 @@ pub async fn erase(
     tx.commit().await?;
     Ok(HttpResponse::NoContent().finish())
 }
+
+/// `GET /v1/me/export`; `DELETE /v1/me` shares its resource with the account's other methods
+/// and is registered by `auth::routes::configure`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(crate::telemetry::resource("/v1/me/export").route(web::get().to(export)));
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(export, erase))]
+pub struct Api;

@@ -10,12 +10,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::access;
-use crate::app::AppState;
 use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::content::store::{ImportError, ImportStatus, Importer, import};
 use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 /// The largest quiz (with its translations) accepted over the API.
 pub const AUTHORING_BODY_LIMIT: usize = 1024 * 1024;
@@ -160,14 +160,11 @@ pub(crate) async fn save(
     responses(
         (status = 201, description = "Created as version 1", body = AuthoredQuiz),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
         (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = AuthoredQuiz),
         (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor TOML", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The content is refused; `detail` lists every problem", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_quiz(
     state: web::Data<AppState>,
@@ -202,13 +199,10 @@ pub async fn create_quiz(
     responses(
         (status = 200, description = "Saved (or unchanged)", body = AuthoredQuiz),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither JSON nor TOML", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The content is refused, or its slug differs from the path", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn update_quiz(
     state: web::Data<AppState>,
@@ -252,10 +246,8 @@ pub async fn update_quiz(
     responses(
         (status = 200, description = "The version's full content (the importer's normalized form)", body = Object),
         (status = 400, description = "Malformed version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz's key, which you may not read (`key_forbidden`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz or version (or a private one whose key you may not read)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_version(
     state: web::Data<AppState>,
@@ -316,10 +308,8 @@ pub struct AuthorList {
     params(("slug" = String, Path, description = "The quiz's slug")),
     responses(
         (status = 200, description = "The authors", body = AuthorList),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_authors(
     state: web::Data<AppState>,
@@ -359,11 +349,9 @@ async fn owned(
     responses(
         (status = 204, description = "They are a co-author"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not own the quiz (`not_quiz_owner`, `not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "No such person (`unknown_user`), or the owner (`already_owner`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn add_author(
     state: web::Data<AppState>,
@@ -406,11 +394,9 @@ pub async fn add_author(
     responses(
         (status = 204, description = "They are no longer a co-author"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not own the quiz", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz, or no such co-author (`author_not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The owner cannot be removed (`owner_stays`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn remove_author(
     state: web::Data<AppState>,

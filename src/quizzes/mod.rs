@@ -207,7 +207,7 @@ impl VersionCache {
 
 /// Listens for quiz changes for the life of the server, reconnecting after a lost connection
 /// (and caching nothing until it is back).
-pub fn spawn_change_listener(state: actix_web::web::Data<crate::app::AppState>) {
+pub fn spawn_change_listener(state: actix_web::web::Data<crate::state::AppState>) {
     actix_web::rt::spawn(async move {
         let cache = &state.quizzes;
         loop {

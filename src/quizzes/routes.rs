@@ -8,11 +8,11 @@ use utoipa::IntoParams;
 use super::access::quiz_not_found;
 use super::models::{QuizList, QuizView};
 use super::store;
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
 use crate::error::{ApiError, Problem};
 use crate::i18n::requested_locales;
+use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -53,7 +53,6 @@ pub fn plausible_slug(slug: &str) -> bool {
     responses(
         (status = 200, description = "The catalogue", body = QuizList),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ),
     security((), ("bearer" = [])),
 )]
@@ -91,7 +90,6 @@ pub async fn list_quizzes(
             headers(("Content-Language" = String, description = "The negotiated locale"))),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz, or a private one", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ),
     security((), ("bearer" = [])),
 )]
@@ -127,3 +125,60 @@ pub async fn get_quiz(
         .insert_header((header::VARY, "Accept-Language"))
         .body(body))
 }
+
+/// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
+/// `405`).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use super::{authoring, translations};
+    use crate::telemetry::resource;
+    use web::{delete, get, post, put};
+    let authoring_limit = web::PayloadConfig::new(authoring::AUTHORING_BODY_LIMIT);
+    cfg.service(
+        resource("/v1/quizzes")
+            .app_data(authoring_limit.clone())
+            .route(get().to(list_quizzes))
+            .route(post().to(authoring::create_quiz)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}")
+            .app_data(authoring_limit.clone())
+            .route(get().to(get_quiz))
+            .route(put().to(authoring::update_quiz)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}").route(get().to(authoring::get_version)),
+    )
+    .service(resource("/v1/quizzes/{slug}/authors").route(get().to(authoring::list_authors)))
+    .service(
+        resource("/v1/quizzes/{slug}/authors/{user_id}")
+            .route(put().to(authoring::add_author))
+            .route(delete().to(authoring::remove_author)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf")
+            .app_data(authoring_limit)
+            .route(get().to(translations::export_xliff))
+            .route(put().to(translations::import_xliff)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/translations")
+            .route(get().to(translations::translation_status)),
+    );
+}
+
+/// This module's part of the OpenAPI document.
+#[derive(utoipa::OpenApi)]
+#[openapi(paths(
+    list_quizzes,
+    get_quiz,
+    super::authoring::create_quiz,
+    super::authoring::update_quiz,
+    super::authoring::get_version,
+    super::authoring::list_authors,
+    super::authoring::add_author,
+    super::authoring::remove_author,
+    super::translations::translation_status,
+    super::translations::export_xliff,
+    super::translations::import_xliff,
+))]
+pub struct Api;

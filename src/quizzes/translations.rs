@@ -7,10 +7,10 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::access;
-use crate::app::AppState;
 use crate::auth::CurrentUser;
 use crate::content::QuizContent;
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 /// Where one text stands in one locale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -154,10 +154,8 @@ pub(crate) async fn stored_version(
     params(("slug" = String, Path, description = "The quiz's slug")),
     responses(
         (status = 200, description = "Translation status per locale", body = TranslationStatus),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn translation_status(
     state: web::Data<AppState>,
@@ -198,10 +196,8 @@ fn target_locale(locale: &str, content: &QuizContent) -> Result<(), ApiError> {
     responses(
         (status = 200, description = "The XLIFF 2.1 document", body = String, content_type = "application/xliff+xml"),
         (status = 400, description = "Malformed version", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz, version (`version_not_found`) or translation locale (`locale_not_found`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn export_xliff(
     state: web::Data<AppState>,
@@ -239,13 +235,10 @@ pub async fn export_xliff(
     responses(
         (status = 200, description = "Saved as a new version (or unchanged)", body = crate::quizzes::authoring::AuthoredQuiz),
         (status = 400, description = "Not well-formed XLIFF 2, a DTD, or not UTF-8 (`invalid_xliff`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz, version or translation locale", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not XML", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Units refused (`invalid_xliff_unit`: unknown id, changed source, inline markup, empty target; `detail` names each unit) or the result refused (`invalid_content`)", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn import_xliff(
     state: web::Data<AppState>,

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::support::{TestApp, expect_status, get_as, login_request, post_as, token_for};
 
-fn trusting_loopback(state: &mut quizd::app::AppState) {
+fn trusting_loopback(state: &mut quizd::state::AppState) {
     state.trusted_proxies =
         quizd::net::TrustedProxies::new(vec![quizd::net::parse_cidr("127.0.0.1/32").unwrap()]);
 }

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use quizd::app::{self, AppState};
+use quizd::app;
 use quizd::clock::Clock;
 use quizd::db::{self, postgres::PrivatePostgres};
+use quizd::state::AppState;
 use reqwest::Client;
 use serde_json::Value;
 use sqlx::postgres::PgConnectOptions;
@@ -215,7 +216,9 @@ impl TestApp {
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
                 let pool = db::pool_options(4).connect_lazy_with(server_options);
-                let mut state = AppState::load(pool.clone(), None).await.unwrap();
+                let mut state = AppState::build(pool.clone(), None, None, Default::default())
+                    .await
+                    .unwrap();
                 configure(&mut state);
                 let state = actix_web::web::Data::new(state);
                 let metrics =

@@ -11,18 +11,18 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The policy of every front-end response: same origin only, no inline code; framed only by
-/// the origins set with [`allow_framing_by`] (the LMSs that launch quizd), else by nobody.
+/// the origins quizd was started with (`--frame-ancestor`: the LMSs that launch quizd), else by
+/// nobody.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
      style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
      object-src 'none'; base-uri 'none'; form-action 'self'";
 
-static FRAME_ANCESTORS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Lets these origins (e.g. `https://moodle.example.edu`) show the front-end in a frame, as an
-/// LMS does with an LTI launch. Process-wide; set once at start-up.
-pub fn allow_framing_by(origins: &[String]) {
+/// The `frame-ancestors` source list for these origins (e.g. `https://moodle.example.edu`, an
+/// LMS that shows quizd in a frame after an LTI launch): the well-formed ones, or `'none'`.
+pub fn frame_ancestors(origins: &[String]) -> String {
     let valid: Vec<&str> = origins
         .iter()
         .map(|o| o.trim().trim_end_matches('/'))
@@ -31,14 +31,19 @@ pub fn allow_framing_by(origins: &[String]) {
                 && !o.contains([' ', ';', ',', '\'', '"'])
         })
         .collect();
-    if !valid.is_empty() {
-        let _ = FRAME_ANCESTORS.set(valid.join(" "));
+    if valid.is_empty() {
+        "'none'".to_string()
+    } else {
+        valid.join(" ")
     }
 }
 
-/// The full policy, with its `frame-ancestors`.
-pub fn content_security_policy() -> String {
-    let ancestors = FRAME_ANCESTORS.get().map_or("'none'", String::as_str);
+/// The full policy of a front-end response, with the app's `frame-ancestors` (`'none'` where
+/// the app has no state, as in unit tests).
+fn content_security_policy(req: &HttpRequest) -> String {
+    let ancestors = req
+        .app_data::<web::Data<AppState>>()
+        .map_or("'none'", |s| s.frame_ancestors.as_str());
     format!("{CONTENT_SECURITY_POLICY}; frame-ancestors {ancestors}")
 }
 
@@ -124,7 +129,10 @@ fn respond(req: &HttpRequest, content_type: &str, body: &'static [u8], etag: &st
     };
     res.insert_header((header::CACHE_CONTROL, "no-cache"))
         .insert_header((header::ETAG, etag))
-        .insert_header((header::CONTENT_SECURITY_POLICY, content_security_policy()));
+        .insert_header((
+            header::CONTENT_SECURITY_POLICY,
+            content_security_policy(req),
+        ));
     if current {
         res.finish()
     } else {

@@ -1,0 +1,136 @@
+//! What every handler shares: the pools, the caches, the clock, the keys and the settings
+//! quizd was started with. A low module: domain modules import it, it imports none of their
+//! handlers. `main` builds one [`Settings`] from the command line and the environment and
+//! hands it to [`AppState::build`]; tests build theirs the same way.
+
+use metrics_exporter_prometheus::PrometheusHandle;
+use sqlx::PgPool;
+
+use crate::analytics::ReportCache;
+use crate::attempts::AttemptCache;
+use crate::auth::ratelimit::{LoginLimiter, SIGNUP_BURST};
+use crate::auth::tokens::TokenKeys;
+use crate::clock::Clock;
+use crate::db::quick::QuickPool;
+use crate::net::TrustedProxies;
+use crate::quizzes::{DEFAULT_CAPACITY_BYTES, VersionCache};
+use crate::{auth, lti, ops, telemetry};
+
+/// How quizd was configured: every knob of `quizd serve` that the running service reads.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Origins whose pages may call the API from a browser (CORS); none by default.
+    pub cors_origins: Vec<String>,
+    /// Origins that may show the web front-end in a frame (the LMSs that launch quizd).
+    pub frame_ancestors: Vec<String>,
+    /// Sign-ups one client address may make at once; `0` turns the limit off.
+    pub signup_burst: u32,
+    /// Memory for cached quiz versions, in bytes.
+    pub version_cache_bytes: u64,
+    /// Who may read `/metrics`, and on which listener; closed by default.
+    pub metrics_access: ops::MetricsAccess,
+    /// Peers whose forwarded headers are believed; none by default.
+    pub trusted_proxies: TrustedProxies,
+    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    pub lti: lti::Settings,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            cors_origins: Vec::new(),
+            frame_ancestors: Vec::new(),
+            signup_burst: SIGNUP_BURST,
+            version_cache_bytes: DEFAULT_CAPACITY_BYTES,
+            metrics_access: ops::MetricsAccess::default(),
+            trusted_proxies: TrustedProxies::default(),
+            lti: lti::Settings::default(),
+        }
+    }
+}
+
+pub struct AppState {
+    pub pool: PgPool,
+    /// Connections for the hot paths (resume, answer), handed back without a round trip.
+    pub quick: QuickPool,
+    pub attempts: AttemptCache,
+    pub quizzes: VersionCache,
+    pub metrics: PrometheusHandle,
+    pub tokens: TokenKeys,
+    pub login_limiter: LoginLimiter,
+    /// The server's clock: deadlines and open/close times are judged by it.
+    pub clock: Clock,
+    /// Where analytics read: a read-only replica when one is configured, else `pool`.
+    pub analytics_pool: PgPool,
+    pub reports: ReportCache,
+    /// Origins whose pages may call the API from a browser (CORS); none by default.
+    pub cors_origins: Vec<String>,
+    /// The `frame-ancestors` source list of the front-end's policy (`'none'` by default).
+    pub frame_ancestors: String,
+    /// Who may read `/metrics`, and on which listener; closed by default.
+    pub metrics_access: ops::MetricsAccess,
+    /// Peers whose forwarded headers are believed (client address, origin); none by default.
+    pub trusted_proxies: TrustedProxies,
+    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    pub lti: lti::Settings,
+}
+
+impl AppState {
+    /// The state with default settings; analytics read `pool`.
+    pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
+        Self::with_settings(pool.clone(), pool, signing_secret, Settings::default())
+    }
+
+    fn with_settings(
+        pool: PgPool,
+        analytics_pool: PgPool,
+        signing_secret: &[u8],
+        settings: Settings,
+    ) -> Self {
+        let quick = QuickPool::new(
+            (*pool.connect_options()).clone(),
+            pool.options().get_max_connections(),
+            pool.options().get_acquire_timeout(),
+        );
+        let attempts = AttemptCache::default();
+        let quizzes = VersionCache::default();
+        quizzes.set_capacity(settings.version_cache_bytes);
+        let forget = attempts.clone();
+        quizzes.on_evict(move |versions| forget.forget_versions(versions));
+        Self {
+            pool,
+            quick,
+            attempts,
+            quizzes,
+            metrics: telemetry::prometheus(),
+            tokens: TokenKeys::new(signing_secret),
+            login_limiter: LoginLimiter::with_signup_burst(settings.signup_burst),
+            clock: Clock::System,
+            analytics_pool,
+            reports: ReportCache::default(),
+            cors_origins: settings.cors_origins,
+            frame_ancestors: crate::frontend::frame_ancestors(&settings.frame_ancestors),
+            metrics_access: settings.metrics_access,
+            trusted_proxies: settings.trusted_proxies,
+            lti: settings.lti,
+        }
+    }
+
+    /// The state quizd serves with: the configured signing secret (at least 32 bytes), or else
+    /// the one quizd generated and keeps in its database; analytics on `analytics_pool` when a
+    /// replica is configured.
+    pub async fn build(
+        pool: PgPool,
+        analytics_pool: Option<PgPool>,
+        configured_secret: Option<&str>,
+        settings: Settings,
+    ) -> anyhow::Result<Self> {
+        let secret = match configured_secret {
+            Some(s) if s.len() >= 32 => s.as_bytes().to_vec(),
+            Some(_) => anyhow::bail!("QUIZD_JWT_SECRET must be at least 32 characters"),
+            None => auth::store::signing_secret(&pool).await?,
+        };
+        let analytics_pool = analytics_pool.unwrap_or_else(|| pool.clone());
+        Ok(Self::with_settings(pool, analytics_pool, &secret, settings))
+    }
+}
