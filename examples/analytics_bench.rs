@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use quizd::analytics::generate::{Plan, finished_attempts};
-use quizd::app::{self, AppState};
+use quizd::app;
 use quizd::assignments::store::{NewAssignment, insert};
 use quizd::auth::Role;
 use quizd::db::{self, postgres};
+use quizd::state::AppState;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -162,7 +163,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // quizd serving over HTTP, with an admin's token.
-    let state = AppState::load(pool.clone(), None).await?;
+    let state = AppState::build(pool.clone(), None, None, Default::default()).await?;
     let token = state.tokens.issue(admin, Role::Admin);
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let base = format!("http://{}", listener.local_addr()?);
