@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer};
 
 use crate::error::ApiError;
+use crate::error::Code;
 
 /// A JSON body that must be an object. (serde would also read a struct from an array of its
 /// fields, `[null, null]`, which no client means.) Unknown fields are refused by the types.
@@ -36,14 +37,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonObject<T> {
         Box::pin(async move {
             let value = json.await?.into_inner();
             if !value.is_object() {
-                return Err(ApiError::bad_request(
-                    "invalid_body",
-                    "The body must be a JSON object.",
-                )
-                .into());
+                return Err(
+                    ApiError::new(Code::InvalidBody, "The body must be a JSON object.").into(),
+                );
             }
             serde_json::from_value(value).map(JsonObject).map_err(|e| {
-                ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}")).into()
+                ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")).into()
             })
         })
     }

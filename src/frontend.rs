@@ -11,6 +11,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
+use crate::error::Code;
 use crate::state::AppState;
 
 /// The policy of every front-end response: same origin only, no inline code; framed only by
@@ -101,7 +102,7 @@ async fn asset(req: HttpRequest, file: web::Path<String>) -> Result<HttpResponse
     let asset = ASSETS
         .iter()
         .find(|a| a.name == file.as_str())
-        .ok_or_else(|| ApiError::not_found("asset_not_found", "There is no such file."))?;
+        .ok_or_else(|| ApiError::new(Code::AssetNotFound, "There is no such file."))?;
     Ok(respond(
         &req,
         asset.content_type,

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::db;
+use crate::error::Code;
 use crate::error::{self, ApiError, Problem};
 use crate::state::AppState;
 
@@ -96,8 +97,7 @@ fn admit(access: &MetricsAccess, listener: Listener, req: &HttpRequest) -> Resul
     match presented {
         Some(p) if same_secret(p.trim(), token) => Ok(()),
         _ => Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "metrics_token_required",
+            Code::MetricsTokenRequired,
             "Reading the metrics needs `Authorization: Bearer <the metrics token>`.",
         )),
     }

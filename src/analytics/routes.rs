@@ -12,8 +12,10 @@ use super::store::{self, Scope, ScopedAssignment};
 use super::version_report;
 use crate::assignments::visible_assignment;
 use crate::auth::{CurrentUser, Role};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use actix_web::http::StatusCode;
 
 pub const DEFAULT_LIMIT: u32 = 100;
 pub const MAX_LIMIT: u32 = 500;
@@ -76,24 +78,24 @@ pub async fn quiz_scope(
 fn validate(q: &AnalyticsQuery) -> Result<(usize, usize), ApiError> {
     let limit = q.limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
-        return Err(ApiError::bad_request(
-            "invalid_query",
+        return Err(ApiError::new(
+            Code::InvalidQuery,
             format!("`limit` must be 1 to {MAX_LIMIT}."),
         ));
     }
     if q.offset.is_some_and(|o| o > MAX_OFFSET) {
-        return Err(ApiError::bad_request(
-            "invalid_query",
+        return Err(ApiError::new(
+            Code::InvalidQuery,
             format!("`offset` must be at most {MAX_OFFSET}."),
         ));
     }
     if let (Some(from), Some(to)) = (q.from, q.to)
         && from >= to
     {
-        return Err(ApiError::unprocessable(
-            "invalid_query",
-            "`from` must be before `to`.",
-        ));
+        return Err(
+            ApiError::new(Code::InvalidQuery, "`from` must be before `to`.")
+                .with_status(StatusCode::UNPROCESSABLE_ENTITY),
+        );
     }
     Ok((q.offset.unwrap_or(0) as usize, limit as usize))
 }

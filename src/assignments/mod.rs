@@ -8,7 +8,6 @@ pub mod store;
 
 use std::collections::HashMap;
 
-use actix_web::http::StatusCode;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
@@ -17,14 +16,15 @@ use crate::auth::CurrentUser;
 use crate::content::Visibility;
 use crate::courses::visible_course;
 use crate::error::ApiError;
+use crate::error::Code;
 use crate::policy::Policy;
 use models::AdjustmentRequest;
 use rules::{Adjustment, adjusted_deadline, effective};
 use store::AssignmentRow;
 
 pub fn assignment_not_found() -> ApiError {
-    ApiError::not_found(
-        "assignment_not_found",
+    ApiError::new(
+        Code::AssignmentNotFound,
         "There is no such assignment, or it is not in your courses.",
     )
 }
@@ -58,7 +58,7 @@ pub async fn visible_assignment(
 
 /// The rules a policy must satisfy to be stored.
 pub fn validate_policy(p: &Policy) -> Result<(), ApiError> {
-    let bad = |detail: &str| ApiError::unprocessable("invalid_policy", detail);
+    let bad = |detail: &str| ApiError::new(Code::InvalidPolicy, detail);
     if p.attempts_allowed == Some(0) {
         return Err(bad(
             "`attempts_allowed` must be at least 1 (omit it for unlimited).",
@@ -98,15 +98,14 @@ pub async fn taught_assignment(
             crate::courses::taught_course(pool, course, user).await?;
         }
         None if user.is_admin() => {
-            return Err(ApiError::conflict(
-                "practice_assignment",
+            return Err(ApiError::new(
+                Code::PracticeAssignment,
                 "A practice assignment takes its policy from its quiz's content; change the content instead.",
             ));
         }
         None => {
             return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
+                Code::Forbidden,
                 "Only the course's instructors can do this.",
             ));
         }
@@ -116,7 +115,7 @@ pub async fn taught_assignment(
 
 /// An override as requested, checked: each refusal names its field, and nothing is stored.
 pub fn parse_adjustment(r: &AdjustmentRequest) -> Result<Adjustment, ApiError> {
-    let bad = |detail: &str| ApiError::unprocessable("invalid_override", detail);
+    let bad = |detail: &str| ApiError::new(Code::InvalidOverride, detail);
     if r.time_multiplier.is_some_and(|m| !(m > 0.0 && m <= 10.0)) {
         return Err(bad("`time_multiplier` must be more than 0 and at most 10."));
     }

@@ -16,6 +16,7 @@ use super::{parse_adjustment, recompute_deadlines, taught_assignment};
 use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::courses::taught_course;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
@@ -75,8 +76,8 @@ async fn set(
     let (course, mut tx, assignments) = begin(state, user, scope).await?;
     let outsiders = store::not_learners(&mut *tx, course, &users).await?;
     if let Some(i) = users.iter().position(|u| outsiders.contains(u)) {
-        return Err(ApiError::unprocessable(
-            "not_a_learner",
+        return Err(ApiError::new(
+            Code::NotALearner,
             format!(
                 "`{}` is not enrolled in this course as a learner; overrides are for its learners.",
                 field(i)
@@ -115,8 +116,8 @@ async fn remove(
 ) -> Result<HttpResponse, ApiError> {
     let (_, mut tx, assignments) = begin(state, user, scope).await?;
     if !store::remove_override(&mut *tx, scope, learner).await? {
-        return Err(ApiError::not_found(
-            "override_not_found",
+        return Err(ApiError::new(
+            Code::OverrideNotFound,
             "This learner has no override here.",
         ));
     }
@@ -230,8 +231,8 @@ pub async fn bulk_overrides(
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     if body.user_ids.is_empty() || body.user_ids.len() > 1000 {
-        return Err(ApiError::unprocessable(
-            "invalid_override",
+        return Err(ApiError::new(
+            Code::InvalidOverride,
             "`user_ids` must name 1 to 1000 learners.",
         ));
     }

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::auth::CurrentUser;
 use crate::courses::{taught_course, visible_course};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
@@ -40,8 +41,7 @@ pub async fn create_assignment(
     if let Some(title) = &body.title {
         validate::line("title", title, 1, 200)?;
     }
-    let unknown =
-        || ApiError::unprocessable("unknown_quiz", "There is no such quiz or quiz version.");
+    let unknown = || ApiError::new(Code::UnknownQuiz, "There is no such quiz or quiz version.");
     if !crate::quizzes::routes::plausible_slug(&body.quiz) {
         return Err(unknown());
     }
@@ -197,8 +197,8 @@ pub async fn update_assignment(
 }
 
 fn archived() -> ApiError {
-    ApiError::conflict(
-        "assignment_archived",
+    ApiError::new(
+        Code::AssignmentArchived,
         "This assignment is archived; it no longer changes.",
     )
 }

@@ -20,6 +20,7 @@ use crate::assignments::store::AssignmentRow;
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::error::ApiError;
+use crate::error::Code;
 use crate::grading::{FinishedAttempt, assignment_grade};
 use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
@@ -29,8 +30,8 @@ use review::{Served, percentage};
 use store::{AttemptListRow, AttemptRow, NewAttempt};
 
 pub fn attempt_not_found() -> ApiError {
-    ApiError::not_found(
-        "attempt_not_found",
+    ApiError::new(
+        Code::AttemptNotFound,
         "There is no such attempt, or it is not yours.",
     )
 }
@@ -254,7 +255,7 @@ pub async fn start(
     accept_language: Option<&str>,
 ) -> Result<(AttemptRow, bool), ApiError> {
     let now = state.clock.now();
-    let conflict = |code, detail: &str| ApiError::new(StatusCode::CONFLICT, code, detail);
+    let conflict = |code: Code, detail: &str| ApiError::new(code, detail);
     // The statements of a start run on one connection of the quick pool.
     let mut conn = state.quick.acquire().await?;
     if let Some(open) = store::open_attempt(&mut *conn, assignment.id, user.id).await? {
@@ -266,7 +267,7 @@ pub async fn start(
     }
     if assignment.archived_at.is_some() {
         return Err(conflict(
-            "assignment_archived",
+            Code::AssignmentArchived,
             "This assignment was archived; it takes no new attempts.",
         ));
     }
@@ -292,10 +293,10 @@ pub async fn start(
     let policy = assignment.policy();
     let rules = effective(&policy, &adjustments);
     if rules.opens_at.is_some_and(|o| now < o) {
-        return Err(conflict("not_open", "This assignment is not open yet."));
+        return Err(conflict(Code::NotOpen, "This assignment is not open yet."));
     }
     if rules.closes_at.is_some_and(|c| now >= c) {
-        return Err(conflict("closed", "This assignment is closed."));
+        return Err(conflict(Code::Closed, "This assignment is closed."));
     }
     let deadline = rules.deadline(now);
     let mut seed = [0u8; 32];
@@ -321,14 +322,14 @@ pub async fn start(
     .await
     .map_err(|e| match ApiError::from(e) {
         e if e.status == StatusCode::CONFLICT => conflict(
-            "attempt_start_conflict",
+            Code::AttemptStartConflict,
             "Another attempt was started at the same moment; retry.",
         ),
         e => e,
     })?;
     let id = inserted.ok_or_else(|| {
         conflict(
-            "attempts_exhausted",
+            Code::AttemptsExhausted,
             "You have used all the attempts this assignment allows.",
         )
     })?;

@@ -14,6 +14,7 @@ use super::{Viewer, attempt_list, current, render, settle, start, view, visible_
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::grading::{self, Answer};
@@ -21,7 +22,7 @@ use crate::state::AppState;
 
 /// Reads the optional start body: empty, or a JSON [`StartAttempt`].
 fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
-    let invalid = |detail: String| ApiError::bad_request("invalid_body", detail);
+    let invalid = |detail: String| ApiError::new(Code::InvalidBody, detail);
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(StartAttempt::default());
     }
@@ -109,7 +110,7 @@ pub async fn start_practice_attempt(
     req: HttpRequest,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let not_found = || ApiError::not_found("quiz_not_found", "There is no quiz with this slug.");
+    let not_found = || ApiError::new(Code::QuizNotFound, "There is no quiz with this slug.");
     if !crate::quizzes::routes::plausible_slug(&slug) {
         return Err(not_found());
     }
@@ -122,8 +123,8 @@ pub async fn start_practice_attempt(
     // quiz does not exist outside its assignments.
     let practice = version.practice_assignment_id.ok_or_else(|| {
         if version.content.visibility == crate::content::Visibility::Public {
-            ApiError::not_found(
-                "practice_not_offered",
+            ApiError::new(
+                Code::PracticeNotOffered,
                 "This quiz offers no open practice; take it through an assignment.",
             )
         } else {
@@ -165,8 +166,7 @@ pub async fn get_attempt(
 
 fn only_the_learner() -> ApiError {
     ApiError::new(
-        StatusCode::FORBIDDEN,
-        "forbidden",
+        Code::Forbidden,
         "Only the learner who took this attempt can change it.",
     )
 }
@@ -176,16 +176,16 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
     let answer = match body {
         AnswerRequest::Selected(SelectedAnswer { selected }) => {
             if selected.len() > 64 {
-                return Err(ApiError::bad_request(
-                    "invalid_answer",
+                return Err(ApiError::new(
+                    Code::InvalidAnswer,
                     "Too many options selected.",
                 ));
             }
             let mut keys = Vec::with_capacity(selected.len());
             for id in selected {
                 let key = served.option_key(q, id).ok_or_else(|| {
-                    ApiError::unprocessable(
-                        "unknown_option",
+                    ApiError::new(
+                        Code::UnknownOption,
                         "An option id is not one of this question's options.",
                     )
                 })?;
@@ -197,22 +197,21 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
         AnswerRequest::Number(NumberAnswer { number }) => Answer::Number(*number),
         AnswerRequest::Text(TextAnswer { text }) => {
             if text.contains('\0') {
-                return Err(ApiError::bad_request(
-                    "invalid_answer",
+                return Err(ApiError::new(
+                    Code::InvalidAnswer,
                     "`text` contains a NUL character.",
                 ));
             }
             if text.chars().count() > grading::MAX_TEXT_CHARS {
-                return Err(ApiError::bad_request(
-                    "invalid_answer",
-                    "`text` is too long.",
-                ));
+                return Err(ApiError::new(Code::InvalidAnswer, "`text` is too long."));
             }
             Answer::Text(text.clone())
         }
     };
-    grading::check(q, &answer)
-        .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
+    grading::check(q, &answer).map_err(|e| {
+        ApiError::new(Code::InvalidAnswer, format!("{e}."))
+            .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+    })?;
     Ok(answer)
 }
 
@@ -261,15 +260,17 @@ pub async fn answer(
     let graded = served
         .question_by_id(&question_id)
         .ok_or_else(|| {
-            ApiError::not_found(
-                "question_not_found",
+            ApiError::new(
+                Code::QuestionNotFound,
                 "This attempt has no question with this id.",
             )
         })
         .and_then(|q| {
             let answer = content_answer(served, q, &body)?;
-            let grade = grading::grade(q, &answer)
-                .map_err(|e| ApiError::unprocessable("invalid_answer", format!("{e}.")))?;
+            let grade = grading::grade(q, &answer).map_err(|e| {
+                ApiError::new(Code::InvalidAnswer, format!("{e}."))
+                    .with_status(StatusCode::UNPROCESSABLE_ENTITY)
+            })?;
             Ok((q, answer, grade))
         });
     let (q, answer, grade) = match graded {
@@ -322,8 +323,8 @@ pub async fn answer(
             }
             Err(ApiError {
                 recorded: serde_json::to_value(outcome(&recorded, immediate)).ok(),
-                ..ApiError::conflict(
-                    "answer_final",
+                ..ApiError::new(
+                    Code::AnswerFinal,
                     "This question was answered already and, under immediate feedback, the first answer stands.",
                 )
             })
@@ -337,8 +338,8 @@ pub async fn answer(
 
 /// Sequential navigation takes an answer only to the current question.
 fn not_current_question() -> ApiError {
-    ApiError::conflict(
-        "not_current_question",
+    ApiError::new(
+        Code::NotCurrentQuestion,
         "Under sequential navigation only the current question (the first unanswered) takes an answer; answered questions are final.",
     )
 }
@@ -346,13 +347,13 @@ fn not_current_question() -> ApiError {
 /// Why a finished attempt takes no more answers.
 fn closed(row: &store::AttemptRow) -> ApiError {
     if row.finish_reason.as_deref() == Some("deadline") {
-        ApiError::conflict(
-            "deadline_passed",
+        ApiError::new(
+            Code::DeadlinePassed,
             "The deadline has passed: the answer was not recorded and the attempt is finished with what was answered.",
         )
     } else {
-        ApiError::conflict(
-            "attempt_finished",
+        ApiError::new(
+            Code::AttemptFinished,
             "This attempt is finished; answers are closed.",
         )
     }

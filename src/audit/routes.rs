@@ -10,6 +10,7 @@ use uuid::Uuid;
 use super::Action;
 use super::store::{self, AuditEntry, Filter};
 use crate::auth::{CurrentUser, Role};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
@@ -61,8 +62,8 @@ pub async fn list_audit(
     let q = query.into_inner();
     let limit = q.limit.unwrap_or(100);
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::bad_request(
-            "invalid_limit",
+        return Err(ApiError::new(
+            Code::InvalidLimit,
             format!("`limit` must be 1 to {MAX_LIMIT}."),
         ));
     }

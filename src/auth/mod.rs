@@ -17,6 +17,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::error::Code;
 use crate::state::AppState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -60,8 +61,7 @@ impl CurrentUser {
             Ok(())
         } else {
             Err(ApiError::new(
-                actix_web::http::StatusCode::FORBIDDEN,
-                "forbidden",
+                Code::Forbidden,
                 "Your role does not allow this.",
             ))
         }
@@ -73,11 +73,7 @@ impl CurrentUser {
 }
 
 pub fn unauthorized(detail: &str) -> ApiError {
-    ApiError::new(
-        actix_web::http::StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        detail,
-    )
+    ApiError::new(Code::Unauthorized, detail)
 }
 
 impl FromRequest for CurrentUser {

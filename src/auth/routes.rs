@@ -10,6 +10,7 @@ use super::store::{self, Consumed, NewUser};
 use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
 use crate::audit::{self, Action, Entry};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
@@ -74,14 +75,14 @@ async fn issue_pair(
 fn check_password_shape(password: &str) -> Result<(), ApiError> {
     let len = password.chars().count();
     if password.contains('\0') {
-        return Err(ApiError::bad_request(
-            "invalid_field",
+        return Err(ApiError::new(
+            Code::InvalidField,
             "`password` contains a NUL character.",
         ));
     }
     if !(password::MIN_LEN..=password::MAX_LEN).contains(&len) {
-        return Err(ApiError::unprocessable(
-            "weak_password",
+        return Err(ApiError::new(
+            Code::WeakPassword,
             format!(
                 "`password` must be {} to {} characters.",
                 password::MIN_LEN,
@@ -118,7 +119,7 @@ pub async fn register(
         .check_signup(state.trusted_proxies.client_ip(&req))
     {
         return Err(too_many(
-            "too_many_signups",
+            Code::TooManySignups,
             "sign-ups from your address",
             wait,
         ));
@@ -140,8 +141,8 @@ pub async fn register(
     )
     .await
     .map_err(|e| match ApiError::from(e) {
-        e if e.status == StatusCode::CONFLICT => ApiError::conflict(
-            "email_taken",
+        e if e.status == StatusCode::CONFLICT => ApiError::new(
+            Code::EmailTaken,
             "An account with this email exists; sign in instead.",
         ),
         e => e,
@@ -154,15 +155,11 @@ pub async fn register(
 }
 
 /// `429` with the seconds to wait, rounded up.
-fn too_many(code: &'static str, what: &str, wait: std::time::Duration) -> ApiError {
+fn too_many(code: Code, what: &str, wait: std::time::Duration) -> ApiError {
     let secs = wait.as_secs() + 1;
     ApiError {
         retry_after: Some(secs as u32),
-        ..ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            code,
-            format!("Too many {what}; try again in {secs} s."),
-        )
+        ..ApiError::new(code, format!("Too many {what}; try again in {secs} s."))
     }
 }
 
@@ -178,7 +175,7 @@ pub(crate) async fn check_password(
 ) -> Result<bool, ApiError> {
     let address = state.trusted_proxies.client_ip(req);
     if let Err(wait) = state.login_limiter.check(email, address) {
-        return Err(too_many("too_many_attempts", "sign-in attempts", wait));
+        return Err(too_many(Code::TooManyAttempts, "sign-in attempts", wait));
     }
     let ok = password::off_the_workers(move || password::verify(&given, &stored)).await?;
     if ok {
@@ -211,8 +208,8 @@ pub async fn login(
         || body.email.len() > 254
         || body.password.len() > 4 * password::MAX_LEN
     {
-        return Err(ApiError::bad_request(
-            "invalid_field",
+        return Err(ApiError::new(
+            Code::InvalidField,
             "`email` or `password` is malformed.",
         ));
     }
@@ -226,8 +223,7 @@ pub async fn login(
     let ok = check_password(&state, &req, &body.email, body.password, stored).await?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
         return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "invalid_credentials",
+            Code::InvalidCredentials,
             "The email or password is wrong.",
         ));
     };
@@ -266,8 +262,7 @@ pub async fn refresh(
         Consumed::Reused => {
             tx.commit().await?;
             Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "refresh_token_reused",
+                Code::RefreshTokenReused,
                 "This refresh token was already used; every session from that sign-in is now signed out.",
             ))
         }
@@ -300,7 +295,7 @@ pub async fn logout(
 pub async fn me(state: web::Data<AppState>, user: CurrentUser) -> Result<HttpResponse, ApiError> {
     let row = store::user_by_id(&state.pool, user.id)
         .await?
-        .ok_or_else(|| ApiError::not_found("user_not_found", "This account no longer exists."))?;
+        .ok_or_else(|| ApiError::new(Code::UserNotFound, "This account no longer exists."))?;
     Ok(HttpResponse::Ok().json(User::from(row)))
 }
 
@@ -328,7 +323,7 @@ pub async fn update_me(
         locale.as_deref().map(Some),
     )
     .await?
-    .ok_or_else(|| ApiError::not_found("user_not_found", "This account no longer exists."))?;
+    .ok_or_else(|| ApiError::new(Code::UserNotFound, "This account no longer exists."))?;
     Ok(HttpResponse::Ok().json(User::from(row)))
 }
 
@@ -352,7 +347,7 @@ pub async fn set_role(
     let mut tx = state.pool.begin().await?;
     let row = store::set_role(&mut *tx, *id, body.role)
         .await?
-        .ok_or_else(|| ApiError::not_found("user_not_found", "There is no such person."))?;
+        .ok_or_else(|| ApiError::new(Code::UserNotFound, "There is no such person."))?;
     audit::store::record(
         &mut *tx,
         Entry::by(user.id, Action::RoleChanged, &req)

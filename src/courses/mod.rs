@@ -4,17 +4,17 @@ pub mod models;
 pub mod routes;
 pub mod store;
 
-use actix_web::http::StatusCode;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::auth::CurrentUser;
 use crate::error::ApiError;
+use crate::error::Code;
 use models::{Course, CourseRole};
 
 pub fn course_not_found() -> ApiError {
-    ApiError::not_found(
-        "course_not_found",
+    ApiError::new(
+        Code::CourseNotFound,
         "There is no such course, or you are not in it.",
     )
 }
@@ -45,8 +45,7 @@ pub async fn taught_course(
         Ok(course)
     } else {
         Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::Forbidden,
             "Only the course's instructors can do this.",
         ))
     }

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::models::{Course, CourseCreate, CourseList, Enrollment, EnrollmentCreate, Roster};
 use super::{store, taught_course, visible_course};
 use crate::auth::CurrentUser;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
@@ -90,8 +91,8 @@ pub async fn enroll(
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_course(&state.pool, *id, &user).await?;
     if body.email.is_some() == body.user_id.is_some() {
-        return Err(ApiError::unprocessable(
-            "invalid_enrollment",
+        return Err(ApiError::new(
+            Code::InvalidEnrollment,
             "Give exactly one of `email` and `user_id`.",
         ));
     }
@@ -107,12 +108,15 @@ pub async fn enroll(
     )
     .await?
     .ok_or_else(|| {
-        ApiError::unprocessable("unknown_user", "There is no person with this email or id.")
+        ApiError::new(
+            Code::UnknownUser,
+            "There is no person with this email or id.",
+        )
     })?;
     // The store kept the owner teaching; say so rather than report a change that did not happen.
     if Some(enrollment.user_id) == course.owner_id && enrollment.role != body.role {
-        return Err(ApiError::conflict(
-            "course_owner_stays",
+        return Err(ApiError::new(
+            Code::CourseOwnerStays,
             "The course's owner keeps teaching it; their role cannot be changed.",
         ));
     }

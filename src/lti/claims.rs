@@ -3,10 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{
-    DEEP_LINKING_REQUEST, LTI_VERSION, RESOURCE_LINK_REQUEST, bad_request, claim, unauthorized,
-};
+use super::{DEEP_LINKING_REQUEST, LTI_VERSION, RESOURCE_LINK_REQUEST, claim};
 use crate::error::ApiError;
+use crate::error::Code;
 
 /// Clock skew tolerated on `exp` and `iat`, in seconds.
 pub const LEEWAY_SECS: i64 = 60;
@@ -87,15 +86,15 @@ pub struct Launch {
 }
 
 fn missing(name: &str) -> ApiError {
-    bad_request(
-        "lti_claim_missing",
+    ApiError::new(
+        Code::LtiClaimMissing,
         format!("The id_token lacks the required claim `{name}`."),
     )
 }
 
 fn invalid(name: &str, why: &str) -> ApiError {
-    bad_request(
-        "lti_claim_invalid",
+    ApiError::new(
+        Code::LtiClaimInvalid,
         format!("The id_token's claim `{name}` is invalid: {why}."),
     )
 }
@@ -172,8 +171,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
     // Who issued it and for whom: the registered issuer, quizd's client id.
     let iss = required_str(claims, "iss", 2048)?;
     if iss != expected.issuer {
-        return Err(unauthorized(
-            "lti_wrong_issuer",
+        return Err(ApiError::new(
+            Code::LtiWrongIssuer,
             "The id_token was issued by another platform than the one this login was started with.",
         ));
     }
@@ -184,21 +183,21 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         Some(_) => return Err(invalid("aud", "it must be a string or an array of strings")),
     };
     if !audiences.contains(&expected.client_id) {
-        return Err(unauthorized(
-            "lti_wrong_audience",
+        return Err(ApiError::new(
+            Code::LtiWrongAudience,
             "The id_token is not meant for quizd: its audience lacks quizd's client id.",
         ));
     }
     match claims.get("azp").and_then(Value::as_str) {
         Some(azp) if azp != expected.client_id => {
-            return Err(unauthorized(
-                "lti_wrong_audience",
+            return Err(ApiError::new(
+                Code::LtiWrongAudience,
                 "The id_token's authorized party (azp) is not quizd's client id.",
             ));
         }
         None if audiences.len() > 1 => {
-            return Err(unauthorized(
-                "lti_wrong_audience",
+            return Err(ApiError::new(
+                Code::LtiWrongAudience,
                 "The id_token has several audiences and no authorized party (azp).",
             ));
         }
@@ -208,36 +207,36 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
     let exp = numeric_date(claims, "exp")?;
     let iat = numeric_date(claims, "iat")?;
     if expected.now > exp + LEEWAY_SECS {
-        return Err(unauthorized(
-            "lti_token_expired",
+        return Err(ApiError::new(
+            Code::LtiTokenExpired,
             "The id_token has expired.",
         ));
     }
     if iat > expected.now + LEEWAY_SECS {
-        return Err(unauthorized(
-            "lti_token_not_yet_valid",
+        return Err(ApiError::new(
+            Code::LtiTokenNotYetValid,
             "The id_token was issued in the future; check the platform's clock.",
         ));
     }
     if expected.now - iat > MAX_AGE_SECS {
-        return Err(unauthorized(
-            "lti_token_expired",
+        return Err(ApiError::new(
+            Code::LtiTokenExpired,
             "The id_token was issued too long ago.",
         ));
     }
     // This login's nonce, so the token cannot be replayed into another login.
     let nonce = required_str(claims, "nonce", 255)?;
     if nonce != expected.nonce {
-        return Err(unauthorized(
-            "lti_nonce_mismatch",
+        return Err(ApiError::new(
+            Code::LtiNonceMismatch,
             "The id_token's nonce is not the one sent with this login.",
         ));
     }
     // The deployment must be registered, and the one the login named.
     let deployment_id = required_str(claims, claim::DEPLOYMENT_ID, MAX_ID_LEN)?;
     if !expected.deployment_ids.iter().any(|d| d == deployment_id) {
-        return Err(unauthorized(
-            "lti_unknown_deployment",
+        return Err(ApiError::new(
+            Code::LtiUnknownDeployment,
             "The id_token's deployment id is not registered with quizd for this platform.",
         ));
     }
@@ -245,8 +244,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         .login_deployment_id
         .is_some_and(|d| d != deployment_id)
     {
-        return Err(unauthorized(
-            "lti_unknown_deployment",
+        return Err(ApiError::new(
+            Code::LtiUnknownDeployment,
             "The id_token's deployment id is not the one the login was started with.",
         ));
     }
@@ -254,8 +253,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         RESOURCE_LINK_REQUEST => MessageType::ResourceLink,
         DEEP_LINKING_REQUEST => MessageType::DeepLinking,
         other => {
-            return Err(bad_request(
-                "lti_wrong_message_type",
+            return Err(ApiError::new(
+                Code::LtiWrongMessageType,
                 format!(
                     "quizd accepts LtiResourceLinkRequest and LtiDeepLinkingRequest, not `{other}`."
                 ),
@@ -264,8 +263,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
     };
     let version = required_str(claims, claim::VERSION, 20)?;
     if version != LTI_VERSION {
-        return Err(bad_request(
-            "lti_wrong_version",
+        return Err(ApiError::new(
+            Code::LtiWrongVersion,
             format!("quizd speaks LTI {LTI_VERSION}, not `{version}`."),
         ));
     }
@@ -282,8 +281,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
     let target_link_uri = url(claim::TARGET_LINK_URI, claims.get(claim::TARGET_LINK_URI))?;
     match &target_link_uri {
         Some(t) if t != expected.target_link_uri => {
-            return Err(bad_request(
-                "lti_target_link_mismatch",
+            return Err(ApiError::new(
+                Code::LtiTargetLinkMismatch,
                 "The id_token's target_link_uri is not the one the login was started with.",
             ));
         }
@@ -366,8 +365,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
                 .and_then(Value::as_array)
                 .is_some_and(|t| t.iter().any(|t| t == "ltiResourceLink"));
             if !accepts_links {
-                return Err(bad_request(
-                    "lti_deep_linking_unsupported",
+                return Err(ApiError::new(
+                    Code::LtiDeepLinkingUnsupported,
                     "The platform does not accept ltiResourceLink items in this Deep Linking request.",
                 ));
             }
@@ -488,7 +487,7 @@ mod tests {
 
     fn code(claims: &Value) -> &'static str {
         let d = deployments();
-        validate(claims, &expected(&d)).unwrap_err().code
+        validate(claims, &expected(&d)).unwrap_err().code.as_str()
     }
 
     fn without(name: &str) -> Value {

@@ -11,8 +11,10 @@ use uuid::Uuid;
 
 use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, registrations};
 use crate::auth::CurrentUser;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use actix_web::http::StatusCode;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -56,8 +58,8 @@ struct DeepLinkRow {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found(
-        "deep_link_not_found",
+    ApiError::new(
+        Code::DeepLinkNotFound,
         "There is no such Deep Linking request, or it is not yours.",
     )
 }
@@ -118,20 +120,20 @@ pub async fn respond(
     .filter(|r| r.user_id == user.id)
     .ok_or_else(not_found)?;
     if row.used_at.is_some() || row.expires_at <= state.clock.now() {
-        return Err(ApiError::conflict(
-            "deep_link_closed",
+        return Err(ApiError::new(
+            Code::DeepLinkClosed,
             "This Deep Linking request was answered already or has expired: start it again from the LMS.",
         ));
     }
     if body.items.len() > 1 && !row.accept_multiple {
-        return Err(ApiError::unprocessable(
-            "deep_link_single_item",
+        return Err(ApiError::new(
+            Code::DeepLinkSingleItem,
             "The platform accepts one item in this Deep Linking request.",
         ));
     }
     if body.items.len() > 50 {
-        return Err(ApiError::unprocessable(
-            "deep_link_too_many_items",
+        return Err(ApiError::new(
+            Code::DeepLinkTooManyItems,
             "Place at most 50 quizzes at once.",
         ));
     }
@@ -140,10 +142,11 @@ pub async fn respond(
     for choice in &body.items {
         crate::validate::line("quiz", &choice.quiz, 1, 64)?;
         let unknown = || {
-            ApiError::unprocessable(
-                "quiz_not_found",
+            ApiError::new(
+                Code::QuizNotFound,
                 format!("There is no quiz `{}`.", choice.quiz),
             )
+            .with_status(StatusCode::UNPROCESSABLE_ENTITY)
         };
         // An LMS instructor places public quizzes and the quizzes they author; a private quiz
         // of anyone else's does not exist for them.
@@ -189,8 +192,8 @@ pub async fn respond(
             .execute(&state.pool)
             .await?;
     if used.rows_affected() == 0 {
-        return Err(ApiError::conflict(
-            "deep_link_closed",
+        return Err(ApiError::new(
+            Code::DeepLinkClosed,
             "This Deep Linking request was answered already.",
         ));
     }

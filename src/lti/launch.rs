@@ -20,11 +20,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::claims::{self, Expected, Launch, MessageType};
+use super::course_role;
 use super::registrations::{self, KeyError, RegistrationRow};
-use super::{bad_request, course_role, unauthorized};
 use crate::auth::Role;
 use crate::auth::tokens::{ACCESS_TTL_SECS, new_refresh_token};
 use crate::courses::models::CourseRole;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::policy::Policy;
 use crate::state::AppState;
@@ -71,8 +72,8 @@ const KNOWN_PARAMETERS: [&str; 10] = [
 /// The known parameters of a form or query string; one of them given twice is refused.
 fn parameters(raw: &[u8]) -> Result<HashMap<String, String>, ApiError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(raw).map_err(|e| {
-        bad_request(
-            "lti_invalid_request",
+        ApiError::new(
+            Code::LtiInvalidRequest,
             format!("The parameters cannot be read: {e}."),
         )
     })?;
@@ -82,14 +83,14 @@ fn parameters(raw: &[u8]) -> Result<HashMap<String, String>, ApiError> {
             continue;
         }
         if v.contains('\0') {
-            return Err(bad_request(
-                "lti_invalid_request",
+            return Err(ApiError::new(
+                Code::LtiInvalidRequest,
                 format!("The parameter `{k}` contains a NUL character."),
             ));
         }
         if map.insert(k.clone(), v).is_some() {
-            return Err(bad_request(
-                "lti_invalid_request",
+            return Err(ApiError::new(
+                Code::LtiInvalidRequest,
                 format!("The parameter `{k}` is given more than once."),
             ));
         }
@@ -101,15 +102,15 @@ fn required<'a>(
     p: &'a HashMap<String, String>,
     name: &str,
     max: usize,
-    code: &'static str,
+    code: Code,
 ) -> Result<&'a str, ApiError> {
     match p.get(name).map(String::as_str) {
         Some(v) if !v.is_empty() && v.len() <= max => Ok(v),
-        Some(v) if v.len() > max => Err(bad_request(
+        Some(v) if v.len() > max => Err(ApiError::new(
             code,
             format!("The parameter `{name}` is longer than {max} bytes."),
         )),
-        _ => Err(bad_request(
+        _ => Err(ApiError::new(
             code,
             format!("The required parameter `{name}` is missing."),
         )),
@@ -175,8 +176,8 @@ pub async fn login_post(
     let mut params = parameters(req.query_string().as_bytes())?;
     for (k, v) in parameters(&body)? {
         if params.insert(k.clone(), v).is_some() {
-            return Err(bad_request(
-                "lti_invalid_request",
+            return Err(ApiError::new(
+                Code::LtiInvalidRequest,
                 format!("The parameter `{k}` is given more than once."),
             ));
         }
@@ -270,13 +271,13 @@ async fn login(
     state: &AppState,
     p: HashMap<String, String>,
 ) -> Result<HttpResponse, ApiError> {
-    let code = "lti_invalid_login";
+    let code = Code::LtiInvalidLogin;
     let iss = required(&p, "iss", 2048, code)?;
     let login_hint = required(&p, "login_hint", 4096, code)?;
     let target_link_uri = required(&p, "target_link_uri", 2048, code)?;
     let message_hint = p.get("lti_message_hint").filter(|h| !h.is_empty());
     if message_hint.is_some_and(|h| h.len() > 8192) {
-        return Err(bad_request(code, "`lti_message_hint` is too long."));
+        return Err(ApiError::new(code, "`lti_message_hint` is too long."));
     }
     let client_id = p
         .get("client_id")
@@ -290,17 +291,17 @@ async fn login(
     match reqwest::Url::parse(target_link_uri) {
         Ok(u) if matches!(u.scheme(), "http" | "https") => {}
         _ => {
-            return Err(ApiError::unprocessable(
-                code,
-                "`target_link_uri` must be an absolute http(s) URL.",
-            ));
+            return Err(
+                ApiError::new(code, "`target_link_uri` must be an absolute http(s) URL.")
+                    .with_status(StatusCode::UNPROCESSABLE_ENTITY),
+            );
         }
     }
     let regs = registrations::for_issuer(&state.pool, iss, client_id).await?;
     let reg = match regs.as_slice() {
         [] => {
-            return Err(ApiError::unprocessable(
-                "lti_unknown_registration",
+            return Err(ApiError::new(
+                Code::LtiUnknownRegistration,
                 match client_id {
                     Some(c) => format!(
                         "No platform with issuer `{iss}` and client id `{c}` is registered with quizd."
@@ -311,8 +312,8 @@ async fn login(
         }
         [one] => one,
         _ => {
-            return Err(ApiError::unprocessable(
-                "lti_ambiguous_registration",
+            return Err(ApiError::new(
+                Code::LtiAmbiguousRegistration,
                 "This issuer has several registrations: the login must name its `client_id`.",
             ));
         }
@@ -320,10 +321,11 @@ async fn login(
     if let Some(d) = deployment_id
         && !reg.deployment_ids.iter().any(|r| r == d)
     {
-        return Err(ApiError::unprocessable(
-            "lti_unknown_deployment",
+        return Err(ApiError::new(
+            Code::LtiUnknownDeployment,
             format!("The deployment `{d}` is not registered with quizd for this platform."),
-        ));
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY));
     }
     let browser = req
         .cookie(BROWSER_COOKIE)
@@ -402,8 +404,8 @@ struct LoginState {
 /// The header of a JWT, read before anything is trusted: only RS256 with a kid goes on.
 fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
     let malformed = || {
-        bad_request(
-            "lti_malformed_token",
+        ApiError::new(
+            Code::LtiMalformedToken,
             "The id_token is not a well-formed JWT.",
         )
     };
@@ -421,8 +423,8 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
     match header.get("alg").and_then(Value::as_str) {
         Some("RS256") => {}
         other => {
-            return Err(unauthorized(
-                "lti_bad_algorithm",
+            return Err(ApiError::new(
+                Code::LtiBadAlgorithm,
                 format!(
                     "The id_token is signed with {}; LTI 1.3 requires RS256.",
                     other.unwrap_or("no algorithm")
@@ -435,8 +437,8 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| {
-            unauthorized(
-                "lti_unknown_key",
+            ApiError::new(
+                Code::LtiUnknownKey,
                 "The id_token's header names no key (kid).",
             )
         })
@@ -462,8 +464,8 @@ pub async fn launch(
 ) -> Result<HttpResponse, ApiError> {
     let p = parameters(&body)?;
     if let Some(error) = p.get("error") {
-        return Err(unauthorized(
-            "lti_platform_error",
+        return Err(ApiError::new(
+            Code::LtiPlatformError,
             format!(
                 "The platform refused the login ({}): {}",
                 error.chars().take(100).collect::<String>(),
@@ -473,8 +475,8 @@ pub async fn launch(
             ),
         ));
     }
-    let id_token = required(&p, "id_token", 60_000, "lti_invalid_request")?;
-    let login_state = required(&p, "state", 200, "lti_invalid_request")?;
+    let id_token = required(&p, "id_token", 60_000, Code::LtiInvalidRequest)?;
+    let login_state = required(&p, "state", 200, Code::LtiInvalidRequest)?;
     let now = state.clock.now();
 
     // The state is used up now, whatever follows: a launch cannot be posted twice.
@@ -488,8 +490,8 @@ pub async fn launch(
     let stored = match stored {
         Some(s) if s.expires_at > now => s,
         _ => {
-            return Err(unauthorized(
-                "lti_state_invalid",
+            return Err(ApiError::new(
+                Code::LtiStateInvalid,
                 "The login state is unknown, used or expired: start the launch again from the LMS.",
             ));
         }
@@ -498,34 +500,34 @@ pub async fn launch(
         .cookie(BROWSER_COOKIE)
         .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash));
     if !same_browser {
-        return Err(unauthorized(
-            "lti_state_mismatch",
+        return Err(ApiError::new(
+            Code::LtiStateMismatch,
             "This launch was not started in this browser (its state cookie is missing or different).",
         ));
     }
     let reg = registrations::by_id(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
-            unauthorized(
-                "lti_unknown_registration",
+            ApiError::new(
+                Code::LtiUnknownRegistration,
                 "The platform's registration was removed during the login.",
             )
+            .with_status(StatusCode::UNAUTHORIZED)
         })?;
 
     let kid = rs256_kid(id_token)?;
     let key = match registrations::platform_key(&state.pool, &reg, &kid, now).await {
         Ok(key) => key,
         Err(KeyError::Unknown) => {
-            return Err(unauthorized(
-                "lti_unknown_key",
+            return Err(ApiError::new(
+                Code::LtiUnknownKey,
                 "The id_token is signed with a key (kid) the platform does not publish.",
             ));
         }
         Err(KeyError::Unreachable(cause)) => {
             tracing::warn!(registration = %reg.id, error = %cause, "platform JWKS fetch failed");
             return Err(ApiError::new(
-                StatusCode::BAD_GATEWAY,
-                "lti_platform_unreachable",
+                Code::LtiPlatformUnreachable,
                 "The platform's public keys could not be fetched; try again later.",
             ));
         }
@@ -537,12 +539,12 @@ pub async fn launch(
     validation.validate_aud = false;
     let claims = jsonwebtoken::decode::<Value>(id_token, &key, &validation)
         .map_err(|e| match e.kind() {
-            jsonwebtoken::errors::ErrorKind::InvalidSignature => unauthorized(
-                "lti_bad_signature",
+            jsonwebtoken::errors::ErrorKind::InvalidSignature => ApiError::new(
+                Code::LtiBadSignature,
                 "The id_token's signature does not verify with the platform's key.",
             ),
-            _ => bad_request(
-                "lti_malformed_token",
+            _ => ApiError::new(
+                Code::LtiMalformedToken,
                 "The id_token is not a well-formed JWT.",
             ),
         })?
@@ -619,8 +621,8 @@ fn check_service_urls(reg: &RegistrationRow, launch: &Launch) -> Result<(), ApiE
         let Some(url) = url else { continue };
         if let Err(why) = reg.check_service_url(url) {
             tracing::warn!(registration = %reg.id, claim, field, url, "LTI launch names a service URL quizd will not call");
-            return Err(bad_request(
-                "lti_service_url_refused",
+            return Err(ApiError::new(
+                Code::LtiServiceUrlRefused,
                 format!(
                     "The claim `{claim}` names `{field}` {}, which {why}: quizd calls a \
                      platform's services only there.",
@@ -633,8 +635,8 @@ fn check_service_urls(reg: &RegistrationRow, launch: &Launch) -> Result<(), ApiE
 }
 
 fn nonce_replayed() -> ApiError {
-    unauthorized(
-        "lti_nonce_replayed",
+    ApiError::new(
+        Code::LtiNonceReplayed,
         "The id_token's nonce has been used already: a launch cannot be replayed.",
     )
 }
@@ -760,8 +762,7 @@ async fn provision(
         MessageType::DeepLinking => {
             if role != CourseRole::Instructor {
                 return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "lti_forbidden_role",
+                    Code::LtiForbiddenRole,
                     "Only the course's instructors can place quizzes (Deep Linking).",
                 ));
             }
@@ -914,15 +915,15 @@ async fn link_assignment(
     let slug = claims::quiz_slug(launch)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
-            bad_request(
-                "lti_quiz_missing",
+            ApiError::new(
+                Code::LtiQuizMissing,
                 "The launch names no quiz: place it with Deep Linking, or set the custom parameter \
              `quiz=<slug>` (or `?quiz=<slug>` on the target link URI).",
             )
         })?;
     let unknown = || {
-        bad_request(
-            "lti_quiz_unknown",
+        ApiError::new(
+            Code::LtiQuizUnknown,
             format!("The launch names the quiz `{slug}`, which quizd does not have."),
         )
     };
@@ -1049,14 +1050,14 @@ pub async fn exchange(
     body: crate::extract::JsonObject<ExchangeRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let invalid = || {
-        unauthorized(
-            "lti_code_invalid",
+        ApiError::new(
+            Code::LtiCodeInvalid,
             "The launch code is unknown, used or expired: launch again from the LMS.",
         )
     };
     let other_browser = || {
-        unauthorized(
-            "launch_browser_mismatch",
+        ApiError::new(
+            Code::LaunchBrowserMismatch,
             "This launch code was issued to another browser (the launch's cookie is missing or \
              different): launch again from the LMS in this browser.",
         )

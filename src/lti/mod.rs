@@ -25,10 +25,8 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use actix_web::HttpRequest;
-use actix_web::http::StatusCode;
 
 use crate::courses::models::CourseRole;
-use crate::error::ApiError;
 use crate::state::AppState;
 
 /// Claim names of LTI 1.3 Core and its services.
@@ -66,16 +64,6 @@ pub const LTI_VERSION: &str = "1.3.0";
 pub const RESOURCE_LINK_REQUEST: &str = "LtiResourceLinkRequest";
 pub const DEEP_LINKING_REQUEST: &str = "LtiDeepLinkingRequest";
 pub const DEEP_LINKING_RESPONSE: &str = "LtiDeepLinkingResponse";
-
-/// A refused LTI request: `401` when the message is not authentic (signature, key, issuer,
-/// audience, time, nonce, state), `400` when it is authentic but not an acceptable message.
-pub fn unauthorized(code: &'static str, detail: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, code, detail)
-}
-
-pub fn bad_request(code: &'static str, detail: impl Into<String>) -> ApiError {
-    ApiError::bad_request(code, detail)
-}
 
 /// Settings of the binary (`quizd serve`), kept on [`AppState`]; the tests leave them unset.
 #[derive(Debug, Clone, Default)]

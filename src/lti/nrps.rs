@@ -2,7 +2,6 @@
 //! on demand. Everyone on it becomes a person and an enrollment in quizd (without launching),
 //! so analytics can tell who has not started.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,6 +14,7 @@ use super::services::{access_token, excerpt};
 use super::{course_role, read_body, scope};
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
@@ -213,8 +213,8 @@ pub async fn roster(
     .fetch_optional(&state.pool)
     .await?;
     let unavailable = || {
-        ApiError::conflict(
-            "lti_nrps_unavailable",
+        ApiError::new(
+            Code::LtiNrpsUnavailable,
             "This course's LMS offers no roster (Names and Role Provisioning Services).",
         )
     };
@@ -226,9 +226,7 @@ pub async fn roster(
         .ok_or_else(unavailable)?;
     let members = fetch_roster(&state.pool, &reg, &url).await.map_err(|e| {
         tracing::warn!(registration = %reg.id, error = %format!("{e:#}"), "NRPS roster fetch failed");
-        ApiError::new(
-            StatusCode::BAD_GATEWAY,
-            "lti_platform_unreachable",
+        ApiError::new(Code::LtiPlatformUnreachable,
             "The LMS did not give the roster; try again later.",
         )
     })?;

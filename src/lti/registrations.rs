@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::error::Code;
 
 /// A platform registration as given by an admin.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -191,7 +192,7 @@ pub fn tool_configuration(base: &str) -> ToolConfiguration {
 }
 
 fn invalid(detail: impl Into<String>) -> ApiError {
-    ApiError::unprocessable("invalid_registration", detail)
+    ApiError::new(Code::InvalidRegistration, detail)
 }
 
 fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {

@@ -14,12 +14,13 @@ use super::registrations::{
 };
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
 fn registration_not_found() -> ApiError {
-    ApiError::not_found(
-        "registration_not_found",
+    ApiError::new(
+        Code::RegistrationNotFound,
         "There is no such LTI registration.",
     )
 }
@@ -70,8 +71,8 @@ pub async fn create_registration(
         registrations::insert(&mut *tx, &body)
             .await
             .map_err(|e| match ApiError::from(e) {
-                e if e.status == StatusCode::CONFLICT => ApiError::conflict(
-                    "registration_exists",
+                e if e.status == StatusCode::CONFLICT => ApiError::new(
+                    Code::RegistrationExists,
                     "A platform with this issuer and client id is registered already.",
                 ),
                 e => e,
@@ -323,12 +324,12 @@ pub async fn retry_delivery(
     user.require(&[Role::Admin])?;
     match ags::retry(&state.pool, *id).await? {
         Retry::Scheduled(d) => Ok(HttpResponse::Accepted().json(d)),
-        Retry::AlreadyDelivered => Err(ApiError::conflict(
-            "delivery_done",
+        Retry::AlreadyDelivered => Err(ApiError::new(
+            Code::DeliveryDone,
             "This grade has been delivered already.",
         )),
-        Retry::NotFound => Err(ApiError::not_found(
-            "delivery_not_found",
+        Retry::NotFound => Err(ApiError::new(
+            Code::DeliveryNotFound,
             "There is no such grade delivery.",
         )),
     }

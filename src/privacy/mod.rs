@@ -11,7 +11,7 @@
 
 pub mod store;
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,7 @@ use utoipa::ToSchema;
 
 use crate::audit::{self, Action, Entry, store::AuditEntry};
 use crate::auth::{CurrentUser, password};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
@@ -37,7 +38,7 @@ pub struct Export {
 }
 
 fn account_gone() -> ApiError {
-    ApiError::not_found("user_not_found", "This account no longer exists.")
+    ApiError::new(Code::UserNotFound, "This account no longer exists.")
 }
 
 /// Everything quizd holds about you, as JSON: your account, courses, the quizzes you author,
@@ -111,16 +112,15 @@ pub async fn erase(
     if let Some(stored) = row.password_hash.clone() {
         let given = body.into_inner().password.unwrap_or_default();
         if given.contains('\0') || given.len() > 4 * password::MAX_LEN {
-            return Err(ApiError::bad_request(
-                "invalid_field",
+            return Err(ApiError::new(
+                Code::InvalidField,
                 "`password` is malformed.",
             ));
         }
         let email = row.email.clone().unwrap_or_default();
         if !crate::auth::routes::check_password(&state, &req, &email, given, stored).await? {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "invalid_credentials",
+                Code::InvalidCredentials,
                 "The password is wrong.",
             ));
         }

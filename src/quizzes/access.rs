@@ -2,7 +2,6 @@
 //! version's key; the staff of a course read the key of the versions assigned there and no
 //! other; everyone else sees a public quiz without its key, and a private one not at all.
 
-use actix_web::http::StatusCode;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -10,9 +9,10 @@ use super::store::{self, QuizAccess};
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
 use crate::error::ApiError;
+use crate::error::Code;
 
 pub fn quiz_not_found() -> ApiError {
-    ApiError::not_found("quiz_not_found", "There is no quiz with this slug.")
+    ApiError::new(Code::QuizNotFound, "There is no quiz with this slug.")
 }
 
 /// The quiz as the caller stands to it, if it exists for them: a private quiz does not exist
@@ -42,8 +42,7 @@ pub async fn authored(
         Ok(quiz)
     } else {
         Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "not_quiz_author",
+            Code::NotQuizAuthor,
             "Only the quiz's authors and admins can do this.",
         ))
     }

@@ -14,6 +14,7 @@ use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::content::store::{ImportError, ImportStatus, Importer, import};
 use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
@@ -53,13 +54,13 @@ fn as_toml(name: &str, value: serde_json::Value) -> Result<String, ApiError> {
     match value {
         serde_json::Value::String(text) => Ok(text),
         other @ serde_json::Value::Object(_) => toml::to_string(&other).map_err(|e| {
-            ApiError::unprocessable(
-                "invalid_content",
+            ApiError::new(
+                Code::InvalidContent,
                 format!("{name}: cannot be a content file: {e}"),
             )
         }),
-        _ => Err(ApiError::unprocessable(
-            "invalid_content",
+        _ => Err(ApiError::new(
+            Code::InvalidContent,
             format!("{name}: expected the file's text or its JSON object"),
         )),
     }
@@ -73,10 +74,10 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let text = std::str::from_utf8(body)
-        .map_err(|_| ApiError::bad_request("invalid_body", "The body is not UTF-8."))?;
+        .map_err(|_| ApiError::new(Code::InvalidBody, "The body is not UTF-8."))?;
     if text.contains('\0') {
-        return Err(ApiError::bad_request(
-            "invalid_body",
+        return Err(ApiError::new(
+            Code::InvalidBody,
             "The body contains a NUL character.",
         ));
     }
@@ -89,9 +90,8 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
             translations: Vec::new(),
         }
     } else if content_type.starts_with("application/json") {
-        let doc: QuizDocument = serde_json::from_str(text).map_err(|e| {
-            ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}"))
-        })?;
+        let doc: QuizDocument = serde_json::from_str(text)
+            .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?;
         let mut translations = Vec::new();
         for (locale, value) in doc.translations {
             let name = format!("{locale}.toml");
@@ -110,7 +110,7 @@ fn parse_body(req: &HttpRequest, body: &[u8]) -> Result<QuizContent, ApiError> {
     };
     compile(&source).map_err(|errors| {
         let detail: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        ApiError::unprocessable("invalid_content", detail.join("\n"))
+        ApiError::new(Code::InvalidContent, detail.join("\n"))
     })
 }
 
@@ -123,13 +123,12 @@ pub(crate) async fn save(
         .await
         .map_err(|e| match e {
             ImportError::Db(e) => e.into(),
-            ImportError::SlugTaken(slug) => ApiError::conflict(
-                "slug_taken",
+            ImportError::SlugTaken(slug) => ApiError::new(
+                Code::SlugTaken,
                 format!("The slug '{slug}' belongs to another quiz; choose another."),
             ),
             ImportError::NotAuthor(_) => ApiError::new(
-                StatusCode::FORBIDDEN,
-                "not_quiz_author",
+                Code::NotQuizAuthor,
                 "Only the quiz's authors and admins can change it.",
             ),
             ImportError::NoSuchQuiz(_) => super::access::quiz_not_found(),
@@ -214,8 +213,8 @@ pub async fn update_quiz(
     access::authored(&state.pool, &slug, &user).await?;
     let content = parse_body(&req, &body)?;
     if content.slug != *slug {
-        return Err(ApiError::unprocessable(
-            "slug_mismatch",
+        return Err(ApiError::new(
+            Code::SlugMismatch,
             format!(
                 "The content's slug '{}' differs from the path's '{}'.",
                 content.slug, slug
@@ -256,7 +255,7 @@ pub async fn get_version(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (slug, version) = path.into_inner();
-    let not_found = || ApiError::not_found("version_not_found", "There is no such quiz version.");
+    let not_found = || ApiError::new(Code::VersionNotFound, "There is no such quiz version.");
     if !super::routes::plausible_slug(&slug) {
         return Err(not_found());
     }
@@ -271,8 +270,7 @@ pub async fn get_version(
         return Err(match quiz.visibility {
             Visibility::Private => not_found(),
             Visibility::Public => ApiError::new(
-                StatusCode::FORBIDDEN,
-                "key_forbidden",
+                Code::KeyForbidden,
                 "Only the quiz's authors, admins and the staff of a course it is assigned in \
                  read its key.",
             ),
@@ -332,8 +330,7 @@ async fn owned(
         Ok(quiz)
     } else {
         Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "not_quiz_owner",
+            Code::NotQuizOwner,
             "Only the quiz's owner and admins choose its co-authors.",
         ))
     }
@@ -362,15 +359,15 @@ pub async fn add_author(
     let (slug, person) = path.into_inner();
     let quiz = owned(&state, &slug, &user).await?;
     if quiz.owner_id == Some(person) {
-        return Err(ApiError::unprocessable(
-            "already_owner",
+        return Err(ApiError::new(
+            Code::AlreadyOwner,
             "This person owns the quiz.",
         ));
     }
     let mut tx = state.pool.begin().await?;
     if !super::store::add_coauthor(&mut *tx, quiz.quiz_id, person, user.id).await? {
-        return Err(ApiError::unprocessable(
-            "unknown_user",
+        return Err(ApiError::new(
+            Code::UnknownUser,
             "There is no person with this id.",
         ));
     }
@@ -407,15 +404,15 @@ pub async fn remove_author(
     let (slug, person) = path.into_inner();
     let quiz = owned(&state, &slug, &user).await?;
     if quiz.owner_id == Some(person) {
-        return Err(ApiError::conflict(
-            "owner_stays",
+        return Err(ApiError::new(
+            Code::OwnerStays,
             "The quiz's owner cannot be removed from its authors.",
         ));
     }
     let mut tx = state.pool.begin().await?;
     if !super::store::remove_coauthor(&mut *tx, quiz.quiz_id, person).await? {
-        return Err(ApiError::not_found(
-            "author_not_found",
+        return Err(ApiError::new(
+            Code::AuthorNotFound,
             "This person is not a co-author of the quiz.",
         ));
     }

@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use super::access;
 use crate::auth::CurrentUser;
 use crate::content::QuizContent;
+use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
@@ -137,7 +138,7 @@ pub(crate) async fn stored_version(
     slug: &str,
     version: Option<i32>,
 ) -> Result<(i32, uuid::Uuid, QuizContent), ApiError> {
-    let not_found = || ApiError::not_found("version_not_found", "There is no such quiz version.");
+    let not_found = || ApiError::new(Code::VersionNotFound, "There is no such quiz version.");
     let (_, id) = crate::assignments::store::resolve_version(&state.pool, slug, version)
         .await?
         .ok_or_else(not_found)?;
@@ -174,8 +175,8 @@ fn target_locale(locale: &str, content: &QuizContent) -> Result<(), ApiError> {
     if crate::i18n::canonical_tag(locale).as_deref() != Some(locale)
         || locale == content.source_locale
     {
-        return Err(ApiError::not_found(
-            "locale_not_found",
+        return Err(ApiError::new(
+            Code::LocaleNotFound,
             "Not a translation locale of this quiz: use a canonical BCP 47 tag (bn, pt-BR) other \
              than the quiz's source locale.",
         ));
@@ -268,7 +269,7 @@ pub async fn import_xliff(
     let (_, _, current) = stored_version(&state, &slug, None).await?;
     target_locale(&locale, &current)?;
     let text = String::from_utf8(body.to_vec())
-        .map_err(|_| ApiError::bad_request("invalid_xliff", "The body is not UTF-8."))?;
+        .map_err(|_| ApiError::new(Code::InvalidXliff, "The body is not UTF-8."))?;
     let target = locale.clone();
     // Parsing up to 1 MiB of XML is CPU work: off the HTTP workers.
     let applied = web::block(move || {
@@ -286,16 +287,13 @@ pub async fn import_xliff(
     .map_err(ApiError::internal)?;
     let content = match applied {
         Ok(c) => c,
-        Err(XliffError::Malformed(why)) => return Err(ApiError::bad_request("invalid_xliff", why)),
+        Err(XliffError::Malformed(why)) => return Err(ApiError::new(Code::InvalidXliff, why)),
         Err(XliffError::Units(problems)) => {
             let detail: Vec<String> = problems
                 .iter()
                 .map(|(unit, what)| format!("unit '{unit}': {what}"))
                 .collect();
-            return Err(ApiError::unprocessable(
-                "invalid_xliff_unit",
-                detail.join("\n"),
-            ));
+            return Err(ApiError::new(Code::InvalidXliffUnit, detail.join("\n")));
         }
     };
     super::authoring::save(

@@ -10,6 +10,9 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+mod codes;
+pub use codes::Code;
+
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// The body of every error response (RFC 9457).
@@ -24,96 +27,77 @@ pub struct Problem {
     pub status: u16,
     /// What went wrong in this occurrence, for a person to read.
     pub detail: String,
-    /// A stable machine-readable code, e.g. `quiz_not_found`.
-    pub code: String,
+    /// A stable machine-readable code, e.g. `quiz_not_found`: one of the table below.
+    pub code: Code,
     /// For `answer_final`: the answer on record and its result.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub recorded: Option<serde_json::Value>,
 }
 
-/// An error an endpoint answers with. Build one with the constructors; `code` is stable API.
+/// An error an endpoint answers with: a [`Code`] from the table, and what went wrong this time.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: Code,
     pub detail: String,
     pub retry_after: Option<u32>,
     pub recorded: Option<serde_json::Value>,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    /// The problem `code` with the status the table gives it.
+    pub fn new(code: Code, detail: impl Into<String>) -> Self {
         Self {
-            status,
+            status: code.status(),
             code,
             detail: detail.into(),
             retry_after: None,
             recorded: None,
         }
     }
-    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, code, detail)
+
+    /// The same problem answered with another status, where one code covers two situations
+    /// (e.g. `invalid_field`: `400` for a NUL character, `422` for a wrong length).
+    pub fn with_status(self, status: StatusCode) -> Self {
+        Self { status, ..self }
     }
-    pub fn not_found(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, code, detail)
-    }
-    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::CONFLICT, code, detail)
-    }
-    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, detail)
-    }
+
     pub fn unavailable(detail: impl Into<String>) -> Self {
         Self {
             retry_after: Some(1),
-            ..Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "service_unavailable",
-                detail,
-            )
+            ..Self::new(Code::ServiceUnavailable, detail)
         }
     }
+
     /// An unexpected failure: the cause is logged here and the client sees nothing of it.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
         Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal_error",
+            Code::InternalError,
             "The server failed to handle this request; it has been logged.",
         )
     }
 
     /// The problem for a status produced outside our handlers (routing, actix internals).
     pub fn from_status(status: StatusCode) -> Self {
-        match status {
-            StatusCode::NOT_FOUND => Self::not_found("not_found", "No resource at this path."),
-            StatusCode::METHOD_NOT_ALLOWED => Self::new(
-                status,
-                "method_not_allowed",
-                "This resource does not support this method.",
-            ),
-            StatusCode::PAYLOAD_TOO_LARGE => Self::new(
-                status,
-                "payload_too_large",
-                "The request body is larger than this endpoint accepts.",
-            ),
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::new(
-                status,
-                "unsupported_media_type",
-                "Send the body as application/json.",
-            ),
-            s if s.is_server_error() => Self::new(
-                s,
-                "internal_error",
-                "The server failed to handle this request; it has been logged.",
-            ),
-            s => Self::new(
-                s,
-                "bad_request",
-                s.canonical_reason().unwrap_or("The request was refused."),
-            ),
-        }
+        let code = match status {
+            StatusCode::NOT_FOUND => Code::NotFound,
+            StatusCode::METHOD_NOT_ALLOWED => Code::MethodNotAllowed,
+            StatusCode::PAYLOAD_TOO_LARGE => Code::PayloadTooLarge,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Code::UnsupportedMediaType,
+            s if s.is_server_error() => Code::InternalError,
+            _ => Code::BadRequest,
+        };
+        let detail = match code {
+            Code::UnsupportedMediaType => "Send the body as application/json.",
+            Code::InternalError => "The server failed to handle this request; it has been logged.",
+            Code::BadRequest => status
+                .canonical_reason()
+                .unwrap_or("The request was refused."),
+            other => other.meaning(),
+        };
+        Self::new(code, detail).with_status(status)
     }
 
     pub fn problem(&self) -> Problem {
@@ -126,7 +110,7 @@ impl ApiError {
                 .to_string(),
             status: self.status.as_u16(),
             detail: self.detail.clone(),
-            code: self.code.to_string(),
+            code: self.code,
             recorded: self.recorded.clone(),
         }
     }
@@ -187,7 +171,7 @@ impl From<sqlx::Error> for ApiError {
         }
         match &err {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
-                Self::conflict("conflict", "This conflicts with an existing record.")
+                Self::new(Code::Conflict, "This conflicts with an existing record.")
             }
             _ => Self::internal(err),
         }
@@ -202,23 +186,24 @@ pub fn json_error(err: actix_web::error::JsonPayloadError, _req: &HttpRequest) -
             ApiError::from_status(StatusCode::PAYLOAD_TOO_LARGE)
         }
         E::ContentType => ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE),
-        E::Deserialize(e) => {
-            ApiError::bad_request("invalid_body", format!("Invalid JSON body: {e}"))
-        }
-        other => ApiError::bad_request("invalid_body", format!("Could not read the body: {other}")),
+        E::Deserialize(e) => ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")),
+        other => ApiError::new(
+            Code::InvalidBody,
+            format!("Could not read the body: {other}"),
+        ),
     };
     api.into()
 }
 
 pub fn path_error(err: actix_web::error::PathError, _req: &HttpRequest) -> actix_web::Error {
-    ApiError::bad_request("invalid_path", format!("Invalid path parameter: {err}")).into()
+    ApiError::new(Code::InvalidPath, format!("Invalid path parameter: {err}")).into()
 }
 
 pub fn query_error(
     err: actix_web::error::QueryPayloadError,
     _req: &HttpRequest,
 ) -> actix_web::Error {
-    ApiError::bad_request("invalid_query", format!("Invalid query string: {err}")).into()
+    ApiError::new(Code::InvalidQuery, format!("Invalid query string: {err}")).into()
 }
 
 /// Turns any error response that is not already a problem (a 404 from routing, a 405, a
