@@ -317,35 +317,18 @@ async fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Reads a password from standard input: without echo (and twice) on a terminal.
+/// Reads a password from standard input: without echo (and twice) on a terminal, by
+/// `rpassword`; else the first line of the pipe.
 fn read_password() -> Result<String> {
-    use std::io::{BufRead, IsTerminal, Write};
+    use std::io::{BufRead, IsTerminal};
     let stdin = std::io::stdin();
-    let read_line = || -> Result<String> {
+    if !stdin.is_terminal() {
         let mut line = String::new();
         stdin.lock().read_line(&mut line)?;
-        Ok(line.trim_end_matches(['\r', '\n']).to_string())
-    };
-    if !stdin.is_terminal() {
-        return read_line();
+        return Ok(line.trim_end_matches(['\r', '\n']).to_string());
     }
-    let fd = libc::STDIN_FILENO;
-    let mut term: libc::termios = unsafe { std::mem::zeroed() };
-    unsafe { libc::tcgetattr(fd, &mut term) };
-    let saved = term;
-    term.c_lflag &= !libc::ECHO;
-    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &term) };
-    let ask = |prompt: &str| -> Result<String> {
-        eprint!("{prompt}");
-        std::io::stderr().flush()?;
-        let line = read_line();
-        eprintln!();
-        line
-    };
-    let first = ask("Password: ");
-    let second = ask("Again: ");
-    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
-    let (first, second) = (first?, second?);
+    let first = rpassword::prompt_password("Password: ")?;
+    let second = rpassword::prompt_password("Again: ")?;
     anyhow::ensure!(first == second, "the passwords differ");
     Ok(first)
 }
