@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// When a learner learns whether an answer was right.
+#[derive(sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum FeedbackTiming {
@@ -20,6 +22,8 @@ pub enum FeedbackTiming {
 }
 
 /// Which attempt's score is the learner's grade.
+#[derive(sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum GradingMethod {
@@ -31,6 +35,8 @@ pub enum GradingMethod {
 }
 
 /// How a learner moves through an attempt.
+#[derive(sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Navigation {
@@ -49,11 +55,6 @@ impl Navigation {
             Self::Free => "free",
             Self::Sequential => "sequential",
         }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Free, Self::Sequential]
-            .into_iter()
-            .find(|n| n.as_str() == s)
     }
 }
 
@@ -110,16 +111,6 @@ impl FeedbackTiming {
             Self::Never => "never",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::Immediate,
-            Self::OnFinish,
-            Self::AfterClose,
-            Self::Never,
-        ]
-        .into_iter()
-        .find(|f| f.as_str() == s)
-    }
 }
 
 impl GradingMethod {
@@ -130,11 +121,6 @@ impl GradingMethod {
             Self::First => "first",
             Self::Average => "average",
         }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Highest, Self::Latest, Self::First, Self::Average]
-            .into_iter()
-            .find(|g| g.as_str() == s)
     }
 }
 

@@ -18,13 +18,13 @@ pub struct AssignmentRow {
     pub slug: String,
     pub version: i32,
     pub title: String,
-    pub feedback: String,
+    pub feedback: FeedbackTiming,
     pub attempts_allowed: Option<i32>,
     pub time_limit_minutes: Option<i32>,
-    pub grading_method: String,
+    pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
-    pub navigation: String,
+    pub navigation: Navigation,
     pub opens_at: Option<DateTime<Utc>>,
     pub closes_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
@@ -36,13 +36,13 @@ pub struct AssignmentRow {
 impl AssignmentRow {
     pub fn policy(&self) -> Policy {
         Policy {
-            feedback: FeedbackTiming::parse(&self.feedback).unwrap_or_default(),
+            feedback: self.feedback,
             attempts_allowed: self.attempts_allowed.map(|n| n as u32),
             time_limit_minutes: self.time_limit_minutes.map(|n| n as u32),
-            grading_method: GradingMethod::parse(&self.grading_method).unwrap_or_default(),
+            grading_method: self.grading_method,
             shuffle_questions: self.shuffle_questions,
             shuffle_options: self.shuffle_options,
-            navigation: Navigation::parse(&self.navigation).unwrap_or_default(),
+            navigation: self.navigation,
             opens_at: self.opens_at,
             closes_at: self.closes_at,
         }

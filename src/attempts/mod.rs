@@ -22,7 +22,7 @@ use crate::courses::models::CourseRole;
 use crate::error::ApiError;
 use crate::error::Code;
 use crate::grading::{FinishedAttempt, assignment_grade};
-use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
+use crate::policy::{GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
@@ -208,7 +208,7 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
     match viewer {
         Viewer::Staff => Reveal::All,
         Viewer::Learner => reveal(
-            FeedbackTiming::parse(&row.feedback).unwrap_or_default(),
+            row.feedback,
             row.finished_at.is_some(),
             row.closes_at,
             state.clock.now(),
@@ -370,7 +370,7 @@ fn summary(r: &AttemptListRow) -> AttemptSummary {
 pub fn attempt_list(rows: &[AttemptListRow]) -> AttemptList {
     let mut groups: BTreeMap<(Uuid, Uuid), (GradingMethod, Vec<FinishedAttempt>)> = BTreeMap::new();
     for r in rows {
-        let method = GradingMethod::parse(&r.grading_method).unwrap_or_default();
+        let method = r.grading_method;
         let entry = groups
             .entry((r.assignment_id, r.user_id))
             .or_insert_with(|| (method, Vec::new()));

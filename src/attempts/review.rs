@@ -15,7 +15,7 @@ use super::store::{AttemptRow, ResponseRow};
 use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
 use crate::i18n::{LocalizedText, resolve};
-use crate::policy::{FeedbackTiming, Navigation, Reveal};
+use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
 
 /// An attempt's layout: its order and ids, worked out once from its seed (they never change),
@@ -274,8 +274,8 @@ impl Served {
             } else {
                 AttemptState::InProgress
             },
-            feedback_timing: FeedbackTiming::parse(&attempt.feedback).unwrap_or_default(),
-            navigation: Navigation::parse(&attempt.navigation).unwrap_or_default(),
+            feedback_timing: attempt.feedback,
+            navigation: attempt.navigation,
             question_count: self.order.len(),
             started_at: attempt.started_at,
             deadline: attempt.deadline,

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::types::Json;
 use sqlx::{FromRow, PgExecutor, PgPool};
+
+use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 use uuid::Uuid;
 
 use crate::grading::{Answer, Grade};
@@ -28,11 +30,11 @@ pub struct AttemptRow {
     pub score: Option<f64>,
     pub max_score: f64,
     pub course_id: Option<Uuid>,
-    pub feedback: String,
-    pub grading_method: String,
+    pub feedback: FeedbackTiming,
+    pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
-    pub navigation: String,
+    pub navigation: Navigation,
     pub closes_at: Option<DateTime<Utc>>,
 }
 
@@ -58,7 +60,7 @@ impl AttemptRow {
     }
 
     pub fn sequential(&self) -> bool {
-        self.navigation == crate::policy::Navigation::Sequential.as_str()
+        self.navigation == Navigation::Sequential
     }
 }
 
@@ -70,7 +72,7 @@ pub struct AttemptStatus {
     pub finish_reason: Option<String>,
     pub score: Option<f64>,
     pub deadline: Option<DateTime<Utc>>,
-    pub feedback: String,
+    pub feedback: FeedbackTiming,
     pub closes_at: Option<DateTime<Utc>>,
 }
 
@@ -109,7 +111,7 @@ pub struct NewAttempt<'a> {
     pub attempts_allowed: Option<u32>,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
-    pub navigation: crate::policy::Navigation,
+    pub navigation: Navigation,
 }
 
 /// Inserts the learner's next attempt, numbered after their last one; `None` when the
@@ -206,7 +208,7 @@ struct StatusAndResponse {
     finish_reason: Option<String>,
     score: Option<f64>,
     deadline: Option<DateTime<Utc>>,
-    feedback: String,
+    feedback: FeedbackTiming,
     closes_at: Option<DateTime<Utc>>,
     #[sqlx(flatten)]
     response: MaybeResponse,
@@ -236,7 +238,7 @@ pub async fn status_and_responses(
         finish_reason: first.finish_reason.clone(),
         score: first.score,
         deadline: first.deadline,
-        feedback: first.feedback.clone(),
+        feedback: first.feedback,
         closes_at: first.closes_at,
     };
     let responses = rows
@@ -506,7 +508,7 @@ pub struct AttemptListRow {
     pub finished_at: Option<DateTime<Utc>>,
     pub score: Option<f64>,
     pub max_score: f64,
-    pub grading_method: String,
+    pub grading_method: GradingMethod,
 }
 
 const LIST_SELECT: &str = "SELECT t.id, t.assignment_id, a.course_id, q.slug, v.version, t.user_id,

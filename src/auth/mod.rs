@@ -20,6 +20,8 @@ use crate::error::ApiError;
 use crate::error::Code;
 use crate::state::AppState;
 
+#[derive(sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {

@@ -12,7 +12,7 @@ pub struct UserRow {
     pub id: Uuid,
     pub email: Option<String>,
     pub display_name: String,
-    pub role: String,
+    pub role: Role,
     pub locale: Option<String>,
     pub password_hash: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -20,7 +20,7 @@ pub struct UserRow {
 
 impl UserRow {
     pub fn role(&self) -> Role {
-        Role::parse(&self.role).unwrap_or(Role::Learner)
+        self.role
     }
 }
 

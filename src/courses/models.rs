@@ -4,6 +4,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 /// A person's role within one course.
+#[derive(sqlx::Type)]
+#[sqlx(type_name = "text", rename_all = "snake_case")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CourseRole {
@@ -17,13 +19,6 @@ impl CourseRole {
         match self {
             CourseRole::Learner => "learner",
             CourseRole::Instructor => "instructor",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "learner" => Some(CourseRole::Learner),
-            "instructor" => Some(CourseRole::Instructor),
-            _ => None,
         }
     }
 }

@@ -25,7 +25,7 @@ struct CourseRow {
     code: Option<String>,
     created_at: DateTime<Utc>,
     owner_id: Option<Uuid>,
-    my_role: Option<String>,
+    my_role: Option<CourseRole>,
 }
 
 impl From<CourseRow> for Course {
@@ -36,7 +36,7 @@ impl From<CourseRow> for Course {
             code: r.code,
             created_at: r.created_at,
             owner_id: r.owner_id,
-            my_role: r.my_role.as_deref().and_then(CourseRole::parse),
+            my_role: r.my_role,
         }
     }
 }
@@ -104,7 +104,7 @@ struct EnrollmentRow {
     user_id: Uuid,
     display_name: String,
     email: Option<String>,
-    role: String,
+    role: CourseRole,
     enrolled_at: DateTime<Utc>,
 }
 
@@ -114,7 +114,7 @@ impl From<EnrollmentRow> for Enrollment {
             user_id: r.user_id,
             display_name: r.display_name,
             email: r.email,
-            role: CourseRole::parse(&r.role).unwrap_or_default(),
+            role: r.role,
             enrolled_at: r.enrolled_at,
         }
     }

@@ -135,7 +135,7 @@ struct Target {
     assignment_id: Uuid,
     slug: String,
     title: String,
-    grading_method: String,
+    grading_method: GradingMethod,
     registration_id: Uuid,
     deployment_id: String,
     resource_link_id: String,
@@ -196,7 +196,7 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
     .fetch_all(pool)
     .await?;
     let max = finished.iter().map(|f| f.2).fold(0.0, f64::max);
-    let method = GradingMethod::parse(&target.grading_method).unwrap_or_default();
+    let method = target.grading_method;
     let attempts: Vec<FinishedAttempt> = finished
         .iter()
         .map(|&(number, score, max_score)| FinishedAttempt {

@@ -879,3 +879,35 @@ async fn bad_answers_are_refused_and_change_nothing() {
         .unwrap();
     assert_eq!(count, 0);
 }
+
+#[tokio::test]
+async fn a_feedback_policy_the_code_does_not_know_fails_closed_and_reveals_nothing() {
+    let app = TestApp::spawn().await;
+    let learner = token_for(&app, "mina@example.org", "learner").await;
+    // A value the database's CHECK would refuse, as if a later migration added a policy this
+    // build does not know: it must not read as some default (`immediate` reveals the most).
+    sqlx::query("ALTER TABLE assignments DROP CONSTRAINT assignments_feedback_check")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE assignments SET feedback = 'sometimes'
+          WHERE quiz_id = (SELECT id FROM quizzes WHERE slug = 'data-parallelism')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let res = post_as(
+        &app,
+        &learner.access,
+        "/v1/quizzes/data-parallelism/attempts",
+        &json!({"locale": "en"}),
+    )
+    .await;
+    assert_problem(res, 500, "internal_error").await;
+    let started: i64 = sqlx::query_scalar("SELECT count(*) FROM attempts")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(started, 0);
+}

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::{
-    PASSWORD, TestApp, assert_problem, bearer, client_from, expect_status, get_as, login,
-    login_from, login_request, patch_as, post_as, put_as, register, token_for,
+    PASSWORD, TestApp, assert_problem, client_from, expect_status, get_as, login, login_from,
+    login_request, patch_as, post_as, put_as, register, token_for,
 };
 
 async fn post_json(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {
