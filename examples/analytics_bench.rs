@@ -168,6 +168,15 @@ async fn main() -> anyhow::Result<()> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let base = format!("http://{}", listener.local_addr()?);
     let state = actix_web::web::Data::new(state);
+    let background = quizd::background::Background::start(
+        state.clone(),
+        quizd::background::Loops {
+            deadline_sweep: false,
+            grade_delivery: None,
+            change_listener: true,
+            metrics_upkeep: false,
+        },
+    );
     let http = app::serve(listener, state, Some(1))?;
     let handle = http.handle();
     actix_web::rt::spawn(http);
@@ -201,7 +210,8 @@ async fn main() -> anyhow::Result<()> {
         counted + 1,
         "statistics after a new attempt are not stale"
     );
-    drop(handle.stop(true));
+    handle.stop(true).await;
+    background.stop().await;
 
     let count_ms = ms(median(count_times));
     println!(

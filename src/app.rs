@@ -134,7 +134,6 @@ pub fn serve(
     state: web::Data<AppState>,
     workers: Option<usize>,
 ) -> std::io::Result<Server> {
-    quizzes::spawn_change_listener(state.clone());
     let mut server = HttpServer::new(move || app(state.clone())).shutdown_timeout(10);
     if let Some(w) = workers {
         server = server.workers(w);

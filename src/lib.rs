@@ -6,6 +6,7 @@ pub mod assignments;
 pub mod attempts;
 pub mod audit;
 pub mod auth;
+pub mod background;
 pub mod clock;
 pub mod content;
 pub mod courses;

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use quizd::app;
 use quizd::auth::{Role, password, store};
+use quizd::background::{Background, Loops};
 use quizd::content::{self, store::ImportStatus};
 use quizd::state::{AppState, Settings};
 use quizd::{db, openapi, telemetry};
@@ -237,12 +238,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     )
     .await?;
     let state = actix_web::web::Data::new(state);
-    quizd::attempts::spawn_sweeper(state.clone());
-    telemetry::spawn_metrics_upkeep(state.metrics.clone());
-    quizd::lti::ags::spawn_delivery_worker(
-        database.pool.clone(),
-        std::time::Duration::from_secs(2),
-    );
+    let background = Background::start(state.clone(), Loops::SERVE);
     let metrics_server = match metrics_listener {
         Some(l) => {
             println!("  metrics:   http://{}/metrics", l.local_addr()?);
@@ -263,6 +259,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         }
         None => server.await?,
     }
+    background.stop().await;
     database.pool.close().await;
     drop(database);
     tracing::info!("quizd stopped");

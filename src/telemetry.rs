@@ -168,12 +168,9 @@ pub async fn observe<B: MessageBody>(
 
 /// Drains the recorder's histogram buckets every few seconds. Without it every latency sample
 /// is kept until `/metrics` is scraped, and memory grows with traffic when nobody scrapes.
-pub fn spawn_metrics_upkeep(handle: PrometheusHandle) {
-    actix_web::rt::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-        loop {
-            tick.tick().await;
-            handle.run_upkeep();
-        }
-    });
+pub async fn metrics_upkeep(handle: PrometheusHandle, mut shutdown: crate::background::Shutdown) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    while shutdown.tick(&mut tick).await {
+        handle.run_upkeep();
+    }
 }

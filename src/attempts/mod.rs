@@ -188,19 +188,19 @@ pub async fn finish_expired(pool: &PgPool, now: DateTime<Utc>) -> Result<usize, 
     }
 }
 
-/// Runs [`finish_expired`] every few seconds for the life of the server.
-pub fn spawn_sweeper(state: actix_web::web::Data<AppState>) {
-    actix_web::rt::spawn(async move {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-        loop {
-            tick.tick().await;
-            match finish_expired(&state.pool, state.clock.now()).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(finished = n, "finished attempts past their deadline"),
-                Err(e) => tracing::warn!(error = %e, "deadline sweep failed"),
-            }
+/// Runs [`finish_expired`] every few seconds until quizd stops (see `crate::background`).
+pub async fn sweep_deadlines(
+    state: actix_web::web::Data<AppState>,
+    mut shutdown: crate::background::Shutdown,
+) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    while shutdown.tick(&mut tick).await {
+        match finish_expired(&state.pool, state.clock.now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(finished = n, "finished attempts past their deadline"),
+            Err(e) => tracing::warn!(error = %e, "deadline sweep failed"),
         }
-    });
+    }
 }
 
 /// What the viewer may see of the attempt now.

@@ -389,26 +389,27 @@ pub async fn purge_expired(pool: &PgPool) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// Runs grade passback every `every` for the life of the process (and purges expired login
+/// Runs grade passback every `every` until quizd stops (and purges expired login
 /// material every minute).
-pub fn spawn_delivery_worker(pool: PgPool, every: StdDuration) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut last_purge = std::time::Instant::now();
-        loop {
-            tick.tick().await;
-            if let Err(e) = deliver_due(&pool, 20).await {
-                tracing::warn!(error = %e, "grade passback failed to read the outbox");
-            }
-            if last_purge.elapsed() > StdDuration::from_secs(60) {
-                last_purge = std::time::Instant::now();
-                if let Err(e) = purge_expired(&pool).await {
-                    tracing::warn!(error = %e, "purging expired LTI logins failed");
-                }
+pub async fn deliver_grades(
+    pool: PgPool,
+    every: StdDuration,
+    mut shutdown: crate::background::Shutdown,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_purge = std::time::Instant::now();
+    while shutdown.tick(&mut tick).await {
+        if let Err(e) = deliver_due(&pool, 20).await {
+            tracing::warn!(error = %e, "grade passback failed to read the outbox");
+        }
+        if last_purge.elapsed() > StdDuration::from_secs(60) {
+            last_purge = std::time::Instant::now();
+            if let Err(e) = purge_expired(&pool).await {
+                tracing::warn!(error = %e, "purging expired LTI logins failed");
             }
         }
-    })
+    }
 }
 
 /// A grade delivery as admins see it.

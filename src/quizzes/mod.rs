@@ -205,11 +205,14 @@ impl VersionCache {
     }
 }
 
-/// Listens for quiz changes for the life of the server, reconnecting after a lost connection
+/// Listens for quiz changes until quizd stops, reconnecting after a lost connection
 /// (and caching nothing until it is back).
-pub fn spawn_change_listener(state: actix_web::web::Data<crate::state::AppState>) {
-    actix_web::rt::spawn(async move {
-        let cache = &state.quizzes;
+pub async fn listen_for_changes(
+    state: actix_web::web::Data<crate::state::AppState>,
+    mut shutdown: crate::background::Shutdown,
+) {
+    let cache = &state.quizzes;
+    let listen = async {
         loop {
             if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&state.pool).await
                 && listener.listen("quizd_quizzes").await.is_ok()
@@ -223,5 +226,9 @@ pub fn spawn_change_listener(state: actix_web::web::Data<crate::state::AppState>
             cache.set_listening(false);
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         }
-    });
+    };
+    tokio::select! {
+        _ = listen => {}
+        _ = shutdown.stopping() => cache.set_listening(false),
+    }
 }

@@ -188,8 +188,11 @@ async fn setup_on(app: TestApp) -> Lti {
     )
     .await;
     let registration = expect_status(res, 201).await;
-    let worker =
-        quizd::lti::ags::spawn_delivery_worker(app.pool.clone(), Duration::from_millis(100));
+    let worker = tokio::spawn(quizd::lti::ags::deliver_grades(
+        app.pool.clone(),
+        Duration::from_millis(100),
+        quizd::background::Shutdown::never(),
+    ));
     Lti {
         app,
         platform,

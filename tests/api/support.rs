@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use quizd::app;
+use quizd::background::{Background, Loops};
 use quizd::clock::Clock;
 use quizd::db::{self, postgres::PrivatePostgres};
 use quizd::state::AppState;
@@ -221,6 +222,17 @@ impl TestApp {
                     .unwrap();
                 configure(&mut state);
                 let state = actix_web::web::Data::new(state);
+                // The loops a test relies on run with the server; the others, driven by the
+                // manual clock or started by the test itself, do not.
+                let _background = Background::start(
+                    state.clone(),
+                    Loops {
+                        deadline_sweep: false,
+                        grade_delivery: None,
+                        change_listener: true,
+                        metrics_upkeep: false,
+                    },
+                );
                 let metrics =
                     metrics_listener.map(|l| app::serve_metrics(l, state.clone()).unwrap());
                 let server = app::serve(listener, state, Some(1)).unwrap();

@@ -1,0 +1,114 @@
+//! quizd's background loops, started from one place and stopped together: the deadline sweep,
+//! LTI grade delivery from the outbox, the quiz change listener and the metrics upkeep.
+//! `quizd serve` starts them all before it listens and stops them after the HTTP server has
+//! drained (each loop finishes the step it is in: a sweep or a delivery batch is one
+//! transaction, so stopping between steps loses nothing).
+
+use std::time::Duration;
+
+use actix_web::web::Data;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::state::AppState;
+
+/// What a loop holds to learn that quizd is stopping.
+#[derive(Clone)]
+pub struct Shutdown(watch::Receiver<bool>);
+
+impl Shutdown {
+    /// Never stops: for a loop a test runs by itself.
+    pub fn never() -> Self {
+        let (tx, rx) = watch::channel(false);
+        std::mem::forget(tx);
+        Self(rx)
+    }
+
+    /// The next tick of `interval`: `true`, or `false` once quizd is stopping.
+    pub async fn tick(&mut self, interval: &mut tokio::time::Interval) -> bool {
+        let ticked = tokio::select! {
+            _ = interval.tick() => true,
+            _ = self.0.wait_for(|stop| *stop) => false,
+        };
+        ticked && !*self.0.borrow()
+    }
+
+    /// Resolves once quizd is stopping.
+    pub async fn stopping(&mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
+
+/// Which loops to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Loops {
+    /// Finish attempts past their deadline, every 5 s.
+    pub deadline_sweep: bool,
+    /// Deliver grades to LMSs from the outbox, this often.
+    pub grade_delivery: Option<Duration>,
+    /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
+    pub change_listener: bool,
+    /// Keep the Prometheus histograms current, every 5 s.
+    pub metrics_upkeep: bool,
+}
+
+impl Loops {
+    /// Everything `quizd serve` runs.
+    pub const SERVE: Loops = Loops {
+        deadline_sweep: true,
+        grade_delivery: Some(Duration::from_secs(2)),
+        change_listener: true,
+        metrics_upkeep: true,
+    };
+}
+
+/// The running loops.
+pub struct Background {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Background {
+    /// Starts `loops` on the current runtime.
+    pub fn start(state: Data<AppState>, loops: Loops) -> Self {
+        let (stop, rx) = watch::channel(false);
+        let shutdown = Shutdown(rx);
+        let mut tasks = Vec::new();
+        if loops.deadline_sweep {
+            tasks.push(tokio::spawn(crate::attempts::sweep_deadlines(
+                state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if let Some(every) = loops.grade_delivery {
+            tasks.push(tokio::spawn(crate::lti::ags::deliver_grades(
+                state.pool.clone(),
+                every,
+                shutdown.clone(),
+            )));
+        }
+        if loops.change_listener {
+            tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(
+                state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if loops.metrics_upkeep {
+            tasks.push(tokio::spawn(crate::telemetry::metrics_upkeep(
+                state.metrics.clone(),
+                shutdown,
+            )));
+        }
+        Self { stop, tasks }
+    }
+
+    /// Tells every loop to stop and waits until each has.
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let count = self.tasks.len();
+        for task in self.tasks {
+            let _ = task.await;
+        }
+        tracing::info!(loops = count, "background loops stopped");
+    }
+}
