@@ -101,7 +101,10 @@ pub fn app(
         .wrap(
             DefaultHeaders::new()
                 .add(("X-Content-Type-Options", "nosniff"))
-                .add(("Referrer-Policy", "no-referrer")),
+                .add(("Referrer-Policy", "no-referrer"))
+                // What does not say how it may be cached is not cached: API answers name people
+                // and attempts. Cacheable resources say so themselves (and carry an ETag).
+                .add((header::CACHE_CONTROL, "no-store")),
         )
         .wrap(from_fn(deny_framing))
         .wrap(from_fn(telemetry::observe))

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod auth;
 pub mod background;
 pub mod clock;
+pub mod conditional;
 pub mod content;
 pub mod courses;
 pub mod db;

@@ -165,9 +165,11 @@ pub async fn build_report(
 
 /// Item analysis of one assignment. The course's instructors and admins.
 #[utoipa::path(get, path = "/v1/assignments/{id}/analytics", tag = "analytics", security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The assignment's id"), AnalyticsQuery),
+    params(("id" = Uuid, Path, description = "The assignment's id"), AnalyticsQuery, ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared")),
     responses(
-        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
+        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport,
+            headers(("ETag" = String, description = "A strong entity tag of this report"))),
+        (status = 304, description = "Not modified: the client's copy (`If-None-Match`) is current; no body", headers(("ETag" = String, description = "The current entity tag"))),
         (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
@@ -182,16 +184,18 @@ pub async fn assignment_analytics(
     let (quiz, scope) = assignment_scope(&state, *id, &user).await?;
     let report = build_report(&state, quiz, scope, &query).await?;
     Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
         .json(report))
 }
 
 /// Item analysis of a quiz over every assignment you may see (admins: all, practice
 /// included), per quiz version.
 #[utoipa::path(get, path = "/v1/quizzes/{slug}/analytics", tag = "analytics", security(("bearer" = [])),
-    params(("slug" = String, Path, description = "The quiz's slug"), AnalyticsQuery),
+    params(("slug" = String, Path, description = "The quiz's slug"), AnalyticsQuery, ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared")),
     responses(
-        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport),
+        (status = 200, description = "The statistics, per quiz version", body = AnalyticsReport,
+            headers(("ETag" = String, description = "A strong entity tag of this report"))),
+        (status = 304, description = "Not modified: the client's copy (`If-None-Match`) is current; no body", headers(("ETag" = String, description = "The current entity tag"))),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "`from` is not before `to`", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners have no analytics", body = Problem, content_type = "application/problem+json"),
@@ -206,7 +210,7 @@ pub async fn quiz_analytics(
     let scope = quiz_scope(&state, &slug, &user, query.course).await?;
     let report = build_report(&state, slug.into_inner(), scope, &query).await?;
     Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header((header::CACHE_CONTROL, "private, no-cache"))
         .json(report))
 }
 
@@ -216,16 +220,24 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use super::export;
     use crate::telemetry::resource;
     use web::get;
-    cfg.service(resource("/v1/assignments/{id}/analytics").route(get().to(assignment_analytics)))
-        .service(
-            resource("/v1/assignments/{id}/analytics/responses.csv")
-                .route(get().to(export::responses_csv)),
-        )
-        .service(
-            resource("/v1/assignments/{id}/analytics/results.csv")
-                .route(get().to(export::results_csv)),
-        )
-        .service(resource("/v1/quizzes/{slug}/analytics").route(get().to(quiz_analytics)));
+    let revalidated = || actix_web::middleware::from_fn(crate::conditional::revalidate);
+    cfg.service(
+        resource("/v1/assignments/{id}/analytics")
+            .wrap(revalidated())
+            .route(get().to(assignment_analytics)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/analytics/responses.csv")
+            .route(get().to(export::responses_csv)),
+    )
+    .service(
+        resource("/v1/assignments/{id}/analytics/results.csv").route(get().to(export::results_csv)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/analytics")
+            .wrap(revalidated())
+            .route(get().to(quiz_analytics)),
+    );
 }
 
 /// This module's part of the OpenAPI document.

@@ -49,9 +49,11 @@ pub fn plausible_slug(slug: &str) -> bool {
     get,
     path = "/v1/quizzes",
     tag = "quizzes",
-    params(LangQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values")),
+    params(LangQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values"), ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared")),
     responses(
-        (status = 200, description = "The catalogue", body = QuizList),
+        (status = 200, description = "The catalogue", body = QuizList,
+            headers(("ETag" = String, description = "A strong entity tag of this representation"))),
+        (status = 304, description = "Not modified: the client's copy (`If-None-Match`) is current; no body", headers(("ETag" = String, description = "The current entity tag"))),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
     ),
     security((), ("bearer" = [])),
@@ -71,6 +73,7 @@ pub async fn list_quizzes(
     }
     Ok(HttpResponse::Ok()
         .insert_header((header::VARY, "Accept-Language, Authorization"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
         .json(QuizList { items }))
 }
 
@@ -84,10 +87,13 @@ pub async fn list_quizzes(
         ("slug" = String, Path, description = "The quiz's slug, e.g. data-parallelism"),
         LangQuery,
         ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values"),
+        ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared"),
     ),
     responses(
         (status = 200, description = "The quiz in the negotiated locale", body = QuizView,
-            headers(("Content-Language" = String, description = "The negotiated locale"))),
+            headers(("Content-Language" = String, description = "The negotiated locale"),
+                ("ETag" = String, description = "A strong entity tag of this representation"))),
+        (status = 304, description = "Not modified: the client's copy (`If-None-Match`) is current; no body", headers(("ETag" = String, description = "The current entity tag"))),
         (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz, or a private one", body = Problem, content_type = "application/problem+json"),
     ),
@@ -122,7 +128,8 @@ pub async fn get_quiz(
     Ok(HttpResponse::Ok()
         .content_type(header::ContentType::json())
         .insert_header((header::CONTENT_LANGUAGE, lang))
-        .insert_header((header::VARY, "Accept-Language"))
+        .insert_header((header::VARY, "Accept-Language, Authorization"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
         .body(body))
 }
 
@@ -133,14 +140,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
     use web::{delete, get, post, put};
     let authoring_limit = web::PayloadConfig::new(authoring::AUTHORING_BODY_LIMIT);
+    let revalidated = || actix_web::middleware::from_fn(crate::conditional::revalidate);
     cfg.service(
         resource("/v1/quizzes")
+            .wrap(revalidated())
             .app_data(authoring_limit.clone())
             .route(get().to(list_quizzes))
             .route(post().to(authoring::create_quiz)),
     )
     .service(
         resource("/v1/quizzes/{slug}")
+            .wrap(revalidated())
             .app_data(authoring_limit.clone())
             .route(get().to(get_quiz))
             .route(put().to(authoring::update_quiz)),

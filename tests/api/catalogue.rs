@@ -462,3 +462,53 @@ async fn loading_more_versions_than_the_cache_holds_keeps_it_under_its_capacity(
     }
     assert!(evicted.load(std::sync::atomic::Ordering::Relaxed) >= ids.len());
 }
+
+#[tokio::test]
+async fn a_client_holding_the_current_copy_gets_304_without_a_body_and_each_language_has_its_own_tag()
+ {
+    let app = TestApp::spawn().await;
+    let get = |path: &'static str, lang: &'static str, tag: Option<String>| {
+        let mut req = app
+            .client
+            .get(app.url(path))
+            .header("accept-language", lang);
+        if let Some(t) = tag {
+            req = req.header("if-none-match", t);
+        }
+        req.send()
+    };
+    for path in ["/v1/quizzes", "/v1/quizzes/data-parallelism"] {
+        let first = get(path, "bn", None).await.unwrap();
+        assert_eq!(first.status(), 200);
+        let h = first.headers().clone();
+        let tag = h["etag"].to_str().unwrap().to_string();
+        assert!(
+            tag.starts_with('"') && !tag.starts_with("W/"),
+            "strong: {tag}"
+        );
+        assert_eq!(h["cache-control"], "no-cache", "{path}");
+        let vary = h["vary"].to_str().unwrap();
+        assert!(
+            vary.starts_with("Accept-Language, Authorization"),
+            "{path}: {vary}"
+        );
+
+        let again = get(path, "bn", Some(tag.clone())).await.unwrap();
+        assert_eq!(again.status(), 304, "{path}");
+        assert_eq!(again.headers()["etag"].to_str().unwrap(), tag);
+        assert!(again.headers().get("content-type").is_none());
+        assert!(again.bytes().await.unwrap().is_empty());
+
+        // Another language is another representation, with its own tag.
+        let id = get(path, "id", Some(tag.clone())).await.unwrap();
+        assert_eq!(id.status(), 200, "{path}");
+        assert_ne!(id.headers()["etag"].to_str().unwrap(), tag);
+
+        // A list of hundreds of tags is read only as far as the bound: a 200, cheaply.
+        let many = vec!["\"x\""; 500].join(", ") + ", " + &tag;
+        assert_eq!(get(path, "bn", Some(many)).await.unwrap().status(), 200);
+    }
+    // What says nothing of caching is not cached.
+    let health = app.get("/readyz").await;
+    assert_eq!(health.headers()["cache-control"], "no-store");
+}
