@@ -156,6 +156,7 @@ pub fn app(
                 "retry-after",
                 "content-language",
                 "location",
+                "link",
             ])
             .max_age(600),
         |cors, origin| cors.allowed_origin(origin),
@@ -182,6 +183,7 @@ pub fn app(
         .wrap(TracingLogger::<telemetry::RequestSpan>::new())
         .configure(routes)
         .configure(crate::lti::routes::configure)
+        .configure(crate::grades::configure)
         .route("/docs", web::get().to(docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document()))
         .default_service(web::to(not_found))

@@ -12,6 +12,7 @@ pub mod courses;
 pub mod db;
 pub mod error;
 pub mod extract;
+pub mod grades;
 pub mod grading;
 pub mod i18n;
 pub mod lti;

@@ -388,7 +388,8 @@ pub async fn record_response(
 }
 
 /// Finishes an attempt: locks it (waiting for answers in flight), scores what was answered,
-/// and writes the `attempt.finished` event. Returns `false` if it was finished already.
+/// writes the `attempt.finished` event and appends the `finished` grade event. Returns `false`
+/// if it was finished already.
 pub async fn finish(
     db: &PgPool,
     attempt: Uuid,
@@ -447,6 +448,20 @@ pub async fn finish_in(
     .bind(finished_at)
     .bind(reason)
     .fetch_one(&mut *tx)
+    .await?;
+    crate::grades::store::record_event(
+        &mut *tx,
+        crate::grades::store::NewEvent {
+            attempt,
+            kind: crate::grades::models::GradeEventKind::Finished,
+            actor: None,
+            at: finished_at,
+            from_points: None,
+            to_points: score,
+            max_points: max_score,
+            reason,
+        },
+    )
     .await?;
     sqlx::query(
         "INSERT INTO analytics_generations (assignment_id, generation) VALUES ($1, 1)

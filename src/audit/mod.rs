@@ -33,6 +33,9 @@ pub enum Action {
     /// (`subject`: the learner; `detail`: assignment or course, and the override).
     OverrideSet,
     OverrideRemoved,
+    /// Course staff set an attempt's grade by hand (`subject`: the learner; `detail`: attempt,
+    /// from, to).
+    GradeOverridden,
 }
 
 /// One action to record.
