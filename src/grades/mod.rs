@@ -113,12 +113,7 @@ pub fn encode_cursor(display_name: &str, user: Uuid) -> String {
 }
 
 pub fn decode_cursor(cursor: &str) -> Result<(String, Uuid), ApiError> {
-    let bad = || {
-        ApiError::bad_request(
-            "invalid_cursor",
-            "`cursor` is not one this endpoint gave.",
-        )
-    };
+    let bad = || ApiError::bad_request("invalid_cursor", "`cursor` is not one this endpoint gave.");
     if cursor.len() > MAX_CURSOR {
         return Err(bad());
     }
@@ -289,24 +284,42 @@ mod tests {
         let a2 = attempt(2, Some(9.0), true);
         let a3 = attempt(3, None, false);
         let c = cell(&column(GradingMethod::Highest), &[&a1, &a2]);
-        assert_eq!((c.points, c.state, c.attempts_used), (Some(9.0), CellState::Overridden, 2));
+        assert_eq!(
+            (c.points, c.state, c.attempts_used),
+            (Some(9.0), CellState::Overridden, 2)
+        );
         let c = cell(&column(GradingMethod::First), &[&a2, &a1]);
         assert_eq!((c.points, c.state), (Some(4.0), CellState::Overridden));
         let c = cell(&column(GradingMethod::Average), &[&a1, &a2, &a3]);
-        assert_eq!((c.points, c.state, c.attempts_used), (Some(6.5), CellState::InProgress, 3));
+        assert_eq!(
+            (c.points, c.state, c.attempts_used),
+            (Some(6.5), CellState::InProgress, 3)
+        );
         let c = cell(&column(GradingMethod::Latest), &[&a1]);
         assert_eq!((c.points, c.state), (Some(4.0), CellState::Finished));
         assert_eq!(c.percentage, Some(40.0));
         let c = cell(&column(GradingMethod::Latest), &[]);
-        assert_eq!((c.points, c.state, c.attempts_used), (None, CellState::NotStarted, 0));
+        assert_eq!(
+            (c.points, c.state, c.attempts_used),
+            (None, CellState::NotStarted, 0)
+        );
     }
 
     #[test]
     fn a_cursor_reads_back_and_a_forged_one_is_refused() {
         let id = Uuid::now_v7();
         let c = encode_cursor("Zoë, \"the\" learner", id);
-        assert_eq!(decode_cursor(&c).unwrap(), ("Zoë, \"the\" learner".to_string(), id));
-        assert_eq!(decode_cursor("not-a-cursor").unwrap_err().code, "invalid_cursor");
-        assert_eq!(decode_cursor(&"A".repeat(5000)).unwrap_err().code, "invalid_cursor");
+        assert_eq!(
+            decode_cursor(&c).unwrap(),
+            ("Zoë, \"the\" learner".to_string(), id)
+        );
+        assert_eq!(
+            decode_cursor("not-a-cursor").unwrap_err().code,
+            "invalid_cursor"
+        );
+        assert_eq!(
+            decode_cursor(&"A".repeat(5000)).unwrap_err().code,
+            "invalid_cursor"
+        );
     }
 }

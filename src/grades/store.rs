@@ -79,7 +79,10 @@ pub async fn lock_grade(
         .await
 }
 
-pub async fn grade(db: impl PgExecutor<'_>, attempt: Uuid) -> Result<Option<GradeRow>, sqlx::Error> {
+pub async fn grade(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+) -> Result<Option<GradeRow>, sqlx::Error> {
     sqlx::query_as(GRADE_SELECT)
         .bind(attempt)
         .fetch_optional(db)
@@ -120,7 +123,10 @@ pub async fn set_override(
 }
 
 /// The attempt's grade events, oldest first (at most [`HISTORY_LIMIT`]).
-pub async fn history(db: impl PgExecutor<'_>, attempt: Uuid) -> Result<Vec<GradeEvent>, sqlx::Error> {
+pub async fn history(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+) -> Result<Vec<GradeEvent>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, kind, actor_id, at, from_points, to_points, max_points, reason
            FROM grade_events WHERE attempt_id = $1 ORDER BY id LIMIT $2",
