@@ -177,16 +177,17 @@ pub fn assemble(course: Uuid, rows: Vec<GradebookRow>, limit: usize) -> Gradeboo
         .unwrap_or_default();
     let mut learners = Vec::new();
     let mut more = false;
-    for row in rows {
-        let (Some(user_id), Some(display_name)) = (row.user_id, row.display_name) else {
+    for mut row in rows {
+        let (Some(user_id), Some(display_name)) = (row.user_id, row.display_name.take()) else {
             continue;
         };
         if learners.len() == limit {
             more = true;
             break;
         }
+        let attempts = row.attempts();
         let mut by_assignment: HashMap<Uuid, Vec<&AttemptCellRow>> = HashMap::new();
-        for a in row.attempts.iter() {
+        for a in &attempts {
             by_assignment.entry(a.assignment_id).or_default().push(a);
         }
         let cells = columns
@@ -196,7 +197,7 @@ pub fn assemble(course: Uuid, rows: Vec<GradebookRow>, limit: usize) -> Gradeboo
         learners.push(GradebookLearner {
             user_id,
             display_name,
-            email: row.email,
+            email: row.email.take(),
             cells,
         });
     }
