@@ -520,13 +520,14 @@ pub struct AttemptListRow {
     pub deadline: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub score: Option<f64>,
+    pub override_points: Option<f64>,
     pub max_score: f64,
     pub grading_method: String,
 }
 
 const LIST_SELECT: &str = "SELECT t.id, t.assignment_id, a.course_id, q.slug, v.version, t.user_id,
         u.display_name, t.number, t.locale, t.started_at, t.deadline, t.finished_at, t.score,
-        t.max_score, a.grading_method
+        t.override_points, t.max_score, a.grading_method
    FROM attempts t
    JOIN assignments a ON a.id = t.assignment_id
    JOIN quiz_versions v ON v.id = t.quiz_version_id

@@ -202,6 +202,12 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     let h = expect_status(history(&app, learner, id).await, 200).await;
     assert_eq!(h["events"][2]["from_points"].as_f64().unwrap(), new_points);
     assert_eq!(h["events"][2]["to_points"].as_f64().unwrap(), 0.0);
+    // The learner's own list shows the grade that counts beside the computed score.
+    let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+    assert_eq!(mine["items"][0]["score"].as_f64().unwrap(), computed);
+    assert_eq!(mine["items"][0]["override_points"].as_f64().unwrap(), 0.0);
+    assert_eq!(mine["items"][0]["percentage"].as_f64().unwrap(), 0.0);
+    assert_eq!(mine["grades"][0]["percentage"].as_f64().unwrap(), 0.0);
     let regraded: Vec<(Value,)> = sqlx::query_as(
         "SELECT payload FROM outbox WHERE topic = 'attempt.regraded' AND aggregate_id = $1::uuid
           ORDER BY id",
