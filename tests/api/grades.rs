@@ -230,6 +230,19 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     .unwrap();
     assert_eq!(audited, 2);
 
+    // The learner's export has the grade events of the attempt.
+    let export = expect_status(get_as(&app, &learner.access, "/v1/me/export").await, 200).await;
+    let exported = &export["attempts"][0];
+    assert_eq!(exported["override_points"].as_f64().unwrap(), 0.0);
+    let kinds: Vec<&str> = exported["grade_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["finished", "override", "override"]);
+    assert_eq!(exported["grade_events"][1]["reason"], reason);
+
     // The history is append-only, whoever asks the database.
     for sql in [
         "UPDATE grade_events SET to_points = 0",
