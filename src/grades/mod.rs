@@ -62,6 +62,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(utoipa::OpenApi)]
 #[openapi(
     paths(routes::override_grade, routes::grade_history, routes::gradebook),
+    components(schemas(models::GradebookFormat)),
     tags((name = "grades", description = "Grades: overrides by course staff with their history, and course gradebooks"))
 )]
 pub struct GradesApi;

@@ -143,6 +143,7 @@ pub struct Gradebook {
 #[into_params(parameter_in = Query)]
 pub struct GradebookQuery {
     /// Learners per page: 1 to 200; 50 when absent.
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<u32>,
     /// The `next` of the previous page; absent for the first page.
     pub cursor: Option<String>,
@@ -150,6 +151,7 @@ pub struct GradebookQuery {
     pub format: Option<GradebookFormat>,
 }
 
+/// The gradebook's representation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GradebookFormat {
