@@ -114,7 +114,9 @@ pub fn encode_cursor(display_name: &str, user: Uuid) -> String {
 }
 
 pub fn decode_cursor(cursor: &str) -> Result<(String, Uuid), ApiError> {
-    let bad = || ApiError::bad_request("invalid_cursor", "`cursor` is not one this endpoint gave.");
+    // 422, not 400: any string is a well-formed cursor; this one does not name a position.
+    let bad =
+        || ApiError::unprocessable("invalid_cursor", "`cursor` is not one this endpoint gave.");
     if cursor.len() > MAX_CURSOR {
         return Err(bad());
     }

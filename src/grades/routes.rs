@@ -155,10 +155,11 @@ pub async fn grade_history(
             (Gradebook = "application/json"),
             (String = "text/csv"),
         ), headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
-        (status = 400, description = "Malformed id or query, a limit out of 1..=200 (`invalid_limit`), or a cursor this endpoint did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed id or query, or a limit out of 1..=200 (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this endpoint did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn gradebook(
