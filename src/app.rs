@@ -82,6 +82,7 @@ pub fn app(
                 "retry-after",
                 "content-language",
                 "location",
+                "link",
             ])
             .max_age(600),
         |cors, origin| cors.allowed_origin(origin),
@@ -125,6 +126,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .configure(courses::routes::configure)
         .configure(assignments::routes::configure)
         .configure(attempts::routes::configure)
+        .configure(crate::grades::configure)
         .configure(analytics::routes::configure)
         .configure(lti::routes::configure)
         .configure(ops::configure)

@@ -15,6 +15,7 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod frontend;
+pub mod grades;
 pub mod grading;
 pub mod i18n;
 pub mod lti;

@@ -170,6 +170,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::courses::routes::Api::openapi(),
         crate::assignments::routes::Api::openapi(),
         crate::attempts::routes::Api::openapi(),
+        crate::grades::Api::openapi(),
         crate::analytics::routes::Api::openapi(),
         crate::lti::routes::Api::openapi(),
         crate::ops::Api::openapi(),

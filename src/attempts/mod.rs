@@ -361,8 +361,12 @@ fn summary(r: &AttemptListRow) -> AttemptSummary {
         deadline: r.deadline,
         finished_at: r.finished_at,
         score: r.score,
+        override_points: r.override_points,
         max_score: r.max_score,
-        percentage: r.score.map(|s| percentage(s, r.max_score)),
+        percentage: r
+            .override_points
+            .or(r.score)
+            .map(|s| percentage(s, r.max_score)),
     }
 }
 
@@ -374,7 +378,7 @@ pub fn attempt_list(rows: &[AttemptListRow]) -> AttemptList {
         let entry = groups
             .entry((r.assignment_id, r.user_id))
             .or_insert_with(|| (method, Vec::new()));
-        if let Some(score) = r.score {
+        if let Some(score) = r.override_points.or(r.score) {
             entry.1.push(FinishedAttempt {
                 number: r.number,
                 fraction: if r.max_score > 0.0 {

@@ -180,8 +180,14 @@ pub struct AttemptSummary {
     pub started_at: DateTime<Utc>,
     pub deadline: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The score computed from the answers.
     pub score: Option<f64>,
+    /// The grade course staff set by hand (`PUT /v1/attempts/{id}/grade`), which counts
+    /// instead of `score`; absent when none was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub override_points: Option<f64>,
     pub max_score: f64,
+    /// The grade that counts (the override, else the score) as a percentage of `max_score`.
     pub percentage: Option<f64>,
 }
 
@@ -191,7 +197,8 @@ pub struct AssignmentGrade {
     pub assignment_id: Uuid,
     pub user_id: Uuid,
     pub grading_method: GradingMethod,
-    /// 0 to 100; absent until an attempt is finished.
+    /// 0 to 100, over the grades that count (a staff override instead of the computed
+    /// score); absent until an attempt is finished.
     pub percentage: Option<f64>,
     pub finished_attempts: usize,
 }

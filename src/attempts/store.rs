@@ -390,7 +390,8 @@ pub async fn record_response(
 }
 
 /// Finishes an attempt: locks it (waiting for answers in flight), scores what was answered,
-/// and writes the `attempt.finished` event. Returns `false` if it was finished already.
+/// writes the `attempt.finished` event and appends the `finished` grade event. Returns `false`
+/// if it was finished already.
 pub async fn finish(
     db: &PgPool,
     attempt: Uuid,
@@ -450,6 +451,20 @@ pub async fn finish_in(
     .bind(reason)
     .fetch_one(&mut *tx)
     .await?;
+    crate::grades::store::record_event(
+        &mut *tx,
+        crate::grades::store::NewEvent {
+            attempt,
+            kind: crate::grades::models::GradeEventKind::Finished,
+            actor: None,
+            at: finished_at,
+            from_points: None,
+            to_points: score,
+            max_points: max_score,
+            reason,
+        },
+    )
+    .await?;
     sqlx::query(
         "INSERT INTO analytics_generations (assignment_id, generation) VALUES ($1, 1)
          ON CONFLICT (assignment_id) DO UPDATE SET generation = analytics_generations.generation + 1",
@@ -507,13 +522,14 @@ pub struct AttemptListRow {
     pub deadline: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub score: Option<f64>,
+    pub override_points: Option<f64>,
     pub max_score: f64,
     pub grading_method: GradingMethod,
 }
 
 const LIST_SELECT: &str = "SELECT t.id, t.assignment_id, a.course_id, q.slug, v.version, t.user_id,
         u.display_name, t.number, t.locale, t.started_at, t.deadline, t.finished_at, t.score,
-        t.max_score, a.grading_method
+        t.override_points, t.max_score, a.grading_method
    FROM attempts t
    JOIN assignments a ON a.id = t.assignment_id
    JOIN quiz_versions v ON v.id = t.quiz_version_id

@@ -1,5 +1,6 @@
 //! The audit log: security-relevant actions (role changes, co-authors, key reads by staff, LMS
-//! registrations, erasures), append-only in PostgreSQL, read by admins at `GET /v1/audit`.
+//! registrations, erasures, overrides, grade changes by hand), append-only in PostgreSQL, read
+//! by admins at `GET /v1/audit`.
 
 pub mod routes;
 pub mod store;
@@ -33,6 +34,9 @@ pub enum Action {
     /// (`subject`: the learner; `detail`: assignment or course, and the override).
     OverrideSet,
     OverrideRemoved,
+    /// Course staff set an attempt's grade by hand (`subject`: the learner; `detail`: attempt,
+    /// from, to).
+    GradeOverridden,
 }
 
 /// One action to record.

@@ -86,6 +86,8 @@ error_codes! {
     ServiceUnavailable = "service_unavailable", SERVICE_UNAVAILABLE, "The database or a queue is unavailable now; retry after `Retry-After` seconds.";
     Conflict = "conflict", CONFLICT, "The request conflicts with an existing record.";
     // Answered by endpoints.
+    AttemptNotFinished = "attempt_not_finished", CONFLICT, "Only a finished attempt's grade can be set.";
+    InvalidCursor = "invalid_cursor", UNPROCESSABLE_ENTITY, "`cursor` is not one this list gave.";
     NotOpen = "not_open", CONFLICT, "The assignment is not open yet.";
     Closed = "closed", CONFLICT, "The assignment is closed.";
     AttemptStartConflict = "attempt_start_conflict", CONFLICT, "Another start of an attempt for you ran at the same moment; retry.";

@@ -188,7 +188,8 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
         }
     };
     let finished: Vec<(i32, f64, f64)> = sqlx::query_as(
-        "SELECT number, score, max_score FROM attempts
+        // The effective grade: a staff override counts instead of the computed score.
+        "SELECT number, coalesce(override_points, score), max_score FROM attempts
           WHERE assignment_id = $1 AND user_id = $2 AND finished_at IS NOT NULL",
     )
     .bind(target.assignment_id)

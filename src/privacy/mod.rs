@@ -6,7 +6,8 @@
 //! keeps a nameless row under the same opaque id so that the attempts they made still count in
 //! the statistics of the assignments they took (an item analysis must not change because a
 //! learner left). Courses and quizzes they created stay, owned by that nameless row, so that
-//! admins manage them. The audit log keeps the opaque id. An access token already issued stays
+//! admins manage them. The audit log and the grade events (who changed a grade) keep the opaque
+//! id. An access token already issued stays
 //! valid until it expires (at most 15 minutes); no new one can be had.
 
 pub mod store;

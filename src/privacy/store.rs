@@ -50,7 +50,13 @@ pub struct ExportedAttempt {
     pub finished_at: Option<DateTime<Utc>>,
     pub finish_reason: Option<String>,
     pub score: Option<f64>,
+    /// The grade course staff set by hand, which counts instead of `score`.
+    pub override_points: Option<f64>,
     pub max_score: f64,
+    /// Every change of the attempt's grade, oldest first: `kind`, `actor_id`, `at`,
+    /// `from_points`, `to_points`, `reason` (as `GET /v1/attempts/{id}/grade-history`).
+    #[schema(value_type = Vec<Object>)]
+    pub grade_events: serde_json::Value,
     /// Your answers as you gave them. Whether each was right is not here: the attempt's review
     /// (`GET /v1/attempts/{id}`) shows it when the assignment's feedback policy allows.
     #[schema(value_type = Vec<Object>)]
@@ -108,7 +114,13 @@ pub async fn attempts(
 ) -> Result<Vec<ExportedAttempt>, sqlx::Error> {
     sqlx::query_as(
         "SELECT t.id, t.assignment_id, q.slug AS quiz, v.version, t.number, t.locale,
-                t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
+                t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score,
+                t.override_points, t.max_score,
+                coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                 'kind', g.kind, 'actor_id', g.actor_id, 'at', g.at,
+                                 'from_points', g.from_points, 'to_points', g.to_points,
+                                 'max_points', g.max_points, 'reason', g.reason) ORDER BY g.id)
+                            FROM grade_events g WHERE g.attempt_id = t.id), '[]') AS grade_events,
                 coalesce((SELECT jsonb_agg(jsonb_build_object(
                                  'question', r.question_key, 'answer', r.answer,
                                  'answered_at', r.answered_at, 'revision', r.revision)

@@ -53,7 +53,7 @@ const LEARNER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner
 const INSTRUCTOR: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
 
 /// The platform harness, stopped when dropped (its stdin closes; it is also killed).
-struct Platform {
+pub(crate) struct Platform {
     child: Child,
     base: String,
     client: reqwest::Client,
@@ -124,7 +124,7 @@ impl Platform {
     }
 
     /// Waits until the platform has received `n` scores; returns them.
-    async fn scores(&self, n: usize) -> Vec<Value> {
+    pub(crate) async fn scores(&self, n: usize) -> Vec<Value> {
         for _ in 0..150 {
             let rec = self.recorded().await;
             let scores = rec["scores"].as_array().unwrap().clone();
@@ -149,9 +149,9 @@ impl Drop for Platform {
 }
 
 /// quizd, the platform registered with it, an admin, and the grade-passback worker.
-struct Lti {
-    app: TestApp,
-    platform: Platform,
+pub(crate) struct Lti {
+    pub(crate) app: TestApp,
+    pub(crate) platform: Platform,
     admin: Person,
     registration: Value,
     worker: tokio::task::JoinHandle<()>,
@@ -163,7 +163,7 @@ impl Drop for Lti {
     }
 }
 
-async fn setup() -> Lti {
+pub(crate) async fn setup() -> Lti {
     setup_on(TestApp::spawn().await).await
 }
 
@@ -202,7 +202,7 @@ async fn setup_on(app: TestApp) -> Lti {
     }
 }
 
-fn learner(sub: &str) -> Value {
+pub(crate) fn learner(sub: &str) -> Value {
     json!({
         "user": {"sub": sub, "name": format!("Learner {sub}")},
         "roles": [LEARNER],
@@ -212,7 +212,7 @@ fn learner(sub: &str) -> Value {
     })
 }
 
-fn instructor(sub: &str) -> Value {
+pub(crate) fn instructor(sub: &str) -> Value {
     let mut s = learner(sub);
     s["roles"] = json!([INSTRUCTOR]);
     s["user"]["name"] = json!(format!("Teacher {sub}"));
@@ -378,14 +378,14 @@ async fn exchange(lti: &Lti, code: &str, cookie: Option<&str>) -> reqwest::Respo
 }
 
 /// Launches successfully and signs in: the session (tokens and destination).
-async fn launch_session(lti: &Lti, scenario: &Value) -> Value {
+pub(crate) async fn launch_session(lti: &Lti, scenario: &Value) -> Value {
     let flow = run_launch(lti, scenario).await;
     let (code, cookie) = launched(&flow.response);
     expect_status(exchange(lti, &code, Some(&cookie)).await, 200).await
 }
 
 /// Starts an attempt, answers every question with its first option, finishes: the result.
-async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value {
+pub(crate) async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value {
     let app = &lti.app;
     let path = format!("/v1/assignments/{assignment}/attempts");
     let attempt = expect_status(post_as(app, token, &path, &json!({})).await, 201).await;

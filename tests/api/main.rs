@@ -11,6 +11,7 @@ mod courses;
 mod durability;
 mod errors;
 mod exams;
+mod grades;
 mod lti;
 mod openapi;
 mod ops;

@@ -1,0 +1,677 @@
+//! Grades over HTTP: staff overrides and their append-only history, the course gradebook
+//! (checked against grades computed here from the attempts the test made), and the
+//! overridden grade reaching the LMS test platform through AGS.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, Duration, SubsecRound, Utc};
+use quizd::clock::Clock;
+use serde_json::{Value, json};
+
+use crate::support::{
+    Person, TestApp, assert_problem, bearer, expect_status, get_as, post_as, put_as, register,
+    token_for,
+};
+
+/// A course taught by `teacher`, with its learners.
+struct Course {
+    teacher: Person,
+    learners: Vec<Person>,
+    id: String,
+}
+
+async fn course(app: &TestApp, teacher_email: &str, learners: &[&str]) -> Course {
+    let teacher = token_for(app, teacher_email, "instructor").await;
+    let body = json!({"title": "Distributed training"});
+    let c = expect_status(
+        post_as(app, &teacher.access, "/v1/courses", &body).await,
+        201,
+    )
+    .await;
+    let id = c["id"].as_str().unwrap().to_string();
+    let mut people = Vec::new();
+    for email in learners {
+        let learner = register(app, email).await;
+        enroll(app, &teacher, &id, &learner).await;
+        people.push(learner);
+    }
+    Course {
+        teacher,
+        learners: people,
+        id,
+    }
+}
+
+async fn enroll(app: &TestApp, teacher: &Person, course: &str, learner: &Person) {
+    let path = format!("/v1/courses/{course}/enrollments");
+    let body = json!({"email": learner.email});
+    expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
+}
+
+async fn assignment(app: &TestApp, c: &Course, policy: Value) -> String {
+    let path = format!("/v1/courses/{}/assignments", c.id);
+    let body = json!({"quiz": "data-parallelism", "policy": policy});
+    let a = expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await;
+    a["id"].as_str().unwrap().to_string()
+}
+
+async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
+    let path = format!("/v1/assignments/{assignment}/attempts");
+    expect_status(post_as(app, &who.access, &path, &json!({})).await, 201).await
+}
+
+/// Answers the first `answered` questions, picking option `pick` (modulo the options) of
+/// each, so that learners score differently.
+async fn answer_some(app: &TestApp, who: &Person, attempt: &Value, answered: usize, pick: usize) {
+    let id = attempt["id"].as_str().unwrap();
+    for q in attempt["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(answered)
+    {
+        let answer = match q["kind"].as_str().unwrap() {
+            "numeric" => json!({"number": 4 + pick}),
+            "short_text" => json!({"text": if pick % 2 == 0 { "gather" } else { "scatter" }}),
+            _ => {
+                let options = q["options"].as_array().unwrap();
+                json!({"selected": [options[pick % options.len()]["id"]]})
+            }
+        };
+        let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
+        expect_status(put_as(app, &who.access, &path, &answer).await, 200).await;
+    }
+}
+
+async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+    let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
+    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+}
+
+/// Takes a whole attempt: its id, score and maximum as the finish reported them.
+async fn take(
+    app: &TestApp,
+    who: &Person,
+    assignment: &str,
+    answered: usize,
+    pick: usize,
+) -> (String, f64, f64) {
+    let attempt = start(app, who, assignment).await;
+    answer_some(app, who, &attempt, answered, pick).await;
+    let done = finish(app, who, &attempt).await;
+    (
+        attempt["id"].as_str().unwrap().to_string(),
+        done["result"]["score"].as_f64().unwrap(),
+        done["result"]["max_score"].as_f64().unwrap(),
+    )
+}
+
+async fn set_grade(app: &TestApp, who: &Person, attempt: &str, body: Value) -> reqwest::Response {
+    put_as(
+        app,
+        &who.access,
+        &format!("/v1/attempts/{attempt}/grade"),
+        &body,
+    )
+    .await
+}
+
+async fn history(app: &TestApp, who: &Person, attempt: &str) -> reqwest::Response {
+    get_as(
+        app,
+        &who.access,
+        &format!("/v1/attempts/{attempt}/grade-history"),
+    )
+    .await
+}
+
+fn at(v: &Value) -> DateTime<Utc> {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_from_to_and_why() {
+    // PostgreSQL keeps microseconds.
+    let t0 = Utc::now().trunc_subsecs(6);
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let c = course(&app, "teacher@example.org", &["learner@example.org"]).await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({"feedback": "on_finish"})).await;
+    let attempt = start(&app, learner, &a).await;
+    answer_some(&app, learner, &attempt, 3, 0).await;
+    clock.advance(Duration::minutes(1));
+    let done = finish(&app, learner, &attempt).await;
+    let id = attempt["id"].as_str().unwrap();
+    let computed = done["result"]["score"].as_f64().unwrap();
+    let max = done["result"]["max_score"].as_f64().unwrap();
+    let new_points = if computed >= 1.0 { computed - 1.0 } else { max };
+
+    clock.advance(Duration::minutes(4));
+    let reason = "Question 3 was ambiguous; full marks for the reasoning shown in class.";
+    let res = set_grade(
+        &app,
+        &c.teacher,
+        id,
+        json!({"points": new_points, "reason": reason}),
+    )
+    .await;
+    let grade = expect_status(res, 200).await;
+    assert_eq!(grade["attempt_id"], id);
+    assert_eq!(grade["points"].as_f64().unwrap(), new_points);
+    assert_eq!(grade["computed_points"].as_f64().unwrap(), computed);
+    assert_eq!(grade["max_points"].as_f64().unwrap(), max);
+    assert_eq!(grade["overridden"], true);
+
+    // The learner reads the history: the finish, then the override, with who, when, from, to, why.
+    let h = expect_status(history(&app, learner, id).await, 200).await;
+    assert_eq!(h["grade"], grade);
+    let events = h["events"].as_array().unwrap();
+    assert_eq!(events.len(), 2, "{h:#}");
+    let (finished, overridden) = (&events[0], &events[1]);
+    assert_eq!(finished["kind"], "finished");
+    assert!(finished["actor_id"].is_null());
+    assert_eq!(at(&finished["at"]), t0 + Duration::minutes(1));
+    assert!(finished["from_points"].is_null());
+    assert_eq!(finished["to_points"].as_f64().unwrap(), computed);
+    assert_eq!(finished["reason"], "submitted");
+    assert_eq!(overridden["kind"], "override");
+    assert_eq!(overridden["actor_id"], c.teacher.id.to_string());
+    assert_eq!(at(&overridden["at"]), t0 + Duration::minutes(5));
+    assert_eq!(overridden["from_points"].as_f64().unwrap(), computed);
+    assert_eq!(overridden["to_points"].as_f64().unwrap(), new_points);
+    assert_eq!(overridden["max_points"].as_f64().unwrap(), max);
+    assert_eq!(overridden["reason"], reason);
+    assert!(overridden["id"].as_i64() > finished["id"].as_i64());
+    // The teacher reads the same history.
+    let staff_view = expect_status(history(&app, &c.teacher, id).await, 200).await;
+    assert_eq!(staff_view, h);
+
+    // A second override starts from the first; the LMS is told each time (outbox), the
+    // audit log has both, and the computed score never changes.
+    let res = set_grade(
+        &app,
+        &c.teacher,
+        id,
+        json!({"points": 0, "reason": "Copied."}),
+    )
+    .await;
+    let grade = expect_status(res, 200).await;
+    assert_eq!(grade["points"].as_f64().unwrap(), 0.0);
+    assert_eq!(grade["computed_points"].as_f64().unwrap(), computed);
+    let h = expect_status(history(&app, learner, id).await, 200).await;
+    assert_eq!(h["events"][2]["from_points"].as_f64().unwrap(), new_points);
+    assert_eq!(h["events"][2]["to_points"].as_f64().unwrap(), 0.0);
+    // The learner's own list shows the grade that counts beside the computed score.
+    let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+    assert_eq!(mine["items"][0]["score"].as_f64().unwrap(), computed);
+    assert_eq!(mine["items"][0]["override_points"].as_f64().unwrap(), 0.0);
+    assert_eq!(mine["items"][0]["percentage"].as_f64().unwrap(), 0.0);
+    assert_eq!(mine["grades"][0]["percentage"].as_f64().unwrap(), 0.0);
+    let regraded: Vec<(Value,)> = sqlx::query_as(
+        "SELECT payload FROM outbox WHERE topic = 'attempt.regraded' AND aggregate_id = $1::uuid
+          ORDER BY id",
+    )
+    .bind(id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(regraded.len(), 2);
+    assert_eq!(regraded[0].0["points"].as_f64().unwrap(), new_points);
+    assert_eq!(regraded[1].0["points"].as_f64().unwrap(), 0.0);
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'grade_overridden' AND actor_id = $1
+            AND subject_id = $2",
+    )
+    .bind(c.teacher.id)
+    .bind(learner.id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(audited, 2);
+
+    // The learner's export has the grade events of the attempt.
+    let export = expect_status(get_as(&app, &learner.access, "/v1/me/export").await, 200).await;
+    let exported = &export["attempts"][0];
+    assert_eq!(exported["override_points"].as_f64().unwrap(), 0.0);
+    let kinds: Vec<&str> = exported["grade_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["finished", "override", "override"]);
+    assert_eq!(exported["grade_events"][1]["reason"], reason);
+
+    // The history is append-only, whoever asks the database.
+    for sql in [
+        "UPDATE grade_events SET to_points = 0",
+        "DELETE FROM grade_events",
+        "TRUNCATE grade_events",
+    ] {
+        let err = sqlx::query(sql).execute(&app.pool).await.unwrap_err();
+        assert!(err.to_string().contains("append-only"), "{sql}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn an_override_is_refused_to_learners_to_other_courses_staff_out_of_range_and_unfinished() {
+    let app = TestApp::spawn().await;
+    let c = course(
+        &app,
+        "teacher@example.org",
+        &["a@example.org", "b@example.org"],
+    )
+    .await;
+    let other = course(&app, "other-teacher@example.org", &[]).await;
+    let (learner, classmate) = (&c.learners[0], &c.learners[1]);
+    let a = assignment(&app, &c, json!({})).await;
+    let (id, computed, max) = take(&app, learner, &a, 8, 0).await;
+    let ok = json!({"points": 1, "reason": "Fair."});
+
+    // The learner: their own attempt is visible but not theirs to grade.
+    let res = set_grade(&app, learner, &id, ok.clone()).await;
+    assert_problem(res, 403, "forbidden").await;
+    // A classmate and another course's teacher cannot see it at all.
+    for who in [classmate, &other.teacher] {
+        let res = set_grade(&app, who, &id, ok.clone()).await;
+        assert_problem(res, 404, "attempt_not_found").await;
+        assert_problem(history(&app, who, &id).await, 404, "attempt_not_found").await;
+    }
+    // Out of range, a reason missing, empty, too long or not one line: 422 naming the field.
+    for (body, field) in [
+        (json!({"points": -0.5, "reason": "x"}), "points"),
+        (json!({"points": max + 0.5, "reason": "x"}), "points"),
+        (json!({"points": 1, "reason": "   "}), "reason"),
+        (json!({"points": 1, "reason": "a".repeat(1001)}), "reason"),
+        (json!({"points": 1, "reason": "two\nlines"}), "reason"),
+    ] {
+        let res = set_grade(&app, &c.teacher, &id, body.clone()).await;
+        let p = assert_problem(res, 422, "invalid_field").await;
+        assert!(
+            p["detail"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("`{field}`")),
+            "{body}: {p}"
+        );
+    }
+    for body in [
+        json!({"points": 1}),
+        json!({"points": "1", "reason": "x"}),
+        json!({"points": 1, "reason": "x", "user_id": learner.id}),
+        json!([1, "x"]),
+    ] {
+        let res = set_grade(&app, &c.teacher, &id, body.clone()).await;
+        assert_problem(res, 400, "invalid_body").await;
+    }
+    // An attempt in progress has no grade to set.
+    let open = start(&app, learner, &a).await;
+    let res = set_grade(&app, &c.teacher, open["id"].as_str().unwrap(), ok.clone()).await;
+    assert_problem(res, 409, "attempt_not_finished").await;
+    let h = expect_status(
+        history(&app, &c.teacher, open["id"].as_str().unwrap()).await,
+        200,
+    )
+    .await;
+    assert!(h["events"].as_array().unwrap().is_empty());
+    assert!(h["grade"]["points"].is_null());
+
+    // Nothing changed: the grade is the computed one, its history the finish alone.
+    let h = expect_status(history(&app, learner, &id).await, 200).await;
+    assert_eq!(h["grade"]["points"].as_f64().unwrap(), computed);
+    assert_eq!(h["grade"]["overridden"], false);
+    assert_eq!(h["events"].as_array().unwrap().len(), 1);
+    // The edges of the range are taken.
+    for points in [0.0, max] {
+        let body = json!({"points": points, "reason": "Edge."});
+        expect_status(set_grade(&app, &c.teacher, &id, body).await, 200).await;
+    }
+}
+
+/// What the test knows of one attempt: its number, its computed score (None while in
+/// progress), the override it set, and its maximum.
+#[derive(Clone, Copy)]
+struct Taken {
+    number: i32,
+    score: Option<f64>,
+    override_points: Option<f64>,
+    max: f64,
+}
+
+/// The cell as the test computes it: (points, attempts used, state).
+fn expected_cell(method: &str, attempts: &[Taken]) -> (Option<f64>, u64, &'static str) {
+    let finished: Vec<(i32, f64, f64)> = attempts
+        .iter()
+        .filter_map(|t| {
+            t.score
+                .map(|s| (t.number, t.override_points.unwrap_or(s), t.max))
+        })
+        .collect();
+    let max = attempts.first().map_or(0.0, |t| t.max);
+    let points = if finished.is_empty() {
+        None
+    } else {
+        let fractions = finished.iter().map(|&(_, p, m)| p / m);
+        let by_number = |last: bool| {
+            let mut sorted = finished.clone();
+            sorted.sort_by_key(|f| f.0);
+            let pick = if last { sorted.last() } else { sorted.first() };
+            pick.map(|&(_, p, m)| p / m).unwrap()
+        };
+        let fraction = match method {
+            "highest" => fractions.fold(f64::MIN, f64::max),
+            "latest" => by_number(true),
+            "first" => by_number(false),
+            "average" => fractions.sum::<f64>() / finished.len() as f64,
+            m => panic!("unknown method {m}"),
+        };
+        Some(fraction * max)
+    };
+    let state = if attempts.iter().any(|t| t.score.is_none()) {
+        "in_progress"
+    } else if attempts.iter().any(|t| t.override_points.is_some()) {
+        "overridden"
+    } else if !finished.is_empty() {
+        "finished"
+    } else {
+        "not_started"
+    };
+    (points, attempts.len() as u64, state)
+}
+
+#[tokio::test]
+async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_computed_here() {
+    let app = TestApp::spawn().await;
+    let c = course(
+        &app,
+        "teacher@example.org",
+        &["l0@example.org", "l1@example.org", "l2@example.org"],
+    )
+    .await;
+    let methods = ["highest", "latest", "first", "average"];
+    let mut assignments = Vec::new();
+    for m in methods {
+        let a = assignment(
+            &app,
+            &c,
+            json!({"grading_method": m, "feedback": "on_finish"}),
+        )
+        .await;
+        assignments.push((a, m));
+    }
+    // (learner, assignment) → the attempts taken, in order.
+    let mut taken: BTreeMap<(usize, usize), Vec<Taken>> = BTreeMap::new();
+    for (ai, (a, _)) in assignments.iter().enumerate() {
+        for (li, learner) in c.learners.iter().enumerate() {
+            // Learner 2 never starts assignment 3; the others take 1 to 3 attempts.
+            let count = if (li, ai) == (2, 3) {
+                0
+            } else {
+                1 + (li + ai) % 3
+            };
+            for n in 0..count {
+                let (_, score, max) =
+                    take(&app, learner, a, 2 + (li * 3 + n * 2) % 7, n + li).await;
+                taken.entry((li, ai)).or_default().push(Taken {
+                    number: n as i32 + 1,
+                    score: Some(score),
+                    override_points: None,
+                    max,
+                });
+            }
+        }
+    }
+    // An override of learner 0's first attempt at every assignment.
+    for (ai, _) in assignments.iter().enumerate() {
+        let attempt: String = sqlx::query_scalar(
+            "SELECT id::text FROM attempts WHERE assignment_id = $1::uuid AND user_id = $2 AND number = 1",
+        )
+        .bind(&assignments[ai].0)
+        .bind(c.learners[0].id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        let t = &mut taken.get_mut(&(0, ai)).unwrap()[0];
+        let points = t.max - 0.5;
+        t.override_points = Some(points);
+        let body = json!({"points": points, "reason": "Re-marked by hand."});
+        expect_status(set_grade(&app, &c.teacher, &attempt, body).await, 200).await;
+    }
+    // Learner 1 has an attempt open at assignment 0.
+    start(&app, &c.learners[1], &assignments[0].0).await;
+    let earlier = taken.get_mut(&(1, 0)).unwrap();
+    let open = Taken {
+        number: earlier.len() as i32 + 1,
+        score: None,
+        override_points: None,
+        max: earlier[0].max,
+    };
+    earlier.push(open);
+
+    let path = format!("/v1/courses/{}/gradebook", c.id);
+    let res = get_as(&app, &c.teacher.access, &path).await;
+    assert!(res.headers().get("link").is_none());
+    let book = expect_status(res, 200).await;
+    assert!(book["next"].is_null());
+    let columns = book["assignments"].as_array().unwrap();
+    assert_eq!(columns.len(), methods.len());
+    for (i, (a, m)) in assignments.iter().enumerate() {
+        assert_eq!(columns[i]["id"], a.as_str());
+        assert_eq!(columns[i]["grading_method"], *m);
+    }
+    let rows = book["learners"].as_array().unwrap();
+    assert_eq!(rows.len(), c.learners.len());
+    let mut checked = 0;
+    for row in rows {
+        let li = c
+            .learners
+            .iter()
+            .position(|l| row["user_id"] == l.id.to_string())
+            .unwrap();
+        for (ai, (a, m)) in assignments.iter().enumerate() {
+            let cell = &row["cells"][ai];
+            assert_eq!(cell["assignment_id"], a.as_str());
+            let attempts = taken.get(&(li, ai)).cloned().unwrap_or_default();
+            let (points, used, state) = expected_cell(m, &attempts);
+            let what = format!("learner {li}, {m}: {cell}");
+            assert_eq!(cell["attempts_used"].as_u64().unwrap(), used, "{what}");
+            assert_eq!(cell["state"], state, "{what}");
+            match points {
+                Some(p) => assert!(
+                    (cell["points"].as_f64().unwrap() - p).abs() < 1e-9,
+                    "{what}"
+                ),
+                None => assert!(cell["points"].is_null(), "{what}"),
+            }
+            assert!(cell["max_points"].as_f64().unwrap() > 0.0);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 12);
+    // Every state appears, so each rule was exercised.
+    let states: HashSet<String> = rows
+        .iter()
+        .flat_map(|r| r["cells"].as_array().unwrap().iter())
+        .map(|c| c["state"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(states.len(), 4, "{states:?}");
+
+    // The same page as CSV: a row per learner, a column per assignment, the same grades.
+    let res = get_as(&app, &c.teacher.access, &format!("{path}?format=csv")).await;
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv")
+    );
+    let text = res.text().await.unwrap();
+    let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 1 + rows.len());
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(&header[..3], ["user_id", "display_name", "email"]);
+    for (i, (a, _)) in assignments.iter().enumerate() {
+        assert!(
+            header[3 + i].ends_with(&format!("[{a}]")),
+            "{}",
+            header[3 + i]
+        );
+    }
+    for (row, line) in rows.iter().zip(&lines[1..]) {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields[0], row["user_id"].as_str().unwrap());
+        for (i, cell) in row["cells"].as_array().unwrap().iter().enumerate() {
+            match cell["points"].as_f64() {
+                Some(p) => assert!((fields[3 + i].parse::<f64>().unwrap() - p).abs() < 1e-6),
+                None => assert_eq!(fields[3 + i], ""),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
+    let app = TestApp::spawn().await;
+    let emails: Vec<String> = (0..7).map(|i| format!("p{i}@example.org")).collect();
+    let refs: Vec<&str> = emails.iter().map(String::as_str).collect();
+    let c = course(&app, "teacher@example.org", &refs).await;
+    assignment(&app, &c, json!({})).await;
+    // Names that sort alike in any collation, two of them the same (the id breaks the tie).
+    let names = [
+        "Learner D",
+        "Learner B",
+        "Learner B",
+        "Learner A",
+        "Learner G",
+        "Learner C",
+        "Learner E",
+    ];
+    for (l, name) in c.learners.iter().zip(names) {
+        sqlx::query("UPDATE users SET display_name = $2 WHERE id = $1")
+            .bind(l.id)
+            .bind(name)
+            .execute(&app.pool)
+            .await
+            .unwrap();
+    }
+    let mut expected: Vec<(String, String)> = c
+        .learners
+        .iter()
+        .zip(names)
+        .map(|(l, n)| (n.to_string(), l.id.to_string()))
+        .collect();
+    expected.sort();
+
+    let mut seen = Vec::new();
+    let mut path = format!("/v1/courses/{}/gradebook?limit=3", c.id);
+    let mut pages = 0;
+    loop {
+        let res = get_as(&app, &c.teacher.access, &path).await;
+        let link = res
+            .headers()
+            .get("link")
+            .map(|v| v.to_str().unwrap().to_string());
+        let page = expect_status(res, 200).await;
+        pages += 1;
+        let learners = page["learners"].as_array().unwrap();
+        assert!(learners.len() <= 3);
+        for l in learners {
+            seen.push((
+                l["display_name"].as_str().unwrap().to_string(),
+                l["user_id"].as_str().unwrap().to_string(),
+            ));
+        }
+        match (page["next"].as_str(), link) {
+            (Some(next), Some(link)) => {
+                let target = format!("/v1/courses/{}/gradebook?limit=3&cursor={next}", c.id);
+                assert_eq!(link, format!("<{target}>; rel=\"next\""));
+                path = target;
+            }
+            (None, None) => break,
+            other => panic!("next and Link disagree: {other:?}"),
+        }
+        assert!(pages < 10, "the pages do not end");
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, expected, "every learner once, by name then id");
+
+    // Bad paging, and people who may not read the gradebook.
+    let base = format!("/v1/courses/{}/gradebook", c.id);
+    for q in ["?limit=0", "?limit=201"] {
+        let res = get_as(&app, &c.teacher.access, &format!("{base}{q}")).await;
+        assert_problem(res, 400, "invalid_limit").await;
+    }
+    for q in ["?cursor=bm90LWEtY3Vyc29y", "?cursor=%00", "?cursor="] {
+        let res = get_as(&app, &c.teacher.access, &format!("{base}{q}")).await;
+        assert_problem(res, 422, "invalid_cursor").await;
+    }
+    let res = get_as(&app, &c.teacher.access, &format!("{base}?format=xml")).await;
+    assert_problem(res, 400, "invalid_query").await;
+    let res = get_as(&app, &c.learners[0].access, &base).await;
+    assert_problem(res, 403, "forbidden").await;
+    let outsider = register(&app, "outsider@example.org").await;
+    let res = get_as(&app, &outsider.access, &base).await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = bearer(&app, reqwest::Method::GET, &base, "not-a-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+}
+
+#[tokio::test]
+async fn an_overridden_grade_reaches_the_lms_through_grade_passback() {
+    use crate::lti::{instructor, launch_session, learner, setup, take_quiz};
+    let lti = setup().await;
+    let app = &lti.app;
+    let teacher = launch_session(&lti, &instructor("teacher-1")).await;
+    let teacher_token = teacher["access_token"].as_str().unwrap();
+    let session = launch_session(&lti, &learner("learner-1")).await;
+    let token = session["access_token"].as_str().unwrap();
+    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
+    let finished = take_quiz(&lti, token, assignment).await;
+    let attempt = finished["id"].as_str().unwrap();
+    let computed = finished["result"]["score"].as_f64().unwrap();
+    let max = finished["result"]["max_score"].as_f64().unwrap();
+    let scores = lti.platform.scores(1).await;
+    assert_eq!(scores[0]["scoreGiven"].as_f64().unwrap(), computed);
+
+    // The teacher, instructor in the LMS's course, sets the grade; the LMS receives it.
+    let points = if computed >= 2.0 {
+        computed - 2.0
+    } else {
+        max - 0.5
+    };
+    let res = put_as(
+        app,
+        teacher_token,
+        &format!("/v1/attempts/{attempt}/grade"),
+        &json!({"points": points, "reason": "Partial credit reviewed."}),
+    )
+    .await;
+    let grade = expect_status(res, 200).await;
+    assert_eq!(grade["points"].as_f64().unwrap(), points);
+    let scores = lti.platform.scores(2).await;
+    let s = &scores[1];
+    assert_eq!(s["userId"], "learner-1");
+    assert_eq!(s["scoreGiven"].as_f64().unwrap(), points);
+    assert_eq!(s["scoreMaximum"].as_f64().unwrap(), max);
+    assert_eq!(s["gradingProgress"], "FullyGraded");
+    // The delivery of the override is on record as delivered (recorded just after the post).
+    for _ in 0..100 {
+        let delivered: Option<DateTime<Utc>> = sqlx::query_scalar(
+            "SELECT delivered_at FROM outbox
+              WHERE topic = 'attempt.regraded' AND aggregate_id = $1::uuid",
+        )
+        .bind(attempt)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        if delivered.is_some() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the regraded event was not marked delivered");
+}
