@@ -52,6 +52,8 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// quizd's public origin and front-end for LTI; unset by default (from each request).
     pub lti: lti::Settings,
+    /// Where verification links and invitations go: SMTP, or the log (the default).
+    pub mailer: crate::mail::Mailer,
 }
 
 impl AppState {
@@ -80,6 +82,7 @@ impl AppState {
             metrics_access: ops::MetricsAccess::default(),
             trusted_proxies: TrustedProxies::default(),
             lti: lti::Settings::default(),
+            mailer: crate::mail::Mailer::log_only(),
         }
     }
 
@@ -182,6 +185,9 @@ pub fn app(
         .wrap(TracingLogger::<telemetry::RequestSpan>::new())
         .configure(routes)
         .configure(crate::lti::routes::configure)
+        // Invitations first: its `/enrollments/csv` also fits courses' `/enrollments/{user_id}`.
+        .configure(crate::invitations::configure)
+        .configure(courses::routes::configure)
         .route("/docs", web::get().to(docs_redirect))
         .service(SwaggerUi::new("/docs/{_:.*}").url("/openapi.json", openapi::document()))
         .default_service(web::to(not_found))
@@ -246,7 +252,11 @@ fn routes(cfg: &mut web::ServiceConfig) {
             .route(get().to(courses::routes::list_courses))
             .route(post().to(courses::routes::create_course)),
     )
-    .service(resource("/v1/courses/{id}").route(get().to(courses::routes::get_course)))
+    .service(
+        resource("/v1/courses/{id}")
+            .route(get().to(courses::routes::get_course))
+            .route(patch().to(courses::routes::update_course)),
+    )
     .service(
         resource("/v1/courses/{id}/enrollments")
             .route(get().to(courses::routes::roster))

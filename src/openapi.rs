@@ -134,7 +134,10 @@ impl Modify for BearerAuth {
 }
 
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut doc = ApiDoc::openapi();
+    doc.merge(crate::courses::routes::CourseManagementApi::openapi());
+    doc.merge(crate::invitations::InvitationsApi::openapi());
+    doc
 }
 
 /// The document as committed in `openapi/openapi.json`.

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::app::AppState;
 use crate::auth::CurrentUser;
-use crate::courses::{taught_course, visible_course};
+use crate::courses::{taught_active_course, visible_course};
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
 use crate::validate;
@@ -27,6 +27,7 @@ use crate::validate;
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Unknown quiz or version, invalid title or policy", body = Problem, content_type = "application/problem+json"),
@@ -38,7 +39,7 @@ pub async fn create_assignment(
     id: web::Path<Uuid>,
     body: JsonObject<AssignmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
-    let course = taught_course(&state.pool, *id, &user).await?;
+    let course = taught_active_course(&state.pool, *id, &user).await?;
     let body = body.into_inner();
     validate_policy(&body.policy)?;
     if let Some(title) = &body.title {
