@@ -187,8 +187,10 @@ pub async fn verify(
                     v.enrolled_in.len()
                 ),
             ),
+            // A page, not a problem: the app turns any error status without a problem body
+            // into a generic problem, and a person reads this one.
             Err(e) if e.status.is_client_error() => page(
-                e.status,
+                StatusCode::OK,
                 "This link does not work",
                 "<p>It was used already, has expired, or is incomplete. \
                  Sign in to quizd and ask for a new one.</p>",
