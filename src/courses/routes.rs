@@ -191,8 +191,8 @@ pub async fn roster(
 
 /// Changes a course's title or code, or archives it (`archived: true`: read-only, no new
 /// enrollments, invitations, assignments or attempts; listed with `?archived=true`) and makes
-/// it active again (`archived: false`). An archived course takes no other change. The
-/// course's instructors and admins.
+/// it active again (`archived: false`, which may come with other changes). An archived course
+/// takes no other change. The course's instructors and admins.
 #[utoipa::path(patch, path = "/v1/courses/{id}", tag = "courses", security(("bearer" = [])),
     request_body = CourseUpdate,
     params(("id" = Uuid, Path, description = "The course's id")),
@@ -202,7 +202,7 @@ pub async fn roster(
         (status = 401, description = "Not signed in", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The course is archived (`course_archived`): only `archived: false` changes it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`): only `archived` changes it", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid title or code", body = Problem, content_type = "application/problem+json"),
@@ -222,7 +222,12 @@ pub async fn update_course(
         validate::line("code", code, 1, 64)?;
     }
     let course = taught_course(&state.pool, *id, &user).await?;
-    if course.archived_at.is_some() && body.archived != Some(false) {
+    // An archived course takes `archived` alone: `true` (it stays as it is) or `false`, which
+    // may come with other changes.
+    let only_archiving = body.title.is_none() && body.code.is_none();
+    if course.archived_at.is_some()
+        && !(body.archived == Some(false) || (body.archived.is_some() && only_archiving))
+    {
         return Err(super::course_archived());
     }
     let archived_at = match body.archived {

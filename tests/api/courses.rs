@@ -946,7 +946,13 @@ async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
     enroll_learner(&app, &teacher, id, &learner).await;
     let path = format!("/v1/courses/{id}");
 
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "title": " Data parallelism ", "code": "CS-452" })).await;
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &path,
+        &json!({ "title": " Data parallelism ", "code": "CS-452" }),
+    )
+    .await;
     let changed = expect_status(res, 200).await;
     assert_eq!(changed["title"], "Data parallelism");
     assert_eq!(changed["code"], "CS-452");
@@ -964,7 +970,11 @@ async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
         (json!({ "title": "" }), 422, "invalid_field"),
         (json!({ "title": "x".repeat(201) }), 422, "invalid_field"),
         (json!({ "code": "y".repeat(65) }), 422, "invalid_field"),
-        (json!({ "title": "Fine", "owner_id": learner.id }), 400, "invalid_body"),
+        (
+            json!({ "title": "Fine", "owner_id": learner.id }),
+            400,
+            "invalid_body",
+        ),
         (json!({ "archived": "yes" }), 400, "invalid_body"),
     ] {
         let res = patch_as(&app, &teacher.access, &path, &body).await;
@@ -1002,7 +1012,10 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     let archived_at = archived["archived_at"].as_str().unwrap().to_string();
     // Archived again: the first time stays.
     let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
-    assert_eq!(expect_status(res, 200).await["archived_at"], archived_at.as_str());
+    assert_eq!(
+        expect_status(res, 200).await["archived_at"],
+        archived_at.as_str()
+    );
 
     // Listed apart, for staff and learners alike; still readable.
     assert!(course_ids(&app, &teacher).await.is_empty());
@@ -1012,24 +1025,37 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     assert_eq!(listed["items"][0]["id"], id);
     assert_eq!(roster_ids(&app, &teacher, id).await.len(), 3);
     let res = get_as(&app, &teacher.access, &path).await;
-    assert_eq!(expect_status(res, 200).await["archived_at"], archived_at.as_str());
+    assert_eq!(
+        expect_status(res, 200).await["archived_at"],
+        archived_at.as_str()
+    );
 
     // Nothing new: enrollments, invitations, rosters, assignments, attempts, other changes.
     let res = enroll(&app, &teacher, id, json!({ "user_id": late.id })).await;
     assert_problem(res, 409, "course_archived").await;
     let res = enroll(&app, &teacher, id, json!({ "email": "new@example.com" })).await;
     assert_problem(res, 409, "course_archived").await;
-    let res = bearer(&app, reqwest::Method::POST, &format!("{path}/enrollments/csv"), &teacher.access)
-        .header("content-type", "text/csv")
-        .body("email,role\nnew@example.com,learner\n")
-        .send()
-        .await
-        .unwrap();
+    let res = bearer(
+        &app,
+        reqwest::Method::POST,
+        &format!("{path}/enrollments/csv"),
+        &teacher.access,
+    )
+    .header("content-type", "text/csv")
+    .body("email,role\nnew@example.com,learner\n")
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 409, "course_archived").await;
-    let res = bearer(&app, reqwest::Method::DELETE, &format!("{path}/enrollments/{}", learner.id), &teacher.access)
-        .send()
-        .await
-        .unwrap();
+    let res = bearer(
+        &app,
+        reqwest::Method::DELETE,
+        &format!("{path}/enrollments/{}", learner.id),
+        &teacher.access,
+    )
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 409, "course_archived").await;
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
     assert_problem(res, 409, "course_archived").await;
@@ -1045,7 +1071,13 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     assert_problem(res, 403, "forbidden").await;
 
     // Made active again (with a change in the same request), it takes everything again.
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": false, "title": "Again" })).await;
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &path,
+        &json!({ "archived": false, "title": "Again" }),
+    )
+    .await;
     let active = expect_status(res, 200).await;
     assert!(active["archived_at"].is_null());
     assert_eq!(active["title"], "Again");
@@ -1067,7 +1099,13 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let id = id_of(&course);
     enroll_learner(&app, &owner, id, &learner).await;
     enroll_learner(&app, &owner, id, &other).await;
-    let res = enroll(&app, &owner, id, json!({ "user_id": colleague.id, "role": "instructor" })).await;
+    let res = enroll(
+        &app,
+        &owner,
+        id,
+        json!({ "user_id": colleague.id, "role": "instructor" }),
+    )
+    .await;
     expect_status(res, 201).await;
     let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ })).await;
     let assignment = expect_status(res, 201).await;
@@ -1077,24 +1115,55 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let attempt_path = format!("/v1/attempts/{}", id_of(&attempt));
 
     let delete = |who: &Person, user: Uuid| {
-        bearer(&app, reqwest::Method::DELETE, &format!("/v1/courses/{id}/enrollments/{user}"), &who.access).send()
+        bearer(
+            &app,
+            reqwest::Method::DELETE,
+            &format!("/v1/courses/{id}/enrollments/{user}"),
+            &who.access,
+        )
+        .send()
     };
     // Nobody removes the owner, not even a co-instructor or the owner.
     for who in [&colleague, &owner] {
-        assert_problem(delete(who, owner.id).await.unwrap(), 409, "course_owner_stays").await;
+        assert_problem(
+            delete(who, owner.id).await.unwrap(),
+            409,
+            "course_owner_stays",
+        )
+        .await;
     }
     // A learner of the course may not; an instructor of another course does not see it.
     assert_problem(delete(&other, learner.id).await.unwrap(), 403, "forbidden").await;
-    assert_problem(delete(&outsider, learner.id).await.unwrap(), 404, "course_not_found").await;
-    assert_problem(delete(&owner, outsider.id).await.unwrap(), 404, "enrollment_not_found").await;
-    let res = bearer(&app, reqwest::Method::DELETE, &format!("/v1/courses/{id}/enrollments/not-a-uuid"), &owner.access)
-        .send()
-        .await
-        .unwrap();
+    assert_problem(
+        delete(&outsider, learner.id).await.unwrap(),
+        404,
+        "course_not_found",
+    )
+    .await;
+    assert_problem(
+        delete(&owner, outsider.id).await.unwrap(),
+        404,
+        "enrollment_not_found",
+    )
+    .await;
+    let res = bearer(
+        &app,
+        reqwest::Method::DELETE,
+        &format!("/v1/courses/{id}/enrollments/not-a-uuid"),
+        &owner.access,
+    )
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 400, "invalid_path").await;
 
     expect_status(delete(&colleague, learner.id).await.unwrap(), 204).await;
-    assert!(!roster_ids(&app, &owner, id).await.iter().any(|(u, _)| *u == learner.id.to_string()));
+    assert!(
+        !roster_ids(&app, &owner, id)
+            .await
+            .iter()
+            .any(|(u, _)| *u == learner.id.to_string())
+    );
     let res = get_as(&app, &learner.access, &format!("/v1/courses/{id}")).await;
     assert_problem(res, 404, "course_not_found").await;
     // The attempt stays: its learner and the course's staff still read it.
@@ -1105,7 +1174,12 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let res = get_as(&app, &owner.access, &attempts).await;
     let listed = expect_status(res, 200).await;
     assert!(listed.to_string().contains(id_of(&attempt)), "{listed}");
-    assert_problem(delete(&owner, learner.id).await.unwrap(), 404, "enrollment_not_found").await;
+    assert_problem(
+        delete(&owner, learner.id).await.unwrap(),
+        404,
+        "enrollment_not_found",
+    )
+    .await;
     // A co-instructor may leave; the owner still teaches.
     expect_status(delete(&colleague, colleague.id).await.unwrap(), 204).await;
     let res = get_as(&app, &owner.access, &format!("/v1/courses/{id}")).await;

@@ -14,7 +14,13 @@ use crate::support::{
 };
 
 async fn course(app: &TestApp, teacher: &Person, title: &str) -> String {
-    let res = post_as(app, &teacher.access, "/v1/courses", &json!({ "title": title })).await;
+    let res = post_as(
+        app,
+        &teacher.access,
+        "/v1/courses",
+        &json!({ "title": title }),
+    )
+    .await;
     expect_status(res, 201).await["id"]
         .as_str()
         .unwrap()
@@ -22,7 +28,12 @@ async fn course(app: &TestApp, teacher: &Person, title: &str) -> String {
 }
 
 async fn roster_emails(app: &TestApp, teacher: &Person, course: &str) -> Vec<String> {
-    let res = get_as(app, &teacher.access, &format!("/v1/courses/{course}/enrollments")).await;
+    let res = get_as(
+        app,
+        &teacher.access,
+        &format!("/v1/courses/{course}/enrollments"),
+    )
+    .await;
     expect_status(res, 200).await["items"]
         .as_array()
         .unwrap()
@@ -32,7 +43,12 @@ async fn roster_emails(app: &TestApp, teacher: &Person, course: &str) -> Vec<Str
 }
 
 async fn pending(app: &TestApp, teacher: &Person, course: &str) -> Vec<Value> {
-    let res = get_as(app, &teacher.access, &format!("/v1/courses/{course}/invitations")).await;
+    let res = get_as(
+        app,
+        &teacher.access,
+        &format!("/v1/courses/{course}/invitations"),
+    )
+    .await;
     expect_status(res, 200).await["items"]
         .as_array()
         .unwrap()
@@ -87,7 +103,10 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
     let me = expect_status(get_as(&app, &mina.access, "/v1/me").await, 200).await;
     assert!(me["email_verified_at"].is_null());
     let verification = mailbox().message_to(&lower).await;
-    assert_eq!(verification["subject"], "Confirm your email address for quizd");
+    assert_eq!(
+        verification["subject"],
+        "Confirm your email address for quizd"
+    );
     // Nor does signing in before the address is verified.
     login(&app, &invitee).await;
     assert!(!roster_emails(&app, &teacher, &id).await.contains(&lower));
@@ -146,9 +165,17 @@ async fn a_browser_pressing_the_button_gets_a_page_rather_than_json() {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
-    let csp = res.headers()["content-security-policy"].to_str().unwrap().to_string();
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
     assert!(csp.contains("default-src 'none'"), "{csp}");
-    assert!(res.text().await.unwrap().contains("Your email address is confirmed"));
+    assert!(
+        res.text()
+            .await
+            .unwrap()
+            .contains("Your email address is confirmed")
+    );
     let res = app
         .client
         .post(&link)
@@ -157,7 +184,12 @@ async fn a_browser_pressing_the_button_gets_a_page_rather_than_json() {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
-    assert!(res.text().await.unwrap().contains("This link does not work"));
+    assert!(
+        res.text()
+            .await
+            .unwrap()
+            .contains("This link does not work")
+    );
     // An API client still gets the problem.
     let res = app.client.post(&link).send().await.unwrap();
     assert_problem(res, 409, "verification_used").await;
@@ -182,16 +214,29 @@ async fn a_verified_address_claims_at_sign_in_what_an_archived_course_held_back(
         expect_status(res, 202).await;
         mailbox().message_to(&lower).await;
     }
-    let res = patch_as(&app, &teacher.access, &format!("/v1/courses/{paused}"), &json!({ "archived": true })).await;
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{paused}"),
+        &json!({ "archived": true }),
+    )
+    .await;
     expect_status(res, 200).await;
 
     let ana = register(&app, &invitee).await;
-    let verified = follow_verification_link(&app, &link_in(&mailbox().message_to(&lower).await)).await;
+    let verified =
+        follow_verification_link(&app, &link_in(&mailbox().message_to(&lower).await)).await;
     // The archived course keeps its invitation for later.
     assert_eq!(verified["enrolled_in"], json!([open]));
     assert_eq!(pending(&app, &teacher, &paused).await.len(), 1);
 
-    let res = patch_as(&app, &teacher.access, &format!("/v1/courses/{paused}"), &json!({ "archived": false })).await;
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{paused}"),
+        &json!({ "archived": false }),
+    )
+    .await;
     expect_status(res, 200).await;
     let (access, _) = login(&app, &invitee).await;
     let res = get_as(&app, &access, &format!("/v1/courses/{paused}")).await;
@@ -219,16 +264,38 @@ async fn a_verification_link_expires_after_48_hours_and_new_ones_are_limited_per
     // long to wait.
     let mut links = Vec::new();
     for _ in 0..4 {
-        let res = post_as(&app, &person.access, "/v1/me/email-verification", &json!({})).await;
+        let res = post_as(
+            &app,
+            &person.access,
+            "/v1/me/email-verification",
+            &json!({}),
+        )
+        .await;
         let sent = expect_status(res, 202).await;
         assert_eq!(sent["email"], who.as_str());
         links.push(link_in(&mailbox().message_to(&who).await));
     }
-    let res = post_as(&app, &person.access, "/v1/me/email-verification", &json!({})).await;
+    let res = post_as(
+        &app,
+        &person.access,
+        "/v1/me/email-verification",
+        &json!({}),
+    )
+    .await;
     expect_status(res, 202).await;
     links.push(link_in(&mailbox().message_to(&who).await));
-    let res = post_as(&app, &person.access, "/v1/me/email-verification", &json!({})).await;
-    let wait: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let res = post_as(
+        &app,
+        &person.access,
+        "/v1/me/email-verification",
+        &json!({}),
+    )
+    .await;
+    let wait: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((3500..=3601).contains(&wait), "{wait}");
     assert_problem(res, 429, "too_many_emails").await;
     mailbox().nothing_to(&who, Duration::from_millis(300)).await;
@@ -237,16 +304,35 @@ async fn a_verification_link_expires_after_48_hours_and_new_ones_are_limited_per
     let verified = follow_verification_link(&app, &links[2]).await;
     assert_eq!(verified["enrolled_in"], json!([]));
     clock.advance(chrono::Duration::hours(1));
-    let res = post_as(&app, &person.access, "/v1/me/email-verification", &json!({})).await;
+    let res = post_as(
+        &app,
+        &person.access,
+        "/v1/me/email-verification",
+        &json!({}),
+    )
+    .await;
     assert_problem(res, 409, "email_already_verified").await;
-    let res = bearer(&app, reqwest::Method::POST, "/v1/me/email-verification", "bad").send().await.unwrap();
+    let res = bearer(
+        &app,
+        reqwest::Method::POST,
+        "/v1/me/email-verification",
+        "bad",
+    )
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 401, "unauthorized").await;
 }
 
 fn csv_post(app: &TestApp, who: &Person, course: &str, body: String) -> reqwest::RequestBuilder {
-    bearer(app, reqwest::Method::POST, &format!("/v1/courses/{course}/enrollments/csv"), &who.access)
-        .header("content-type", "text/csv; charset=utf-8")
-        .body(body)
+    bearer(
+        app,
+        reqwest::Method::POST,
+        &format!("/v1/courses/{course}/enrollments/csv"),
+        &who.access,
+    )
+    .header("content-type", "text/csv; charset=utf-8")
+    .body(body)
 }
 
 #[tokio::test]
@@ -260,9 +346,21 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
     let newcomer = address("newcomer");
     let account = register(&app, &has_account).await;
     let already = register(&app, &enrolled).await;
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "user_id": already.id })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "user_id": already.id }),
+    )
+    .await;
     expect_status(res, 201).await;
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "email": invited_before })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": invited_before }),
+    )
+    .await;
     expect_status(res, 202).await;
     mailbox().message_to(&invited_before).await;
 
@@ -275,8 +373,8 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
          {invited_before},learner\n\
          {},learner\n\
          someone@example.org,admin\n\
-         a@example.org,learner,extra\n"
-        , newcomer.to_uppercase()
+         a@example.org,learner,extra\n",
+        newcomer.to_uppercase()
     );
     let res = csv_post(&app, &teacher, &id, csv).send().await.unwrap();
     let report = expect_status(res, 200).await;
@@ -315,18 +413,27 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
     let roster = roster_emails(&app, &teacher, &id).await;
     assert!(roster.contains(&has_account.to_lowercase()));
     let res = get_as(&app, &already.access, &format!("/v1/courses/{id}")).await;
-    assert_eq!(expect_status(res, 200).await["my_role"], "learner", "an enrolled person keeps their role");
+    assert_eq!(
+        expect_status(res, 200).await["my_role"],
+        "learner",
+        "an enrolled person keeps their role"
+    );
     let invited: Vec<String> = pending(&app, &teacher, &id)
         .await
         .iter()
         .map(|i| i["email"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(invited.len(), 2);
-    assert!(invited.contains(&newcomer.to_lowercase()) && invited.contains(&invited_before.to_lowercase()));
+    assert!(
+        invited.contains(&newcomer.to_lowercase())
+            && invited.contains(&invited_before.to_lowercase())
+    );
     let mail = mailbox().message_to(&newcomer).await;
     assert_eq!(mail["subject"], "You are invited to Roster course");
     // A pending invitation is not mailed again by the roster.
-    mailbox().nothing_to(&invited_before, Duration::from_millis(500)).await;
+    mailbox()
+        .nothing_to(&invited_before, Duration::from_millis(500))
+        .await;
 }
 
 #[tokio::test]
@@ -337,7 +444,15 @@ async fn a_csv_roster_that_is_not_one_is_refused_whole() {
     let other = token_for(&app, "other@example.org", "instructor").await;
     let id = course(&app, &teacher, "Strict").await;
 
-    let res = csv_post(&app, &teacher, &id, "mail,role\na@example.org,learner\n".into()).send().await.unwrap();
+    let res = csv_post(
+        &app,
+        &teacher,
+        &id,
+        "mail,role\na@example.org,learner\n".into(),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 422, "invalid_csv_header").await;
     let mut big = String::from("email,role\n");
     for i in 0..5001 {
@@ -348,22 +463,42 @@ async fn a_csv_roster_that_is_not_one_is_refused_whole() {
     let huge = format!("email,role\n{}", "x".repeat(1024 * 1024));
     let res = csv_post(&app, &teacher, &id, huge).send().await.unwrap();
     assert_problem(res, 413, "payload_too_large").await;
-    let res = bearer(&app, reqwest::Method::POST, &format!("/v1/courses/{id}/enrollments/csv"), &teacher.access)
-        .json(&json!({"email": "a@example.org"}))
-        .send()
-        .await
-        .unwrap();
+    let res = bearer(
+        &app,
+        reqwest::Method::POST,
+        &format!("/v1/courses/{id}/enrollments/csv"),
+        &teacher.access,
+    )
+    .json(&json!({"email": "a@example.org"}))
+    .send()
+    .await
+    .unwrap();
     assert_problem(res, 415, "unsupported_media_type").await;
     // Nothing of it was enrolled or invited.
-    assert_eq!(roster_emails(&app, &teacher, &id).await, vec!["teacher@example.org"]);
+    assert_eq!(
+        roster_emails(&app, &teacher, &id).await,
+        vec!["teacher@example.org"]
+    );
     assert!(pending(&app, &teacher, &id).await.is_empty());
 
     let ok = "email,role\na@example.org,learner\n".to_string();
-    let res = csv_post(&app, &learner, &id, ok.clone()).send().await.unwrap();
+    let res = csv_post(&app, &learner, &id, ok.clone())
+        .send()
+        .await
+        .unwrap();
     assert_problem(res, 404, "course_not_found").await;
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "user_id": learner.id })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "user_id": learner.id }),
+    )
+    .await;
     expect_status(res, 201).await;
-    let res = csv_post(&app, &learner, &id, ok.clone()).send().await.unwrap();
+    let res = csv_post(&app, &learner, &id, ok.clone())
+        .send()
+        .await
+        .unwrap();
     assert_problem(res, 403, "forbidden").await;
     let res = csv_post(&app, &other, &id, ok).send().await.unwrap();
     assert_problem(res, 404, "course_not_found").await;
@@ -381,61 +516,114 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
     let other = token_for(&app, &address("other"), "instructor").await;
     let learner = register(&app, &address("learner")).await;
     let id = course(&app, &teacher, "Invitations").await;
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "user_id": learner.id })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "user_id": learner.id }),
+    )
+    .await;
     expect_status(res, 201).await;
     let invitee = address("invitee");
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "email": invitee })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": invitee }),
+    )
+    .await;
     let invitation = expect_status(res, 202).await;
     mailbox().message_to(&invitee).await;
     let inv = invitation["id"].as_str().unwrap();
     // Inviting again changes the role of the pending invitation, and mails nothing.
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "email": invitee, "role": "instructor" })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": invitee, "role": "instructor" }),
+    )
+    .await;
     let again = expect_status(res, 202).await;
     assert_eq!(again["id"], inv);
     assert_eq!(again["role"], "instructor");
-    let res = post_as(&app, &teacher.access, &format!("/v1/courses/{id}/enrollments"), &json!({ "email": "not-an-email" })).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": "not-an-email" }),
+    )
+    .await;
     assert_problem(res, 422, "invalid_email").await;
 
     let list = pending(&app, &teacher, &id).await;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["role"], "instructor");
-    let res = get_as(&app, &teacher.access, &format!("/v1/courses/{id}/invitations?limit=0")).await;
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/invitations?limit=0"),
+    )
+    .await;
     assert_problem(res, 422, "invalid_field").await;
 
     let resend = format!("/v1/courses/{id}/invitations/{inv}/resend");
     let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
-    let wait: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let wait: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=61).contains(&wait), "{wait}");
     assert_problem(res, 429, "too_many_emails").await;
     clock.advance(chrono::Duration::seconds(61));
     let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
     expect_status(res, 202).await;
     let mail = mailbox().message_to(&invitee).await;
-    assert!(mail["text"].as_str().unwrap().contains("as an instructor"), "{mail}");
+    assert!(
+        mail["text"].as_str().unwrap().contains("as an instructor"),
+        "{mail}"
+    );
 
     // Neither a learner of the course nor an instructor of another sees or touches them.
     let revoke = format!("/v1/courses/{id}/invitations/{inv}");
     let list_path = format!("/v1/courses/{id}/invitations");
-    for (who, status, code) in [(&learner, 403, "forbidden"), (&other, 404, "course_not_found")] {
+    for (who, status, code) in [
+        (&learner, 403, "forbidden"),
+        (&other, 404, "course_not_found"),
+    ] {
         let res = get_as(&app, &who.access, &list_path).await;
         assert_problem(res, status, code).await;
         let res = post_as(&app, &who.access, &resend, &json!({})).await;
         assert_problem(res, status, code).await;
-        let res = bearer(&app, reqwest::Method::DELETE, &revoke, &who.access).send().await.unwrap();
+        let res = bearer(&app, reqwest::Method::DELETE, &revoke, &who.access)
+            .send()
+            .await
+            .unwrap();
         assert_problem(res, status, code).await;
     }
-    let res = bearer(&app, reqwest::Method::DELETE, &revoke, &teacher.access).send().await.unwrap();
+    let res = bearer(&app, reqwest::Method::DELETE, &revoke, &teacher.access)
+        .send()
+        .await
+        .unwrap();
     expect_status(res, 204).await;
-    let res = bearer(&app, reqwest::Method::DELETE, &revoke, &teacher.access).send().await.unwrap();
+    let res = bearer(&app, reqwest::Method::DELETE, &revoke, &teacher.access)
+        .send()
+        .await
+        .unwrap();
     assert_problem(res, 404, "invitation_not_found").await;
     let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
     assert_problem(res, 404, "invitation_not_found").await;
 
     // A revoked invitation is claimed by nobody.
     register(&app, &invitee).await;
-    let verified = follow_verification_link(&app, &link_in(&mailbox().message_to(&invitee).await)).await;
+    let verified =
+        follow_verification_link(&app, &link_in(&mailbox().message_to(&invitee).await)).await;
     assert_eq!(verified["enrolled_in"], json!([]));
-    assert!(!roster_emails(&app, &teacher, &id).await.contains(&invitee.to_lowercase()));
+    assert!(
+        !roster_emails(&app, &teacher, &id)
+            .await
+            .contains(&invitee.to_lowercase())
+    );
 }
 
 #[tokio::test]
@@ -452,11 +640,20 @@ async fn the_invitation_list_comes_in_bounded_pages() {
     let mut seen = Vec::new();
     let mut after = String::new();
     loop {
-        let res = get_as(&app, &teacher.access, &format!("/v1/courses/{id}/invitations?limit=2{after}")).await;
+        let res = get_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/courses/{id}/invitations?limit=2{after}"),
+        )
+        .await;
         let page = expect_status(res, 200).await;
         let items = page["items"].as_array().unwrap();
         assert!(items.len() <= 2);
-        seen.extend(items.iter().map(|i| i["email"].as_str().unwrap().to_string()));
+        seen.extend(
+            items
+                .iter()
+                .map(|i| i["email"].as_str().unwrap().to_string()),
+        );
         match page["next_after"].as_str() {
             Some(next) => after = format!("&after={next}"),
             None => break,

@@ -81,7 +81,10 @@ pub fn mailbox() -> &'static Mailbox {
 
 /// An address no other test uses, `name` with a random tag, in the case given.
 pub fn address(name: &str) -> String {
-    format!("{name}.{}@Example.org", &uuid::Uuid::new_v4().simple().to_string()[..12])
+    format!(
+        "{name}.{}@Example.org",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
 }
 
 impl Mailbox {
