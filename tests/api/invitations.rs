@@ -664,3 +664,97 @@ async fn the_invitation_list_comes_in_bounded_pages() {
     sorted.sort();
     assert_eq!(sorted, expected);
 }
+
+#[tokio::test]
+async fn an_smtp_server_that_is_down_loses_no_invitation() {
+    let clock = Clock::manual(Utc::now());
+    // Nothing listens on port 9 of loopback: every send fails (and is logged).
+    let app = TestApp::spawn_configured({
+        let clock = clock.clone();
+        move |s| {
+            s.clock = clock;
+            s.mailer =
+                quizd::mail::Mailer::smtp("smtp://127.0.0.1:9", "quizd <q@example.org>").unwrap();
+        }
+    })
+    .await;
+    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let id = course(&app, &teacher, "Offline").await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": "lost@example.org" }),
+    )
+    .await;
+    let invitation = expect_status(res, 202).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
+    clock.advance(chrono::Duration::minutes(2));
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!(
+            "/v1/courses/{id}/invitations/{}/resend",
+            invitation["id"].as_str().unwrap()
+        ),
+        &json!({}),
+    )
+    .await;
+    expect_status(res, 202).await;
+    assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
+}
+
+#[tokio::test]
+async fn without_smtp_quizd_says_so_at_start_up_and_the_link_in_its_log_verifies() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let app = TestApp::spawn_empty().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quizd"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("DATABASE_URL", app.db_url())
+        .env_remove("QUIZD_SMTP_URL")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let logs = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let base = first
+        .strip_prefix("quizd listening on ")
+        .unwrap()
+        .to_string();
+    let banner: Vec<String> = lines.by_ref().take(3).map(Result::unwrap).collect();
+    assert!(
+        banner.iter().any(|l| l.contains("no --smtp-url")),
+        "{banner:?}"
+    );
+    std::thread::spawn(move || for _ in lines {});
+
+    let res = reqwest::Client::new()
+        .post(format!("{base}/v1/auth/register"))
+        .json(&json!({"email": "logged@example.org", "display_name": "Logged", "password": crate::support::PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 201).await;
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    child.wait().unwrap();
+    let logs = logs.join().unwrap();
+    let at = logs
+        .find(&format!("{base}/v1/email-verifications/"))
+        .unwrap_or_else(|| panic!("no link in the log:\n{logs}"));
+    let link: String = logs[at..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    // The same database, served by the test's quizd: the logged link verifies the address.
+    let path = link.strip_prefix(&base).unwrap();
+    let res = app.client.post(app.url(path)).send().await.unwrap();
+    assert_eq!(expect_status(res, 200).await["email"], "logged@example.org");
+}
