@@ -34,6 +34,8 @@ CREATE TABLE invitations (
     UNIQUE (course_id, email)
 );
 CREATE INDEX invitations_email ON invitations (email);
+-- The per-account limit on invitations mailed counts an inviter's recent ones.
+CREATE INDEX invitations_invited_by ON invitations (invited_by, last_sent_at);
 
 -- An archived course is read-only: no new enrollments, invitations or assignments, no new
 -- attempts. It is listed apart from the active ones.

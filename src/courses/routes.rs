@@ -116,6 +116,8 @@ pub async fn get_course(
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Neither or both of email and user_id, no person with this id, or an invalid email", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`)", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn enroll(

@@ -33,6 +33,36 @@ pub const VERIFICATION_TTL_HOURS: i64 = 48;
 pub const VERIFICATIONS_PER_HOUR: i64 = 5;
 /// An invitation is sent again at most this often.
 pub const RESEND_INTERVAL_SECS: i64 = 60;
+/// Invitations one account may have mailed in an hour: two full CSV rosters. The bound keeps
+/// quizd from being a relay for whoever holds a staff account.
+pub const INVITATIONS_PER_HOUR: i64 = 10_000;
+
+/// `429` unless `inviter` may have `more` invitations mailed now.
+pub async fn check_invitation_budget(
+    state: &AppState,
+    inviter: Uuid,
+    more: usize,
+) -> Result<(), ApiError> {
+    if more == 0 {
+        return Ok(());
+    }
+    let since = state.clock.now() - Duration::hours(1);
+    let mailed = store::mailed_by_since(&state.pool, inviter, since).await?;
+    if mailed + more as i64 > INVITATIONS_PER_HOUR {
+        return Err(ApiError {
+            retry_after: Some(3600),
+            ..ApiError::new(
+                actix_web::http::StatusCode::TOO_MANY_REQUESTS,
+                "too_many_invitations",
+                format!(
+                    "You have had {mailed} invitations mailed in the last hour; at most \
+                     {INVITATIONS_PER_HOUR} an hour."
+                ),
+            )
+        });
+    }
+    Ok(())
+}
 
 /// Registers the routes of this module.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -168,6 +198,7 @@ pub async fn invite(
     let email = csv::normalize_email(email).ok_or_else(|| {
         ApiError::unprocessable("invalid_email", "`email` is not an email address.")
     })?;
+    check_invitation_budget(state, invited_by, 1).await?;
     let (invitation, new) = store::invite(
         &state.pool,
         course.id,

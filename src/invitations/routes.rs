@@ -294,7 +294,8 @@ pub struct CsvEnrollmentReport {
 }
 
 /// Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
-/// `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows. An
+/// `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
+/// 10,000 invitations mailed for one account in an hour. An
 /// address with an account is enrolled (an enrolled person keeps their role); one without is
 /// invited and mailed. Each row gets its result; a bad row (its line and reason reported) does
 /// not stop the others. The course's instructors and admins, while the course is active.
@@ -311,6 +312,8 @@ pub struct CsvEnrollmentReport {
         (status = 413, description = "More than 1 MiB", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not `text/csv`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "No `email,role` header (`invalid_csv_header`) or more than 5,000 rows (`too_many_rows`); nothing was enrolled", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`); nothing was enrolled", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 503, description = "Database unavailable; retry", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn enroll_csv(
@@ -345,6 +348,10 @@ pub async fn enroll_csv(
     })?;
     let good: Vec<&csv::Row> = parsed.iter().filter_map(|r| r.as_ref().ok()).collect();
     let emails: Vec<String> = good.iter().map(|r| r.email.clone()).collect();
+    // Checked before anything changes; the addresses without an account are the most that
+    // could be mailed.
+    let accounts_now: usize = store::accounts_by_email(&state.pool, &emails).await?.len();
+    super::check_invitation_budget(&state, user.id, good.len() - accounts_now).await?;
 
     let mut tx = state.pool.begin().await?;
     let accounts: HashMap<String, Uuid> = store::accounts_by_email(&mut *tx, &emails)

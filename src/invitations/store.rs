@@ -354,3 +354,18 @@ pub async fn invite_many(
         })
         .collect())
 }
+
+/// How many of the pending invitations `inviter` made were mailed since `since`.
+pub async fn mailed_by_since(
+    db: impl PgExecutor<'_>,
+    inviter: Uuid,
+    since: DateTime<Utc>,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM invitations WHERE invited_by = $1 AND last_sent_at > $2",
+    )
+    .bind(inviter)
+    .bind(since)
+    .fetch_one(db)
+    .await
+}

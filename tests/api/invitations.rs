@@ -758,3 +758,74 @@ async fn without_smtp_quizd_says_so_at_start_up_and_the_link_in_its_log_verifies
     let res = app.client.post(app.url(path)).send().await.unwrap();
     assert_eq!(expect_status(res, 200).await["email"], "logged@example.org");
 }
+
+#[tokio::test]
+async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let id = course(&app, &teacher, "Busy").await;
+    // 9,999 mailed in the last hour, behind the API's back.
+    sqlx::query(
+        "INSERT INTO invitations (id, course_id, email, role, invited_by, created_at, last_sent_at)
+         SELECT gen_random_uuid(), $1::uuid, 'bulk' || i || '@example.org', 'learner', $2, now(), now()
+           FROM generate_series(1, 9999) AS i",
+    )
+    .bind(&id)
+    .bind(teacher.id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let enroll = format!("/v1/courses/{id}/enrollments");
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &enroll,
+        &json!({ "email": "last@example.org" }),
+    )
+    .await;
+    expect_status(res, 202).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &enroll,
+        &json!({ "email": "one-more@example.org" }),
+    )
+    .await;
+    assert_eq!(res.headers()["retry-after"], "3600");
+    assert_problem(res, 429, "too_many_invitations").await;
+    let res = csv_post(
+        &app,
+        &teacher,
+        &id,
+        "email,role\none-more@example.org,learner\n".into(),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 429, "too_many_invitations").await;
+    // Enrolling people who have accounts mails nothing and is not limited.
+    let learner = register(&app, "learner@example.org").await;
+    let res = csv_post(
+        &app,
+        &teacher,
+        &id,
+        format!("email,role\n{},learner\n", learner.email),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(expect_status(res, 200).await["summary"]["enrolled"], 1);
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/invitations?limit=1000"),
+    )
+    .await;
+    assert_eq!(
+        expect_status(res, 200).await["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1000
+    );
+}
