@@ -123,6 +123,8 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .configure(auth::routes::configure)
         .configure(privacy::configure)
         .configure(audit::routes::configure)
+        // Invitations first: its `/enrollments/csv` also fits `/enrollments/{user_id}`.
+        .configure(crate::invitations::configure)
         .configure(courses::routes::configure)
         .configure(assignments::routes::configure)
         .configure(attempts::routes::configure)

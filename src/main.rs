@@ -154,6 +154,19 @@ struct ServeArgs {
     /// keeps it in the database, so tokens survive restarts.
     #[arg(long, env = "QUIZD_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<String>,
+    /// SMTP server for verification links and course invitations: `smtp://host:port` (in
+    /// clear, for a relay on localhost), `smtps://user:password@host` (TLS) or
+    /// `smtp://host?tls=required` (STARTTLS). Without it, quizd writes each link to its log.
+    /// The links use --public-url when it is set.
+    #[arg(long, env = "QUIZD_SMTP_URL", hide_env_values = true)]
+    smtp_url: Option<String>,
+    /// The sender of quizd's mail.
+    #[arg(
+        long,
+        env = "QUIZD_MAIL_FROM",
+        default_value = "quizd <quizd@localhost>"
+    )]
+    mail_from: String,
     #[command(flatten)]
     lti: quizd::lti::cli::ServeSettings,
 }
@@ -229,7 +242,10 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         },
         trusted_proxies: quizd::net::TrustedProxies::new(args.trusted_proxies),
         lti: args.lti.settings(),
+        smtp_url: args.smtp_url,
+        mail_from: args.mail_from,
     };
+    let mail_to_log = settings.smtp_url.is_none();
     let state = AppState::build(
         database.pool.clone(),
         analytics_pool,
@@ -250,6 +266,10 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     println!("quizd listening on http://{addr}");
     println!("  API docs:  http://{addr}/docs/");
     println!("  OpenAPI:   http://{addr}/openapi.json");
+    if mail_to_log {
+        println!("  mail:      no --smtp-url: verification and invitation links go to the log");
+        tracing::warn!("no --smtp-url: verification and invitation links go to the log");
+    }
     match metrics_server {
         // Both stop on the same signal.
         Some(m) => {

@@ -98,7 +98,7 @@ impl Modify for PublicOperations {
 }
 
 /// Operations that never touch the database, so never answer `503` for it.
-const WITHOUT_DATABASE: [&str; 2] = ["healthz", "metrics"];
+const WITHOUT_DATABASE: [&str; 3] = ["healthz", "metrics", "verification_page"];
 
 /// Adds the problems every operation of a kind can answer, so that each handler lists only its
 /// own: `503` (database unavailable; every operation that touches it), `401` (every operation
@@ -168,6 +168,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::privacy::Api::openapi(),
         crate::audit::routes::Api::openapi(),
         crate::courses::routes::Api::openapi(),
+        crate::invitations::Api::openapi(),
         crate::assignments::routes::Api::openapi(),
         crate::attempts::routes::Api::openapi(),
         crate::grades::Api::openapi(),

@@ -12,6 +12,7 @@ use crate::auth::ratelimit::{LoginLimiter, SIGNUP_BURST};
 use crate::auth::tokens::TokenKeys;
 use crate::clock::Clock;
 use crate::db::quick::QuickPool;
+use crate::mail::Mailer;
 use crate::net::TrustedProxies;
 use crate::quizzes::{DEFAULT_CAPACITY_BYTES, VersionCache};
 use crate::{auth, lti, ops, telemetry};
@@ -33,6 +34,11 @@ pub struct Settings {
     pub trusted_proxies: TrustedProxies,
     /// quizd's public origin and front-end for LTI; unset by default (from each request).
     pub lti: lti::Settings,
+    /// The SMTP server verification links and invitations go through (`smtp://…`); unset by
+    /// default: they go to the log.
+    pub smtp_url: Option<String>,
+    /// The sender of quizd's mail.
+    pub mail_from: String,
 }
 
 impl Default for Settings {
@@ -45,6 +51,8 @@ impl Default for Settings {
             metrics_access: ops::MetricsAccess::default(),
             trusted_proxies: TrustedProxies::default(),
             lti: lti::Settings::default(),
+            smtp_url: None,
+            mail_from: "quizd <quizd@localhost>".to_string(),
         }
     }
 }
@@ -73,18 +81,27 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// quizd's public origin and front-end for LTI; unset by default (from each request).
     pub lti: lti::Settings,
+    /// Where verification links and invitations go: SMTP, or the log (the default).
+    pub mailer: Mailer,
 }
 
 impl AppState {
     /// The state with default settings; analytics read `pool`.
     pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
-        Self::with_settings(pool.clone(), pool, signing_secret, Settings::default())
+        Self::with_settings(
+            pool.clone(),
+            pool,
+            signing_secret,
+            Mailer::log_only(),
+            Settings::default(),
+        )
     }
 
     fn with_settings(
         pool: PgPool,
         analytics_pool: PgPool,
         signing_secret: &[u8],
+        mailer: Mailer,
         settings: Settings,
     ) -> Self {
         let quick = QuickPool::new(
@@ -113,6 +130,7 @@ impl AppState {
             metrics_access: settings.metrics_access,
             trusted_proxies: settings.trusted_proxies,
             lti: settings.lti,
+            mailer,
         }
     }
 
@@ -131,6 +149,16 @@ impl AppState {
             None => auth::store::signing_secret(&pool).await?,
         };
         let analytics_pool = analytics_pool.unwrap_or_else(|| pool.clone());
-        Ok(Self::with_settings(pool, analytics_pool, &secret, settings))
+        let mailer = match &settings.smtp_url {
+            Some(url) => Mailer::smtp(url, &settings.mail_from)?,
+            None => Mailer::log_only(),
+        };
+        Ok(Self::with_settings(
+            pool,
+            analytics_pool,
+            &secret,
+            mailer,
+            settings,
+        ))
     }
 }

@@ -10,7 +10,7 @@ use super::{
     visible_assignment,
 };
 use crate::auth::CurrentUser;
-use crate::courses::{taught_course, visible_course};
+use crate::courses::{taught_active_course, visible_course};
 use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
@@ -27,6 +27,7 @@ use crate::validate;
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Unknown quiz or version, invalid title or policy", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_assignment(
@@ -35,7 +36,7 @@ pub async fn create_assignment(
     id: web::Path<Uuid>,
     body: JsonObject<AssignmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
-    let course = taught_course(&state.pool, *id, &user).await?;
+    let course = taught_active_course(&state.pool, *id, &user).await?;
     let body = body.into_inner();
     validate_policy(&body.policy)?;
     if let Some(title) = &body.title {

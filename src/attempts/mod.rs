@@ -271,6 +271,14 @@ pub async fn start(
             "This assignment was archived; it takes no new attempts.",
         ));
     }
+    if let Some(course) = assignment.course_id
+        && crate::courses::store::is_archived(&mut *conn, course).await?
+    {
+        return Err(conflict(
+            Code::CourseArchived,
+            "This course is archived; it takes no new attempts.",
+        ));
+    }
     let version = version(state, assignment.quiz_version_id).await?;
     let preference = match requested_locale {
         Some(l) => Some(crate::validate::locale(l)?),

@@ -73,7 +73,7 @@ async fn start_response(
         (status = 200, description = "Your unfinished attempt, resumed", body = AttemptView),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not open yet (`not_open`), closed (`closed`), archived (`assignment_archived`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Not open yet (`not_open`), closed (`closed`), archived (`assignment_archived`, or its course: `course_archived`), or no attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn start_assignment_attempt(

@@ -122,6 +122,10 @@ pub struct User {
     /// Preferred locale for quizzes (BCP 47), if set.
     pub locale: Option<String>,
     pub created_at: DateTime<Utc>,
+    /// When you proved you receive mail at `email` (the link of
+    /// `POST /v1/me/email-verification`); absent until then. Only a verified address claims
+    /// course invitations.
+    pub email_verified_at: Option<DateTime<Utc>>,
 }
 
 impl From<store::UserRow> for User {
@@ -134,6 +138,7 @@ impl From<store::UserRow> for User {
             role,
             locale: row.locale,
             created_at: row.created_at,
+            email_verified_at: row.email_verified_at,
         }
     }
 }

@@ -93,8 +93,9 @@ fn check_password_shape(password: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Creates a learner account and signs it in. Rate limited per client address (30 at once,
-/// then 10 a minute).
+/// Creates a learner account and signs it in, and mails a link that verifies its address
+/// (see `POST /v1/me/email-verification`). Rate limited per client address (30 at once, then
+/// 10 a minute).
 #[utoipa::path(post, path = "/v1/auth/register", tag = "auth", request_body = RegisterRequest,
     responses(
         (status = 201, description = "Registered and signed in", body = TokenResponse),
@@ -148,7 +149,11 @@ pub async fn register(
         e => e,
     })?;
     let tokens = issue_pair(&mut *tx, &state, user.id, user.role(), None).await?;
+    let (verification, _) =
+        crate::invitations::verification_mail(&mut *tx, &state, &req, user.id, body.email.trim())
+            .await?;
     tx.commit().await?;
+    state.mailer.send(verification);
     Ok(HttpResponse::Created()
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .json(tokens))
@@ -186,7 +191,8 @@ pub(crate) async fn check_password(
     Ok(ok)
 }
 
-/// Signs in with email and password. Failed sign-ins are limited per account and client
+/// Signs in with email and password; a verified address claims its pending course
+/// invitations. Failed sign-ins are limited per account and client
 /// address (5, then one every 12 s), per account (100 an hour) and per client address (100,
 /// then one every 2 s); successful ones are not counted.
 #[utoipa::path(post, path = "/v1/auth/login", tag = "auth", request_body = LoginRequest,
@@ -227,6 +233,12 @@ pub async fn login(
             "The email or password is wrong.",
         ));
     };
+    // A verified address claims the invitations made since it was verified.
+    if user.email_verified_at.is_some()
+        && let Some(email) = &user.email
+    {
+        crate::invitations::store::claim(&state.pool, user.id, email).await?;
+    }
     let tokens = issue_pair(&state.pool, &state, user.id, user.role(), None).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))

@@ -16,6 +16,7 @@ pub struct UserRow {
     pub locale: Option<String>,
     pub password_hash: Option<String>,
     pub created_at: DateTime<Utc>,
+    pub email_verified_at: Option<DateTime<Utc>>,
 }
 
 impl UserRow {
@@ -24,7 +25,8 @@ impl UserRow {
     }
 }
 
-const USER_COLUMNS: &str = "id, email, display_name, role, locale, password_hash, created_at";
+const USER_COLUMNS: &str =
+    "id, email, display_name, role, locale, password_hash, created_at, email_verified_at";
 
 pub struct NewUser<'a> {
     pub email: Option<&'a str>,

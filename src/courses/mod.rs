@@ -50,3 +50,23 @@ pub async fn taught_course(
         ))
     }
 }
+
+pub fn course_archived() -> ApiError {
+    ApiError::new(
+        Code::CourseArchived,
+        "This course is archived and read-only; make it active again first (`archived: false`).",
+    )
+}
+
+/// [`taught_course`], for a change: an archived course is read-only (`409 course_archived`).
+pub async fn taught_active_course(
+    pool: &PgPool,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<Course, ApiError> {
+    let course = taught_course(pool, id, user).await?;
+    if course.archived_at.is_some() {
+        return Err(course_archived());
+    }
+    Ok(course)
+}

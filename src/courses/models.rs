@@ -21,6 +21,12 @@ impl CourseRole {
             CourseRole::Instructor => "instructor",
         }
     }
+    /// A role as a request names it (a CSV row); `None` for any other word.
+    pub fn parse(s: &str) -> Option<Self> {
+        [CourseRole::Learner, CourseRole::Instructor]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -42,6 +48,9 @@ pub struct Course {
     pub owner_id: Option<Uuid>,
     /// Your role in the course; absent for an admin who is not enrolled.
     pub my_role: Option<CourseRole>,
+    /// When the course was archived: it is then read-only (no new enrollments, invitations,
+    /// assignments or attempts) and listed only with `?archived=true`. Absent while active.
+    pub archived_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -71,4 +80,33 @@ pub struct Enrollment {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Roster {
     pub items: Vec<Enrollment>,
+}
+
+/// A change of a course: only the fields given change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CourseUpdate {
+    /// 1 to 200 characters.
+    pub title: Option<String>,
+    /// 1 to 64 characters; `null` removes the code.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub code: Option<Option<String>>,
+    /// `true` archives the course (read-only), `false` makes it active again. An archived
+    /// course accepts no other change until it is active again.
+    pub archived: Option<bool>,
+}
+
+/// A field that is present (`Some`, possibly `null`) or absent (`None`, by `default`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+/// Which courses to list.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct CourseListQuery {
+    /// `true`: the archived courses instead of the active ones.
+    #[serde(default)]
+    pub archived: bool,
 }

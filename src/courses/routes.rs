@@ -1,14 +1,18 @@
 //! `/v1/courses`, enrollments and the roster.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
 
-use super::models::{Course, CourseCreate, CourseList, Enrollment, EnrollmentCreate, Roster};
-use super::{store, taught_course, visible_course};
+use super::models::{
+    Course, CourseCreate, CourseList, CourseListQuery, CourseUpdate, Enrollment, EnrollmentCreate,
+    Roster,
+};
+use super::{store, taught_active_course, taught_course, visible_course};
 use crate::auth::CurrentUser;
 use crate::error::Code;
 use crate::error::{ApiError, Problem};
 use crate::extract::JsonObject;
+use crate::invitations::Invitation;
 use crate::state::AppState;
 use crate::validate;
 
@@ -41,16 +45,20 @@ pub async fn create_course(
     Ok(HttpResponse::Created().json(course))
 }
 
-/// The courses you are in (admins: every course).
+/// The courses you are in (admins: every course): the active ones, or with `archived=true`
+/// the archived ones.
 #[utoipa::path(get, path = "/v1/courses", tag = "courses", security(("bearer" = [])),
+    params(CourseListQuery),
     responses(
         (status = 200, description = "Your courses", body = CourseList),
+        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_courses(
     state: web::Data<AppState>,
     user: CurrentUser,
+    query: web::Query<CourseListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let items = store::courses_for(&state.pool, user.id, user.is_admin()).await?;
+    let items = store::courses_for(&state.pool, user.id, user.is_admin(), query.archived).await?;
     Ok(HttpResponse::Ok().json(CourseList { items }))
 }
 
@@ -70,26 +78,32 @@ pub async fn get_course(
     Ok(HttpResponse::Ok().json(visible_course(&state.pool, *id, &user).await?))
 }
 
-/// Enrolls a learner or co-instructor by email or id (or changes their role). The course's
-/// instructors and admins.
+/// Enrolls a learner or co-instructor by email or id (or changes their role). An email that
+/// no account has makes an invitation instead (`202`), mailed to it: the person who verifies
+/// that address claims it (or changes the role of the pending one). The course's instructors
+/// and admins, while the course is active.
 #[utoipa::path(post, path = "/v1/courses/{id}/enrollments", tag = "courses", security(("bearer" = [])),
     request_body = EnrollmentCreate,
     params(("id" = Uuid, Path, description = "The course's id")),
     responses(
         (status = 201, description = "Enrolled", body = Enrollment),
+        (status = 202, description = "No account has this email: invited (and mailed when new)", body = Invitation),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The course's owner keeps teaching it (`course_owner_stays`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Neither or both of email and user_id, or no such person", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course's owner keeps teaching it (`course_owner_stays`), or the course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Neither or both of email and user_id, no person with this id, or an invalid email", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`)", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ))]
 pub async fn enroll(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
     body: JsonObject<EnrollmentCreate>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let course = taught_course(&state.pool, *id, &user).await?;
+    let course = taught_active_course(&state.pool, *id, &user).await?;
     if body.email.is_some() == body.user_id.is_some() {
         return Err(ApiError::new(
             Code::InvalidEnrollment,
@@ -106,13 +120,22 @@ pub async fn enroll(
         body.email.as_deref(),
         body.role,
     )
-    .await?
-    .ok_or_else(|| {
-        ApiError::new(
-            Code::UnknownUser,
-            "There is no person with this email or id.",
-        )
-    })?;
+    .await?;
+    let enrollment = match (enrollment, &body.email) {
+        (Some(e), _) => e,
+        (None, Some(email)) => {
+            let invitation =
+                crate::invitations::invite(&state, &req, &course, user.id, email, body.role)
+                    .await?;
+            return Ok(HttpResponse::Accepted().json(invitation));
+        }
+        (None, None) => {
+            return Err(ApiError::new(
+                Code::UnknownUser,
+                "There is no person with this id.",
+            ));
+        }
+    };
     // The store kept the owner teaching; say so rather than report a change that did not happen.
     if Some(enrollment.user_id) == course.owner_id && enrollment.role != body.role {
         return Err(ApiError::new(
@@ -142,25 +165,132 @@ pub async fn roster(
     Ok(HttpResponse::Ok().json(Roster { items }))
 }
 
+/// Changes a course's title or code, or archives it (`archived: true`: read-only, no new
+/// enrollments, invitations, assignments or attempts; listed with `?archived=true`) and makes
+/// it active again (`archived: false`, which may come with other changes). An archived course
+/// takes no other change. The course's instructors and admins.
+#[utoipa::path(patch, path = "/v1/courses/{id}", tag = "courses", security(("bearer" = [])),
+    request_body = CourseUpdate,
+    params(("id" = Uuid, Path, description = "The course's id")),
+    responses(
+        (status = 200, description = "The course as changed", body = Course),
+        (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`): only `archived` changes it", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid title or code", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn update_course(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: JsonObject<CourseUpdate>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    if let Some(title) = &body.title {
+        validate::line("title", title, 1, 200)?;
+    }
+    if let Some(Some(code)) = &body.code {
+        validate::line("code", code, 1, 64)?;
+    }
+    let course = taught_course(&state.pool, *id, &user).await?;
+    // An archived course takes `archived` alone: `true` (it stays as it is) or `false`, which
+    // may come with other changes.
+    let only_archiving = body.title.is_none() && body.code.is_none();
+    if course.archived_at.is_some()
+        && !(body.archived == Some(false) || (body.archived.is_some() && only_archiving))
+    {
+        return Err(super::course_archived());
+    }
+    let archived_at = match body.archived {
+        // Archiving again keeps the first time.
+        Some(true) => Some(course.archived_at.or(Some(state.clock.now()))),
+        Some(false) => Some(None),
+        None => None,
+    };
+    let course = store::update_course(
+        &state.pool,
+        course.id,
+        user.id,
+        body.title.as_deref().map(str::trim),
+        body.code.as_ref().map(|c| c.as_deref().map(str::trim)),
+        archived_at,
+    )
+    .await?
+    .ok_or_else(super::course_not_found)?;
+    Ok(HttpResponse::Ok().json(course))
+}
+
+/// Ends a person's enrollment; their attempts stay for the record (and in the course's
+/// results). The course's owner cannot be unenrolled. The course's instructors and admins,
+/// while the course is active.
+#[utoipa::path(delete, path = "/v1/courses/{id}/enrollments/{user_id}", tag = "courses", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The course's id"),
+        ("user_id" = Uuid, Path, description = "The person's id"),
+    ),
+    responses(
+        (status = 204, description = "Unenrolled"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or that person is not enrolled (`enrollment_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course's owner stays (`course_owner_stays`), or the course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn unenroll(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, Uuid)>,
+) -> Result<HttpResponse, ApiError> {
+    let (course, person) = path.into_inner();
+    let course = taught_active_course(&state.pool, course, &user).await?;
+    if course.owner_id == Some(person) {
+        return Err(ApiError::new(
+            Code::CourseOwnerStays,
+            "The course's owner keeps teaching it; they cannot be unenrolled.",
+        ));
+    }
+    if store::unenroll(&state.pool, course.id, person).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::new(
+            Code::EnrollmentNotFound,
+            "This person is not enrolled in this course.",
+        ))
+    }
+}
+
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
 /// `405`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
-    use web::{get, post};
+    use web::{delete, get, patch, post};
     cfg.service(
         resource("/v1/courses")
             .route(get().to(list_courses))
             .route(post().to(create_course)),
     )
-    .service(resource("/v1/courses/{id}").route(get().to(get_course)))
+    .service(
+        resource("/v1/courses/{id}")
+            .route(get().to(get_course))
+            .route(patch().to(update_course)),
+    )
     .service(
         resource("/v1/courses/{id}/enrollments")
             .route(get().to(roster))
             .route(post().to(enroll)),
-    );
+    )
+    .service(resource("/v1/courses/{id}/enrollments/{user_id}").route(delete().to(unenroll)));
 }
 
 /// This module's part of the OpenAPI document.
 #[derive(utoipa::OpenApi)]
-#[openapi(paths(create_course, list_courses, get_course, enroll, roster))]
+#[openapi(paths(
+    create_course,
+    list_courses,
+    get_course,
+    update_course,
+    enroll,
+    roster,
+    unenroll
+))]
 pub struct Api;

@@ -26,6 +26,7 @@ struct CourseRow {
     created_at: DateTime<Utc>,
     owner_id: Option<Uuid>,
     my_role: Option<CourseRole>,
+    archived_at: Option<DateTime<Utc>>,
 }
 
 impl From<CourseRow> for Course {
@@ -37,6 +38,7 @@ impl From<CourseRow> for Course {
             created_at: r.created_at,
             owner_id: r.owner_id,
             my_role: r.my_role,
+            archived_at: r.archived_at,
         }
     }
 }
@@ -49,7 +51,7 @@ pub async fn insert_course(
 ) -> Result<Course, sqlx::Error> {
     let row: CourseRow = sqlx::query_as(
         "WITH c AS (INSERT INTO courses (id, title, code, created_by) VALUES ($1, $2, $3, $4)
-                    RETURNING id, title, code, created_at, created_by AS owner_id),
+                    RETURNING id, title, code, created_at, created_by AS owner_id, archived_at),
               e AS (INSERT INTO enrollments (course_id, user_id, role) SELECT id, $4, 'instructor' FROM c)
          SELECT c.*, 'instructor' AS my_role FROM c",
     )
@@ -62,20 +64,24 @@ pub async fn insert_course(
     Ok(row.into())
 }
 
-/// The courses a person is enrolled in; for admins, every course.
+/// The courses a person is enrolled in (for admins, every course): the active ones, or the
+/// archived ones.
 pub async fn courses_for(
     db: impl PgExecutor<'_>,
     user: Uuid,
     all: bool,
+    archived: bool,
 ) -> Result<Vec<Course>, sqlx::Error> {
     let rows: Vec<CourseRow> = sqlx::query_as(
-        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role
+        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role,
+                c.archived_at
            FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $1
-          WHERE $2 OR e.user_id IS NOT NULL
+          WHERE ($2 OR e.user_id IS NOT NULL) AND (c.archived_at IS NOT NULL) = $3
           ORDER BY c.created_at, c.id",
     )
     .bind(user)
     .bind(all)
+    .bind(archived)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(Into::into).collect())
@@ -88,7 +94,8 @@ pub async fn course_for(
     user: Uuid,
 ) -> Result<Option<Course>, sqlx::Error> {
     let row: Option<CourseRow> = sqlx::query_as(
-        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role
+        "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role,
+                c.archived_at
            FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $2
           WHERE c.id = $1",
     )
@@ -161,4 +168,59 @@ pub async fn roster(db: impl PgExecutor<'_>, course: Uuid) -> Result<Vec<Enrollm
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// Changes a course's title, code (`Some(None)` clears it) or archived state, with the
+/// person's role in it; `None` if there is no such course.
+pub async fn update_course(
+    db: impl PgExecutor<'_>,
+    course: Uuid,
+    user: Uuid,
+    title: Option<&str>,
+    code: Option<Option<&str>>,
+    archived_at: Option<Option<DateTime<Utc>>>,
+) -> Result<Option<Course>, sqlx::Error> {
+    let row: Option<CourseRow> = sqlx::query_as(
+        "WITH c AS (UPDATE courses SET title = coalesce($3, title),
+                                       code = CASE WHEN $4 THEN $5 ELSE code END,
+                                       archived_at = CASE WHEN $6 THEN $7 ELSE archived_at END
+                     WHERE id = $1
+                 RETURNING id, title, code, created_at, created_by AS owner_id, archived_at)
+         SELECT c.*, e.role AS my_role
+           FROM c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $2",
+    )
+    .bind(course)
+    .bind(user)
+    .bind(title)
+    .bind(code.is_some())
+    .bind(code.flatten())
+    .bind(archived_at.is_some())
+    .bind(archived_at.flatten())
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(Into::into))
+}
+
+/// Whether the course is archived (`false` when there is no such course).
+pub async fn is_archived(db: impl PgExecutor<'_>, course: Uuid) -> Result<bool, sqlx::Error> {
+    let archived: Option<bool> =
+        sqlx::query_scalar("SELECT archived_at IS NOT NULL FROM courses WHERE id = $1")
+            .bind(course)
+            .fetch_optional(db)
+            .await?;
+    Ok(archived.unwrap_or(false))
+}
+
+/// Ends a person's enrollment; whether they were enrolled. Their attempts stay.
+pub async fn unenroll(
+    db: impl PgExecutor<'_>,
+    course: Uuid,
+    user: Uuid,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM enrollments WHERE course_id = $1 AND user_id = $2")
+        .bind(course)
+        .bind(user)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() > 0)
 }

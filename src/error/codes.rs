@@ -86,6 +86,18 @@ error_codes! {
     ServiceUnavailable = "service_unavailable", SERVICE_UNAVAILABLE, "The database or a queue is unavailable now; retry after `Retry-After` seconds.";
     Conflict = "conflict", CONFLICT, "The request conflicts with an existing record.";
     // Answered by endpoints.
+    CourseArchived = "course_archived", CONFLICT, "The course is archived and read-only; make it active again first.";
+    EmailAlreadyVerified = "email_already_verified", CONFLICT, "Your email address is verified already.";
+    EnrollmentNotFound = "enrollment_not_found", NOT_FOUND, "This person is not enrolled in this course.";
+    InvalidCsvHeader = "invalid_csv_header", UNPROCESSABLE_ENTITY, "The CSV's first line must be the header `email,role`.";
+    InvitationNotFound = "invitation_not_found", NOT_FOUND, "There is no such pending invitation in this course.";
+    NoEmail = "no_email", CONFLICT, "Your account has no email address to verify.";
+    TooManyEmails = "too_many_emails", TOO_MANY_REQUESTS, "Too many messages to this address; wait `Retry-After` seconds.";
+    TooManyInvitations = "too_many_invitations", TOO_MANY_REQUESTS, "Too many invitations mailed for you in the last hour; wait `Retry-After` seconds.";
+    TooManyRows = "too_many_rows", UNPROCESSABLE_ENTITY, "The CSV has more rows than one request takes.";
+    VerificationExpired = "verification_expired", GONE, "This verification link has expired; ask for a new one.";
+    VerificationNotFound = "verification_not_found", NOT_FOUND, "There is no such verification link.";
+    VerificationUsed = "verification_used", CONFLICT, "This verification link was used already.";
     AttemptNotFinished = "attempt_not_finished", CONFLICT, "Only a finished attempt's grade can be set.";
     InvalidCursor = "invalid_cursor", UNPROCESSABLE_ENTITY, "`cursor` is not one this list gave.";
     NotOpen = "not_open", CONFLICT, "The assignment is not open yet.";

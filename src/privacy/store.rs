@@ -142,7 +142,7 @@ pub async fn erase(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<bool,
     let erased = sqlx::query(
         "UPDATE users SET email = NULL, display_name = 'Erased person', password_hash = NULL,
                           locale = NULL, ext_issuer = NULL, ext_subject = NULL, role = 'learner',
-                          erased_at = now(), updated_at = now()
+                          email_verified_at = NULL, erased_at = now(), updated_at = now()
           WHERE id = $1 AND erased_at IS NULL",
     )
     .bind(id)
@@ -153,6 +153,7 @@ pub async fn erase(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<bool,
     }
     for statement in [
         "DELETE FROM refresh_tokens WHERE user_id = $1",
+        "DELETE FROM email_verifications WHERE user_id = $1",
         "DELETE FROM enrollments WHERE user_id = $1",
         "DELETE FROM quiz_coauthors WHERE user_id = $1",
         "DELETE FROM lti_launch_codes WHERE user_id = $1",

@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, register, token_for,
+    Person, TestApp, assert_problem, bearer, expect_status, get_as, patch_as, post_as, register,
+    token_for,
 };
 
 const QUIZ: &str = "data-parallelism";
@@ -261,10 +262,11 @@ async fn enrolling_someone_who_does_not_exist_or_ambiguously_is_refused() {
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     for (body, status, code) in [
+        // An unknown email is an invitation now (tests/api/invitations.rs), unless it is none.
         (
-            json!({ "email": "nobody@example.com" }),
+            json!({ "email": "nobody-at-example.com" }),
             422,
-            "unknown_user",
+            "invalid_email",
         ),
         (json!({ "user_id": Uuid::now_v7() }), 422, "unknown_user"),
         (json!({ "role": "learner" }), 422, "invalid_enrollment"),
@@ -929,4 +931,257 @@ async fn the_roster_lists_instructors_first() {
         .map(|(_, role)| role)
         .collect();
     assert_eq!(roles, ["instructor", "instructor", "learner"]);
+}
+
+// Course management: change, archive, unenroll.
+
+#[tokio::test]
+async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
+    let learner = register(&app, "ada@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &learner).await;
+    let path = format!("/v1/courses/{id}");
+
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &path,
+        &json!({ "title": " Data parallelism ", "code": "CS-452" }),
+    )
+    .await;
+    let changed = expect_status(res, 200).await;
+    assert_eq!(changed["title"], "Data parallelism");
+    assert_eq!(changed["code"], "CS-452");
+    assert_eq!(changed["my_role"], "instructor");
+    assert!(changed["archived_at"].is_null());
+    // Only what is given changes; `null` removes the code.
+    let res = patch_as(&app, &teacher.access, &path, &json!({ "code": null })).await;
+    let changed = expect_status(res, 200).await;
+    assert_eq!(changed["title"], "Data parallelism");
+    assert!(changed["code"].is_null());
+    let res = get_as(&app, &learner.access, &path).await;
+    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+
+    for (body, status, code) in [
+        (json!({ "title": "" }), 422, "invalid_field"),
+        (json!({ "title": "x".repeat(201) }), 422, "invalid_field"),
+        (json!({ "code": "y".repeat(65) }), 422, "invalid_field"),
+        (
+            json!({ "title": "Fine", "owner_id": learner.id }),
+            400,
+            "invalid_body",
+        ),
+        (json!({ "archived": "yes" }), 400, "invalid_body"),
+    ] {
+        let res = patch_as(&app, &teacher.access, &path, &body).await;
+        assert_problem(res, status, code).await;
+    }
+    let res = patch_as(&app, &learner.access, &path, &json!({ "title": "Mine" })).await;
+    assert_problem(res, 403, "forbidden").await;
+    let res = patch_as(&app, &outsider.access, &path, &json!({ "title": "Mine" })).await;
+    assert_problem(res, 404, "course_not_found").await;
+    let res = get_as(&app, &teacher.access, &path).await;
+    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+}
+
+#[tokio::test]
+async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let learner = register(&app, "ada@example.com").await;
+    let late = register(&app, "late@example.com").await;
+    let grace = register(&app, "grace@example.com").await;
+    let course = create_course(&app, &teacher, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &teacher, id, &learner).await;
+    enroll_learner(&app, &teacher, id, &grace).await;
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
+    let assignment = expect_status(res, 201).await;
+    let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
+    // Grace has an attempt in progress when the course is archived.
+    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
+    let in_progress = expect_status(res, 201).await;
+
+    let path = format!("/v1/courses/{id}");
+    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
+    let archived = expect_status(res, 200).await;
+    let archived_at = archived["archived_at"].as_str().unwrap().to_string();
+    // Archived again: the first time stays.
+    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
+    assert_eq!(
+        expect_status(res, 200).await["archived_at"],
+        archived_at.as_str()
+    );
+
+    // Listed apart, for staff and learners alike; still readable.
+    assert!(course_ids(&app, &teacher).await.is_empty());
+    assert!(course_ids(&app, &learner).await.is_empty());
+    let res = get_as(&app, &learner.access, "/v1/courses?archived=true").await;
+    let listed = expect_status(res, 200).await;
+    assert_eq!(listed["items"][0]["id"], id);
+    assert_eq!(roster_ids(&app, &teacher, id).await.len(), 3);
+    let res = get_as(&app, &teacher.access, &path).await;
+    assert_eq!(
+        expect_status(res, 200).await["archived_at"],
+        archived_at.as_str()
+    );
+
+    // Nothing new: enrollments, invitations, rosters, assignments, attempts, other changes.
+    let res = enroll(&app, &teacher, id, json!({ "user_id": late.id })).await;
+    assert_problem(res, 409, "course_archived").await;
+    let res = enroll(&app, &teacher, id, json!({ "email": "new@example.com" })).await;
+    assert_problem(res, 409, "course_archived").await;
+    let res = bearer(
+        &app,
+        reqwest::Method::POST,
+        &format!("{path}/enrollments/csv"),
+        &teacher.access,
+    )
+    .header("content-type", "text/csv")
+    .body("email,role\nnew@example.com,learner\n")
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 409, "course_archived").await;
+    let res = bearer(
+        &app,
+        reqwest::Method::DELETE,
+        &format!("{path}/enrollments/{}", learner.id),
+        &teacher.access,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 409, "course_archived").await;
+    let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
+    assert_problem(res, 409, "course_archived").await;
+    let res = patch_as(&app, &teacher.access, &path, &json!({ "title": "Renamed" })).await;
+    assert_problem(res, 409, "course_archived").await;
+    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
+    assert_problem(res, 409, "course_archived").await;
+    // An attempt already in progress resumes (it finishes as its rules say).
+    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
+    assert_eq!(expect_status(res, 200).await["id"], in_progress["id"]);
+    // The learner cannot archive or restore it.
+    let res = patch_as(&app, &learner.access, &path, &json!({ "archived": false })).await;
+    assert_problem(res, 403, "forbidden").await;
+
+    // Made active again (with a change in the same request), it takes everything again.
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &path,
+        &json!({ "archived": false, "title": "Again" }),
+    )
+    .await;
+    let active = expect_status(res, 200).await;
+    assert!(active["archived_at"].is_null());
+    assert_eq!(active["title"], "Again");
+    assert_eq!(course_ids(&app, &teacher).await, vec![id.to_string()]);
+    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
+    expect_status(res, 201).await;
+    enroll_learner(&app, &teacher, id, &late).await;
+}
+
+#[tokio::test]
+async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
+    let app = TestApp::spawn().await;
+    let owner = token_for(&app, "owner@example.com", "instructor").await;
+    let colleague = token_for(&app, "colleague@example.com", "instructor").await;
+    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
+    let learner = register(&app, "ada@example.com").await;
+    let other = register(&app, "bob@example.com").await;
+    let course = create_course(&app, &owner, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &owner, id, &learner).await;
+    enroll_learner(&app, &owner, id, &other).await;
+    let res = enroll(
+        &app,
+        &owner,
+        id,
+        json!({ "user_id": colleague.id, "role": "instructor" }),
+    )
+    .await;
+    expect_status(res, 201).await;
+    let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ })).await;
+    let assignment = expect_status(res, 201).await;
+    let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
+    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
+    let attempt = expect_status(res, 201).await;
+    let attempt_path = format!("/v1/attempts/{}", id_of(&attempt));
+
+    let delete = |who: &Person, user: Uuid| {
+        bearer(
+            &app,
+            reqwest::Method::DELETE,
+            &format!("/v1/courses/{id}/enrollments/{user}"),
+            &who.access,
+        )
+        .send()
+    };
+    // Nobody removes the owner, not even a co-instructor or the owner.
+    for who in [&colleague, &owner] {
+        assert_problem(
+            delete(who, owner.id).await.unwrap(),
+            409,
+            "course_owner_stays",
+        )
+        .await;
+    }
+    // A learner of the course may not; an instructor of another course does not see it.
+    assert_problem(delete(&other, learner.id).await.unwrap(), 403, "forbidden").await;
+    assert_problem(
+        delete(&outsider, learner.id).await.unwrap(),
+        404,
+        "course_not_found",
+    )
+    .await;
+    assert_problem(
+        delete(&owner, outsider.id).await.unwrap(),
+        404,
+        "enrollment_not_found",
+    )
+    .await;
+    let res = bearer(
+        &app,
+        reqwest::Method::DELETE,
+        &format!("/v1/courses/{id}/enrollments/not-a-uuid"),
+        &owner.access,
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_problem(res, 400, "invalid_path").await;
+
+    expect_status(delete(&colleague, learner.id).await.unwrap(), 204).await;
+    assert!(
+        !roster_ids(&app, &owner, id)
+            .await
+            .iter()
+            .any(|(u, _)| *u == learner.id.to_string())
+    );
+    let res = get_as(&app, &learner.access, &format!("/v1/courses/{id}")).await;
+    assert_problem(res, 404, "course_not_found").await;
+    // The attempt stays: its learner and the course's staff still read it.
+    let res = get_as(&app, &learner.access, &attempt_path).await;
+    expect_status(res, 200).await;
+    let res = get_as(&app, &owner.access, &attempt_path).await;
+    expect_status(res, 200).await;
+    let res = get_as(&app, &owner.access, &attempts).await;
+    let listed = expect_status(res, 200).await;
+    assert!(listed.to_string().contains(id_of(&attempt)), "{listed}");
+    assert_problem(
+        delete(&owner, learner.id).await.unwrap(),
+        404,
+        "enrollment_not_found",
+    )
+    .await;
+    // A co-instructor may leave; the owner still teaches.
+    expect_status(delete(&colleague, colleague.id).await.unwrap(), 204).await;
+    let res = get_as(&app, &owner.access, &format!("/v1/courses/{id}")).await;
+    assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
 }

@@ -171,7 +171,9 @@ export async function coursePage(view, ctx, id) {
         ],
         submitLabel: t('enroll'),
         action: (f) => api.post(`/v1/courses/${id}/enrollments`, { email: f.get('enroll-email'), role: f.get('enroll-role') }),
-        done: (e) => reload(t('enrolled', { who: e.display_name }), '#enroll-email'),
+        // An email without an account is invited (202, an invitation) rather than enrolled.
+        done: (e) =>
+          reload(e.display_name ? t('enrolled', { who: e.display_name }) : t('invited', { who: e.email }), '#enroll-email'),
       }),
       actionForm(ctx, {
         title: t('new_assignment'),

@@ -1,0 +1,554 @@
+//! Email verification, invitations and CSV enrollment over HTTP.
+
+use std::collections::HashMap;
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::store::{self, Consumed};
+use super::{Invitation, csv, invitation_mail, token_hash, verification_mail};
+use crate::auth::CurrentUser;
+use crate::courses::models::CourseRole;
+use crate::courses::{taught_active_course, taught_course};
+use crate::error::Code;
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VerificationSent {
+    /// Where the link went.
+    pub email: String,
+    /// Until when the link works.
+    pub expires_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailVerified {
+    pub user_id: Uuid,
+    pub email: String,
+    pub email_verified_at: DateTime<Utc>,
+    /// The courses the address's pending invitations enrolled you in now.
+    pub enrolled_in: Vec<Uuid>,
+}
+
+fn too_many_emails(wait_secs: i64) -> ApiError {
+    let secs = wait_secs.max(1);
+    ApiError {
+        retry_after: Some(secs as u32),
+        ..ApiError::new(
+            Code::TooManyEmails,
+            format!("Too many messages to this address; try again in {secs} s."),
+        )
+    }
+}
+
+/// Mails you a link that verifies your address (valid 48 hours, single use); sign-up sends
+/// one too. At most 5 links an hour per account.
+#[utoipa::path(post, path = "/v1/me/email-verification", tag = "auth", security(("bearer" = [])),
+    responses(
+        (status = 202, description = "The link is on its way", body = VerificationSent),
+        (status = 404, description = "The account no longer exists", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Verified already (`email_already_verified`) or no address (`no_email`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "5 links in the last hour (`too_many_emails`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    ))]
+pub async fn request_verification(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let mut tx = state.pool.begin().await?;
+    // Locked: two requests at once count each other against the limit.
+    let row: Option<(Option<String>, Option<DateTime<Utc>>)> = sqlx::query_as(
+        "SELECT email, email_verified_at FROM users WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
+    )
+    .bind(user.id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((email, verified)) = row else {
+        return Err(ApiError::new(
+            Code::UserNotFound,
+            "This account no longer exists.",
+        ));
+    };
+    let Some(email) = email else {
+        return Err(ApiError::new(
+            Code::NoEmail,
+            "Your account has no email address to verify.",
+        ));
+    };
+    if verified.is_some() {
+        return Err(ApiError::new(
+            Code::EmailAlreadyVerified,
+            "Your email address is verified already.",
+        ));
+    }
+    let now = state.clock.now();
+    let (sent, oldest) =
+        store::verifications_since(&mut *tx, user.id, now - Duration::hours(1)).await?;
+    if sent >= super::VERIFICATIONS_PER_HOUR {
+        let wait = oldest.map_or(3600, |o| (o + Duration::hours(1) - now).num_seconds() + 1);
+        return Err(too_many_emails(wait));
+    }
+    let (mail, expires_at) = verification_mail(&mut *tx, &state, &req, user.id, &email).await?;
+    tx.commit().await?;
+    state.mailer.send(mail);
+    Ok(HttpResponse::Accepted().json(VerificationSent { email, expires_at }))
+}
+
+/// A token is 64 lower-case hex digits; anything else is no token.
+fn plausible_token(token: &str) -> bool {
+    token.len() == 64
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+const PAGE_CSP: &str = "default-src 'none'; form-action 'self'; frame-ancestors 'none'";
+
+fn page(status: StatusCode, title: &str, body: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, PAGE_CSP))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(format!(
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width\"><title>{title}</title></head>\
+             <body><main><h1>{title}</h1>{body}</main></body></html>\n"
+        ))
+}
+
+/// The page the mailed link opens: one button that confirms (a `POST` to the same address), so
+/// that a mail scanner that fetches links does not use the token up.
+#[utoipa::path(get, path = "/v1/email-verifications/{token}", tag = "auth",
+    params(("token" = String, Path, description = "The token from the mailed link")),
+    responses(
+        (status = 200, description = "An HTML page with a button that verifies", content_type = "text/html", body = String),
+    ))]
+pub async fn verification_page(token: web::Path<String>) -> HttpResponse {
+    if !plausible_token(&token) {
+        return page(
+            StatusCode::OK,
+            "This link is not a quizd verification link",
+            "<p>Copy the whole link from the message, or ask for a new one.</p>",
+        );
+    }
+    page(
+        StatusCode::OK,
+        "Confirm your email address",
+        &format!(
+            "<form method=\"post\" action=\"/v1/email-verifications/{}\">\
+             <button type=\"submit\">Confirm my address</button></form>",
+            token.as_str()
+        ),
+    )
+}
+
+/// Whether the client is a browser that posted the page's form (it prefers HTML).
+fn wants_html(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"))
+}
+
+/// Verifies the address a token was mailed to (the token works once, 48 hours) and, in the
+/// same transaction, claims that address's pending invitations: their courses enroll you. No
+/// sign-in needed: the token is the proof. A browser (`Accept: text/html`) gets a page.
+#[utoipa::path(post, path = "/v1/email-verifications/{token}", tag = "auth",
+    params(("token" = String, Path, description = "The token from the mailed link")),
+    responses(
+        (status = 200, description = "Verified; the courses enrolled in now", body = EmailVerified),
+        (status = 404, description = "No such token (`verification_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Used already (`verification_used`)", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "Expired, or the account's address changed since (`verification_expired`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn verify(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let result = verify_token(&state, &token).await;
+    if wants_html(&req) {
+        return Ok(match result {
+            Ok(v) => page(
+                StatusCode::OK,
+                "Your email address is confirmed",
+                &format!(
+                    "<p>Thank you. {} course invitation(s) are now yours. \
+                     <a href=\"/\">Go to quizd</a>.</p>",
+                    v.enrolled_in.len()
+                ),
+            ),
+            // A page, not a problem: the app turns any error status without a problem body
+            // into a generic problem, and a person reads this one.
+            Err(e) if e.status.is_client_error() => page(
+                StatusCode::OK,
+                "This link does not work",
+                "<p>It was used already, has expired, or is incomplete. \
+                 Sign in to quizd and ask for a new one.</p>",
+            ),
+            Err(e) => return Err(e),
+        });
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(result?))
+}
+
+async fn verify_token(state: &AppState, token: &str) -> Result<EmailVerified, ApiError> {
+    let not_found = || {
+        ApiError::new(
+            Code::VerificationNotFound,
+            "There is no such verification link.",
+        )
+    };
+    let expired = || {
+        ApiError::new(
+            Code::VerificationExpired,
+            "This verification link has expired; ask for a new one.",
+        )
+    };
+    if !plausible_token(token) {
+        return Err(not_found());
+    }
+    let now = state.clock.now();
+    let mut tx = state.pool.begin().await?;
+    let (user_id, email) =
+        match store::consume_verification(&mut tx, &token_hash(token), now).await? {
+            Consumed::Verified { user_id, email } => (user_id, email),
+            Consumed::Used => {
+                return Err(ApiError::new(
+                    Code::VerificationUsed,
+                    "This verification link was used already.",
+                ));
+            }
+            Consumed::Expired => return Err(expired()),
+            Consumed::Unknown => return Err(not_found()),
+        };
+    let Some(verified_at) = store::mark_verified(&mut *tx, user_id, &email, now).await? else {
+        return Err(expired());
+    };
+    let enrolled_in = store::claim(&mut *tx, user_id, &email).await?;
+    tx.commit().await?;
+    Ok(EmailVerified {
+        user_id,
+        email,
+        email_verified_at: verified_at,
+        enrolled_in,
+    })
+}
+
+/// What became of one CSV row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RowOutcome {
+    /// The address has an account, now enrolled.
+    Enrolled,
+    /// No account has the address: an invitation was made and mailed.
+    Invited,
+    /// The account was enrolled already (its role unchanged).
+    AlreadyEnrolled,
+    /// An invitation of the address was pending already (not mailed again).
+    AlreadyInvited,
+    /// Nothing done; `reason` says why.
+    Invalid,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RowResult {
+    /// The row's line in the file (the header is line 1).
+    pub line: u64,
+    pub result: RowOutcome,
+    /// The address (normalized when valid).
+    pub email: Option<String>,
+    pub role: Option<CourseRole>,
+    pub user_id: Option<Uuid>,
+    pub invitation_id: Option<Uuid>,
+    /// Why an `invalid` row was not enrolled.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct CsvSummary {
+    pub enrolled: usize,
+    pub invited: usize,
+    pub already_enrolled: usize,
+    pub already_invited: usize,
+    pub invalid: usize,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CsvEnrollmentReport {
+    pub summary: CsvSummary,
+    /// One result per row, in file order.
+    pub rows: Vec<RowResult>,
+}
+
+/// Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
+/// `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
+/// 10,000 invitations mailed for one account in an hour. An
+/// address with an account is enrolled (an enrolled person keeps their role); one without is
+/// invited and mailed. Each row gets its result; a bad row (its line and reason reported) does
+/// not stop the others. The course's instructors and admins, while the course is active.
+#[utoipa::path(post, path = "/v1/courses/{id}/enrollments/csv", tag = "courses", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The course's id")),
+    request_body(content = String, content_type = "text/csv", description = "`email,role` and a row per person; at most 1 MiB and 5,000 rows"),
+    responses(
+        (status = 200, description = "Each row's result", body = CsvEnrollmentReport),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "More than 1 MiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Not `text/csv`", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "No `email,role` header (`invalid_csv_header`) or more than 5,000 rows (`too_many_rows`); nothing was enrolled", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`); nothing was enrolled", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    ))]
+pub async fn enroll_csv(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let is_csv = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/csv"));
+    if !is_csv {
+        return Err(ApiError::new(
+            Code::UnsupportedMediaType,
+            "Send the roster as text/csv.",
+        ));
+    }
+    let course = taught_active_course(&state.pool, *id, &user).await?;
+    let parsed = csv::parse(&body).map_err(|refused| match refused {
+        csv::Refused::Header => ApiError::new(
+            Code::InvalidCsvHeader,
+            "The first line must be the header `email,role`.",
+        ),
+        csv::Refused::TooManyRows => ApiError::new(
+            Code::TooManyRows,
+            format!("At most {} rows in one file.", csv::MAX_ROWS),
+        ),
+    })?;
+    let good: Vec<&csv::Row> = parsed.iter().filter_map(|r| r.as_ref().ok()).collect();
+    let emails: Vec<String> = good.iter().map(|r| r.email.clone()).collect();
+    // Checked before anything changes; the addresses without an account are the most that
+    // could be mailed.
+    let accounts_now: usize = store::accounts_by_email(&state.pool, &emails).await?.len();
+    super::check_invitation_budget(&state, user.id, good.len() - accounts_now).await?;
+
+    let mut tx = state.pool.begin().await?;
+    let accounts: HashMap<String, Uuid> = store::accounts_by_email(&mut *tx, &emails)
+        .await?
+        .into_iter()
+        .collect();
+    let (known, unknown): (Vec<&csv::Row>, Vec<&csv::Row>) =
+        good.iter().partition(|r| accounts.contains_key(&r.email));
+    let users: Vec<Uuid> = known.iter().map(|r| accounts[&r.email]).collect();
+    let roles: Vec<&str> = known.iter().map(|r| r.role.as_str()).collect();
+    let enrolled: std::collections::HashSet<Uuid> =
+        store::enroll_new(&mut *tx, course.id, &users, &roles)
+            .await?
+            .into_iter()
+            .collect();
+    let invite_emails: Vec<String> = unknown.iter().map(|r| r.email.clone()).collect();
+    let invite_roles: Vec<&str> = unknown.iter().map(|r| r.role.as_str()).collect();
+    let invitations: HashMap<String, (Invitation, bool)> = store::invite_many(
+        &mut tx,
+        course.id,
+        &invite_emails,
+        &invite_roles,
+        user.id,
+        state.clock.now(),
+    )
+    .await?
+    .into_iter()
+    .map(|(inv, new)| (inv.email.clone(), (inv, new)))
+    .collect();
+    tx.commit().await?;
+
+    let mut summary = CsvSummary::default();
+    let mut rows = Vec::with_capacity(parsed.len());
+    for row in &parsed {
+        let result = match row {
+            Err(bad) => RowResult {
+                line: bad.line,
+                result: RowOutcome::Invalid,
+                email: bad.email.clone(),
+                role: None,
+                user_id: None,
+                invitation_id: None,
+                reason: Some(bad.reason.clone()),
+            },
+            Ok(good) => {
+                let user_id = accounts.get(&good.email).copied();
+                let (outcome, invitation_id) = match user_id {
+                    Some(u) if enrolled.contains(&u) => (RowOutcome::Enrolled, None),
+                    Some(_) => (RowOutcome::AlreadyEnrolled, None),
+                    None => match invitations.get(&good.email) {
+                        Some((inv, true)) => {
+                            state
+                                .mailer
+                                .send(invitation_mail(&state, &req, &course, inv));
+                            (RowOutcome::Invited, Some(inv.id))
+                        }
+                        Some((inv, false)) => (RowOutcome::AlreadyInvited, Some(inv.id)),
+                        // Claimed between the two statements: as good as enrolled.
+                        None => (RowOutcome::Enrolled, None),
+                    },
+                };
+                RowResult {
+                    line: good.line,
+                    result: outcome,
+                    email: Some(good.email.clone()),
+                    role: Some(good.role),
+                    user_id,
+                    invitation_id,
+                    reason: None,
+                }
+            }
+        };
+        match result.result {
+            RowOutcome::Enrolled => summary.enrolled += 1,
+            RowOutcome::Invited => summary.invited += 1,
+            RowOutcome::AlreadyEnrolled => summary.already_enrolled += 1,
+            RowOutcome::AlreadyInvited => summary.already_invited += 1,
+            RowOutcome::Invalid => summary.invalid += 1,
+        }
+        rows.push(result);
+    }
+    Ok(HttpResponse::Ok().json(CsvEnrollmentReport { summary, rows }))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct InvitationPage {
+    /// At most this many (1 to 1,000; default 200).
+    pub limit: Option<u32>,
+    /// The `next_after` of the previous page.
+    pub after: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvitationList {
+    pub items: Vec<Invitation>,
+    /// Pass as `after` for the next page; absent on the last one.
+    pub next_after: Option<Uuid>,
+}
+
+/// The course's pending invitations, oldest first, a page at a time (at most 1,000). The
+/// course's instructors and admins.
+#[utoipa::path(get, path = "/v1/courses/{id}/invitations", tag = "courses", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The course's id"), InvitationPage),
+    responses(
+        (status = 200, description = "Pending invitations", body = InvitationList),
+        (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "`limit` out of range", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_invitations(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    page: web::Query<InvitationPage>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = page.limit.unwrap_or(200);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::new(
+            Code::InvalidLimit,
+            "`limit` must be 1 to 1000.",
+        ));
+    }
+    let course = taught_course(&state.pool, *id, &user).await?;
+    let mut items = store::list(&state.pool, course.id, page.after, i64::from(limit) + 1).await?;
+    let next_after = if items.len() > limit as usize {
+        items.truncate(limit as usize);
+        items.last().map(|i| i.id)
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(InvitationList { items, next_after }))
+}
+
+fn invitation_not_found() -> ApiError {
+    ApiError::new(
+        Code::InvitationNotFound,
+        "There is no such pending invitation in this course.",
+    )
+}
+
+/// Revokes a pending invitation: the address can no longer claim it. The course's instructors
+/// and admins, while the course is active.
+#[utoipa::path(delete, path = "/v1/courses/{id}/invitations/{invitation_id}", tag = "courses", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The course's id"),
+        ("invitation_id" = Uuid, Path, description = "The invitation's id"),
+    ),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course or invitation (`invitation_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn revoke_invitation(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, Uuid)>,
+) -> Result<HttpResponse, ApiError> {
+    let (course, invitation) = path.into_inner();
+    let course = taught_active_course(&state.pool, course, &user).await?;
+    if store::revoke(&state.pool, course.id, invitation).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(invitation_not_found())
+    }
+}
+
+/// Mails a pending invitation again (at most once a minute). The course's instructors and
+/// admins, while the course is active.
+#[utoipa::path(post, path = "/v1/courses/{id}/invitations/{invitation_id}/resend", tag = "courses", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The course's id"),
+        ("invitation_id" = Uuid, Path, description = "The invitation's id"),
+    ),
+    responses(
+        (status = 202, description = "On its way again", body = Invitation),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such course or invitation (`invitation_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Sent less than a minute ago (`too_many_emails`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    ))]
+pub async fn resend_invitation(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, Uuid)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (course, invitation) = path.into_inner();
+    let course = taught_active_course(&state.pool, course, &user).await?;
+    let now = state.clock.now();
+    let interval = Duration::seconds(super::RESEND_INTERVAL_SECS);
+    match store::mark_resent(&state.pool, course.id, invitation, now, now - interval).await? {
+        None => Err(invitation_not_found()),
+        Some(Err(last)) => Err(too_many_emails((last + interval - now).num_seconds() + 1)),
+        Some(Ok(inv)) => {
+            state
+                .mailer
+                .send(invitation_mail(&state, &req, &course, &inv));
+            Ok(HttpResponse::Accepted().json(inv))
+        }
+    }
+}

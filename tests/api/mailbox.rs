@@ -1,0 +1,145 @@
+//! A real SMTP server for the tests: `tests/mail/smtp_sink.py` (aiosmtpd, from PyPI) on a free
+//! loopback port, one per test process, started by the first test that needs it. It runs in
+//! `target/mail-venv`, made (pip, from the pinned `tests/mail/requirements.txt`) when missing,
+//! so `cargo test` needs no setup. quizd sends to it with `lettre` exactly as it would to a
+//! relay; the tests read what arrived, decoded, and follow the links in it.
+//!
+//! Tests run in parallel against the one server: each uses addresses of its own (see
+//! [`address`]) and takes only the messages sent to them.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{TestApp, repo};
+
+pub struct Mailbox {
+    /// `smtp://127.0.0.1:<port>`, for `--smtp-url`.
+    pub url: String,
+    received: Arc<Mutex<Vec<Value>>>,
+    _server: Mutex<Child>,
+}
+
+/// The mail server's Python, its virtual environment made once per test run if missing.
+fn sink_python() -> std::path::PathBuf {
+    let venv = repo().join("target/mail-venv");
+    let python = venv.join("bin/python");
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cmd:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    if !python.exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    }
+    // Quick when everything is installed already.
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check", "-r"])
+        .arg(repo().join("tests/mail/requirements.txt")));
+    python
+}
+
+/// The test process's SMTP server. It stops when the process ends (its stdin closes).
+pub fn mailbox() -> &'static Mailbox {
+    static MAILBOX: OnceLock<Mailbox> = OnceLock::new();
+    MAILBOX.get_or_init(|| {
+        let python = sink_python();
+        let mut child = Command::new(&python)
+            .arg(repo().join("tests/mail/smtp_sink.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        let port = ready
+            .strip_prefix("READY ")
+            .unwrap_or_else(|| panic!("the SMTP server did not start (said {ready:?})"))
+            .to_string();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let sink = received.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                let message: Value = serde_json::from_str(&line).expect("the sink writes JSON");
+                sink.lock().unwrap().push(message);
+            }
+        });
+        Mailbox {
+            url: format!("smtp://127.0.0.1:{port}"),
+            received,
+            _server: Mutex::new(child),
+        }
+    })
+}
+
+/// An address no other test uses, `name` with a random tag, in the case given.
+pub fn address(name: &str) -> String {
+    format!(
+        "{name}.{}@Example.org",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
+impl Mailbox {
+    fn take(&self, to: &str) -> Option<Value> {
+        let to = to.to_lowercase();
+        let mut received = self.received.lock().unwrap();
+        let i = received.iter().position(|m| {
+            m["rcpt_tos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r.as_str().unwrap().to_lowercase() == to)
+        })?;
+        Some(received.remove(i))
+    }
+
+    /// The next message to `to` (waits up to 20 s for it), taken out of the mailbox.
+    pub async fn message_to(&self, to: &str) -> Value {
+        for _ in 0..400 {
+            if let Some(m) = self.take(to) {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no message to {to} arrived");
+    }
+
+    /// Asserts that no message to `to` arrives within `wait`.
+    pub async fn nothing_to(&self, to: &str, wait: Duration) {
+        tokio::time::sleep(wait).await;
+        if let Some(m) = self.take(to) {
+            panic!("unexpected message to {to}: {m:#}");
+        }
+    }
+}
+
+/// The first `http://` link in a message's text.
+pub fn link_in(message: &Value) -> String {
+    let text = message["text"].as_str().unwrap();
+    let start = text.find("http://").expect("the message has a link");
+    text[start..]
+        .split(|c: char| c.is_whitespace())
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A quizd that sends its mail to [`mailbox`], with `configure` applied too.
+pub async fn spawn_with_mail(
+    configure: impl FnOnce(&mut quizd::state::AppState) + Send + 'static,
+) -> TestApp {
+    let url = mailbox().url.clone();
+    TestApp::spawn_configured(move |state| {
+        state.mailer = quizd::mail::Mailer::smtp(&url, "quizd <quizd@example.org>").unwrap();
+        configure(state);
+    })
+    .await
+}
