@@ -455,6 +455,7 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
         (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The LMS course is archived in quizd (`course_archived`): it takes no launches until made active again", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "The platform's keys could not be fetched", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn launch(
@@ -831,6 +832,15 @@ async fn context_course(
     .fetch_optional(&mut **tx)
     .await?;
     if let Some(course) = existing {
+        // An archived course is read-only: a launch would enroll people and place assignments.
+        let archived: bool =
+            sqlx::query_scalar("SELECT archived_at IS NOT NULL FROM courses WHERE id = $1")
+                .bind(course)
+                .fetch_one(&mut **tx)
+                .await?;
+        if archived {
+            return Err(crate::courses::course_archived());
+        }
         return Ok(course);
     }
     let title = context

@@ -188,7 +188,7 @@ pub struct LtiRoster {
         (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course or assignment, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The course's LMS offers no roster", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The course's LMS offers no roster (`lti_nrps_unavailable`), or the course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
         (status = 502, description = "The LMS could not be reached or refused", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn roster(
@@ -197,7 +197,7 @@ pub async fn roster(
     id: web::Path<Uuid>,
     query: web::Query<RosterQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let course = crate::courses::taught_course(&state.pool, *id, &user).await?;
+    let course = crate::courses::taught_active_course(&state.pool, *id, &user).await?;
     if let Some(a) = query.assignment {
         let in_course = crate::assignments::store::by_id(&state.pool, a)
             .await?

@@ -1008,13 +1008,21 @@ async fn every_protected_endpoint_wants_a_token() {
             if !bearer_required {
                 continue;
             }
+            // Every other parameter (`{id}`, `{user_id}`, `{invitation_id}`, …) is an id.
             let path = template
                 .replace("{slug}", "data-parallelism")
                 .replace("{version}", "1")
                 .replace("{locale}", "bn")
-                .replace("{id}", &id)
-                .replace("{user_id}", &id)
-                .replace("{question_id}", &id);
+                .split('/')
+                .map(|part| {
+                    if part.starts_with('{') {
+                        id.as_str()
+                    } else {
+                        part
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
             assert!(!path.contains('{'), "{template}: fill in its parameter");
             let content_type = op["requestBody"]["content"]
                 .as_object()

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, repo, token_for,
+    Person, TestApp, assert_problem, expect_status, get_as, patch_as, post_as, repo, token_for,
 };
 
 /// The platform's Python, its virtual environment made once per test run if missing.
@@ -1595,4 +1595,33 @@ async fn a_launch_naming_service_urls_off_the_platform_is_refused() {
     )
     .await;
     assert_problem(res, 422, "invalid_registration").await;
+}
+
+#[tokio::test]
+async fn an_archived_course_takes_no_launch_and_no_roster_sync() {
+    let lti = setup().await;
+    let session = launch_session(&lti, &instructor("teacher-1")).await;
+    let token = session["access_token"].as_str().unwrap();
+    let course = session["destination"]["course_id"].as_str().unwrap();
+    expect_status(
+        patch_as(
+            &lti.app,
+            token,
+            &format!("/v1/courses/{course}"),
+            &json!({"archived": true}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let flow = run_launch(&lti, &learner("student-1")).await;
+    assert_problem(flow.response, 409, "course_archived").await;
+    let enrolled: i64 = sqlx::query_scalar("SELECT count(*) FROM enrollments WHERE course_id = $1")
+        .bind(uuid::Uuid::parse_str(course).unwrap())
+        .fetch_one(&lti.app.pool)
+        .await
+        .unwrap();
+    assert_eq!(enrolled, 1, "only the instructor, as before");
+    let res = get_as(&lti.app, token, &format!("/v1/lti/courses/{course}/roster")).await;
+    assert_problem(res, 409, "course_archived").await;
 }
