@@ -433,6 +433,7 @@ pub async fn enroll_csv(
 #[serde(deny_unknown_fields)]
 pub struct InvitationPage {
     /// At most this many (1 to 1,000; default 200).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
     /// The `next_after` of the previous page.
     pub after: Option<Uuid>,
@@ -451,10 +452,9 @@ pub struct InvitationList {
     params(("id" = Uuid, Path, description = "The course's id"), InvitationPage),
     responses(
         (status = 200, description = "Pending invitations", body = InvitationList),
-        (status = 400, description = "Malformed id or query", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "`limit` out of range", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed id or query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_invitations(
     state: web::Data<AppState>,
