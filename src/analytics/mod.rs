@@ -227,9 +227,7 @@ pub fn version_report(
                 effective_weight: s.effective_weight,
                 discrimination_index: s.discrimination_index,
                 discriminative_efficiency: s.discriminative_efficiency,
-                median_seconds: seconds
-                    .get(q.key.as_str())
-                    .and_then(|v| stats::w_median(v)),
+                median_seconds: seconds.get(q.key.as_str()).and_then(|v| stats::w_median(v)),
                 options: q
                     .options
                     .iter()

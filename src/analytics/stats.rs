@@ -580,7 +580,6 @@ pub fn dif_rows(scores: &[Vec<f64>], max: &[f64], q: usize, focal: &[bool]) -> V
         .collect()
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The same statistics from frequency tables: (value, count) pairs instead of one value per
 // attempt. Incremental item analysis keeps such tables (`analytics::sums`), so a report costs
@@ -656,7 +655,12 @@ pub fn w_skewness_kurtosis(v: &[(f64, u64)]) -> (Option<f64>, Option<f64>) {
     let Some(m) = w_mean(v) else {
         return (None, None);
     };
-    let moment = |p: i32| v.iter().map(|(x, c)| (x - m).powi(p) * *c as f64).sum::<f64>() / n;
+    let moment = |p: i32| {
+        v.iter()
+            .map(|(x, c)| (x - m).powi(p) * *c as f64)
+            .sum::<f64>()
+            / n
+    };
     let (m2, m3, m4) = (moment(2), moment(3), moment(4));
     if m2 <= EPS {
         return (None, None);
@@ -821,8 +825,10 @@ impl ScoreTable {
                 let x = self.column(q);
                 let rest = self.rest(q);
                 let max = self.max[q];
-                let pairs: Vec<(f64, f64, u64)> =
-                    self.cells[q].iter().map(|(x, t, c)| (*x, t - x, *c)).collect();
+                let pairs: Vec<(f64, f64, u64)> = self.cells[q]
+                    .iter()
+                    .map(|(x, t, c)| (*x, t - x, *c))
+                    .collect();
                 let (vx, vr) = (w_variance(&x), w_variance(&rest));
                 let discrimination = match (vx, vr, w_covariance(&pairs)) {
                     (Some(va), Some(vb), Some(c)) if va > EPS && vb > EPS => {
@@ -1121,6 +1127,66 @@ mod tests {
             prop_assert_eq!(a.histogram, b.histogram);
             match (a.cronbach_alpha, b.cronbach_alpha) {
                 (Some(x), Some(y)) => prop_assert!((x - y).abs() < 1e-9),
+                (x, y) => prop_assert_eq!(x, y),
+            }
+        }
+
+        #[test]
+        fn the_frequency_table_gives_the_statistics_of_the_score_matrix(
+            rows in proptest::collection::vec(proptest::collection::vec(0u8..=4, 5), 0..60),
+            points in proptest::collection::vec(1u8..=4, 5),
+        ) {
+            // Points on a grid of quarters of each question's points, so totals repeat.
+            let max: Vec<f64> = points.iter().map(|p| f64::from(*p)).collect();
+            let scores: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|r| r.iter().zip(&max).map(|(x, m)| f64::from(*x) / 4.0 * m).collect())
+                .collect();
+            let matrix = ScoreMatrix { scores: &scores, max: &max };
+            let table = ScoreTable::from_matrix(&matrix);
+            let near = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                (a, b) => a == b,
+            };
+            let (a, b) = (matrix.test_stats(), table.test_stats());
+            prop_assert_eq!(a.n, b.n);
+            prop_assert_eq!(a.histogram, b.histogram);
+            prop_assert_eq!(a.median, b.median, "the median is exact");
+            for (x, y) in [(a.mean, b.mean), (a.sd, b.sd), (a.skewness, b.skewness), (a.kurtosis, b.kurtosis),
+                           (a.cronbach_alpha, b.cronbach_alpha), (a.error_ratio, b.error_ratio),
+                           (a.standard_error, b.standard_error)] {
+                prop_assert!(near(x, y), "{:?} vs {:?}", x, y);
+            }
+            for (a, b) in matrix.question_stats().into_iter().zip(table.question_stats()) {
+                prop_assert_eq!(a.n, b.n);
+                for (x, y) in [(a.facility, b.facility), (a.sd, b.sd), (a.intended_weight, b.intended_weight),
+                               (a.effective_weight, b.effective_weight),
+                               (a.discrimination_index, b.discrimination_index),
+                               (a.discriminative_efficiency, b.discriminative_efficiency)] {
+                    prop_assert!(near(x, y), "{:?} vs {:?}", x, y);
+                }
+            }
+        }
+
+        #[test]
+        fn frequency_tables_give_the_median_and_sorted_covariance_of_the_values(
+            pairs in proptest::collection::vec((0u8..6, 0u8..9), 0..50)
+        ) {
+            let a: Vec<f64> = pairs.iter().map(|p| f64::from(p.0) / 2.0).collect();
+            let b: Vec<f64> = pairs.iter().map(|p| f64::from(p.1)).collect();
+            let tally = |v: &[f64]| {
+                let mut t: Vec<(f64, u64)> = Vec::new();
+                for x in v {
+                    match t.iter_mut().find(|(y, _)| y == x) {
+                        Some(e) => e.1 += 1,
+                        None => t.push((*x, 1)),
+                    }
+                }
+                t
+            };
+            prop_assert_eq!(median(&a), w_median(&tally(&a)));
+            match (max_covariance(&a, &b), w_max_covariance(&tally(&a), &tally(&b))) {
+                (Some(x), Some(y)) => prop_assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0)),
                 (x, y) => prop_assert_eq!(x, y),
             }
         }

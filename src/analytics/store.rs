@@ -165,7 +165,10 @@ pub async fn record_finished(
 
 /// The scope's assignments whose tables are not maintained yet (attempts finished before
 /// migration 0014) or follow another grading method than the assignment's now.
-pub async fn stale_sums(db: impl PgExecutor<'_>, assignments: &[Uuid]) -> Result<Vec<Uuid>, sqlx::Error> {
+pub async fn stale_sums(
+    db: impl PgExecutor<'_>,
+    assignments: &[Uuid],
+) -> Result<Vec<Uuid>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT a.id FROM assignments a
            LEFT JOIN item_sums_state s ON s.assignment_id = a.id

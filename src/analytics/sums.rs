@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use sqlx::FromRow;
 
+#[cfg(test)]
+use super::stats::ScoreMatrix;
 use super::stats::ScoreTable;
 use super::store::AttemptScores;
 
@@ -117,14 +119,16 @@ impl Builder {
                 .cells
                 .into_iter()
                 .filter(|(_, (n, _))| *n != 0)
-                .map(|((locale, question_key, x, t), (attempts, answered))| CellRow {
-                    locale,
-                    question_key,
-                    points: f(x),
-                    total: f(t),
-                    attempts,
-                    answered,
-                })
+                .map(
+                    |((locale, question_key, x, t), (attempts, answered))| CellRow {
+                        locale,
+                        question_key,
+                        points: f(x),
+                        total: f(t),
+                        attempts,
+                        answered,
+                    },
+                )
                 .collect(),
             options: self
                 .options
@@ -166,7 +170,12 @@ impl Builder {
         let total: f64 = points.iter().map(|p| p.map_or(0.0, |p| p.0)).sum();
         let t = self
             .totals
-            .entry((a.locale.clone(), bits(a.score), bits(a.max_score), bits(total)))
+            .entry((
+                a.locale.clone(),
+                bits(a.score),
+                bits(a.max_score),
+                bits(total),
+            ))
             .or_default();
         t.0 += sign;
         for (q, p) in questions.iter().zip(&points) {
@@ -304,6 +313,129 @@ impl VersionSums {
                 .map(|t| (t.total, t.attempts as u64))
                 .collect(),
             cells,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use uuid::Uuid;
+
+    use super::*;
+
+    const QUESTIONS: [&str; 4] = ["q1", "q2", "q3", "q4"];
+
+    /// An attempt from (locale, per question: None unanswered or (quarter points, seconds, option)).
+    fn attempt(locale: u8, answers: &[Option<(u8, u16, u8)>]) -> AttemptScores {
+        let mut a = AttemptScores {
+            attempt_id: Uuid::nil(),
+            locale: ["en", "bn", "id"][usize::from(locale % 3)].into(),
+            score: 0.0,
+            max_score: 4.0,
+            keys: vec![],
+            points: vec![],
+            seconds: vec![],
+            choices: vec![],
+        };
+        for (q, answer) in QUESTIONS.iter().zip(answers) {
+            if let Some((x, secs, option)) = answer {
+                let x = f64::from(*x) / 4.0;
+                a.keys.push(q.to_string());
+                a.points.push(x);
+                a.seconds.push(f64::from(*secs) / 10.0);
+                a.choices.push(format!("{q}:o{option}"));
+                a.score += x;
+            }
+        }
+        a
+    }
+
+    fn attempts() -> impl Strategy<Value = Vec<AttemptScores>> {
+        proptest::collection::vec(
+            (
+                0u8..3,
+                proptest::collection::vec(proptest::option::of((0u8..=4, 0u16..600, 0u8..4)), 4),
+            )
+                .prop_map(|(l, a)| attempt(l, &a)),
+            0..40,
+        )
+    }
+
+    /// A score table with rows of one key merged (the sums keep locales apart).
+    #[allow(clippy::type_complexity)]
+    fn collapse(t: &ScoreTable) -> (BTreeMap<u64, u64>, Vec<BTreeMap<(u64, u64), u64>>) {
+        let mut totals = BTreeMap::new();
+        for (x, c) in &t.totals {
+            *totals.entry(x.to_bits()).or_default() += c;
+        }
+        let cells = t
+            .cells
+            .iter()
+            .map(|q| {
+                let mut m = BTreeMap::new();
+                for (x, y, c) in q {
+                    *m.entry((x.to_bits(), y.to_bits())).or_default() += c;
+                }
+                m
+            })
+            .collect();
+        (totals, cells)
+    }
+
+    proptest! {
+        #[test]
+        fn finishing_and_replacing_attempts_one_by_one_keeps_the_tables_built_at_once(
+            kept in attempts(),
+            replaced in attempts(),
+            order in any::<u64>(),
+        ) {
+            // Every replaced attempt is added, later removed, interleaved with the kept ones.
+            let mut history: Vec<(&AttemptScores, i64)> = kept.iter().map(|a| (a, 1)).collect();
+            for (i, a) in replaced.iter().enumerate() {
+                let at = (order as usize).wrapping_add(i * 7) % (history.len() + 1);
+                history.insert(at, (a, 1));
+                history.push((a, -1));
+            }
+            let incremental = VersionSums::from_history(&QUESTIONS, &history);
+            let at_once = VersionSums::from_attempts(&QUESTIONS, &kept);
+            prop_assert_eq!(&incremental, &at_once);
+            // Split over two assignments and merged, as a report over both reads them.
+            let (one, two) = kept.split_at(kept.len() / 2);
+            let a = VersionSums::from_attempts(&QUESTIONS, one);
+            let b = VersionSums::from_attempts(&QUESTIONS, two);
+            let merged = VersionSums {
+                totals: [a.totals, b.totals].concat(),
+                cells: [a.cells, b.cells].concat(),
+                options: [a.options, b.options].concat(),
+                seconds: [a.seconds, b.seconds].concat(),
+            }
+            .normalized();
+            prop_assert_eq!(&merged, &at_once);
+            prop_assert_eq!(at_once.attempts(None), kept.len() as u64);
+        }
+
+        #[test]
+        fn the_score_table_of_the_sums_is_the_score_matrix_of_the_attempts(kept in attempts()) {
+            let sums = VersionSums::from_attempts(&QUESTIONS, &kept);
+            let max: Vec<(&str, f64)> = QUESTIONS.iter().map(|q| (*q, 1.0)).collect();
+            for locale in [None, Some("en"), Some("bn"), Some("id")] {
+                let rows: Vec<Vec<f64>> = kept
+                    .iter()
+                    .filter(|a| locale.is_none_or(|l| a.locale == l))
+                    .map(|a| {
+                        QUESTIONS
+                            .iter()
+                            .map(|q| a.keys.iter().position(|k| k == q).map_or(0.0, |i| a.points[i]))
+                            .collect()
+                    })
+                    .collect();
+                let matrix = ScoreMatrix { scores: &rows, max: &[1.0; 4] };
+                let expected = ScoreTable::from_matrix(&matrix);
+                let table = sums.score_table(&max, locale);
+                prop_assert_eq!(&table.max, &expected.max);
+                prop_assert_eq!(collapse(&table), collapse(&expected));
+            }
         }
     }
 }

@@ -617,10 +617,7 @@ fn assert_same_report(a: &Value, b: &Value, at: &str) {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            assert!(
-                (x - y).abs() <= 1e-9 * x.abs().max(1.0),
-                "{at}: {x} vs {y}"
-            );
+            assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{at}: {x} vs {y}");
         }
         (Value::Array(x), Value::Array(y)) => {
             assert_eq!(x.len(), y.len(), "{at}: length");
@@ -699,7 +696,12 @@ async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_
             )
             .await;
             let id = attempt["id"].as_str().unwrap().to_string();
-            for q in attempt["questions"].as_array().unwrap().iter().take(answers) {
+            for q in attempt["questions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .take(answers)
+            {
                 let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
                 let options = q["options"].as_array().unwrap();
                 let body = json!({"selected": [options[option % options.len()]["id"]]});
@@ -712,7 +714,11 @@ async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_
         let (app, learners) = (&app, &learners);
         async move {
             let path = format!("/v1/attempts/{id}/finish");
-            expect_status(post_as(app, &learners[who].access, &path, &json!({})).await, 200).await;
+            expect_status(
+                post_as(app, &learners[who].access, &path, &json!({})).await,
+                200,
+            )
+            .await;
         }
     };
     // Learner 0 finishes three attempts: under `highest` the graded one changes as they do.
@@ -752,7 +758,11 @@ async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_
     assert_eq!(v["counts"]["abandoned"], 1);
     assert_eq!(v["counts"]["in_progress"], 0);
     let v = &analytics(&app, &teacher, &assignment, "").await["versions"][0];
-    assert_eq!(v["counts"]["counted"], 120 + 3, "one graded attempt per learner");
+    assert_eq!(
+        v["counts"]["counted"],
+        120 + 3,
+        "one graded attempt per learner"
+    );
     assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
 
     // What the finishes kept is what a rebuild from the attempts writes.
