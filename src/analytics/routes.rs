@@ -195,6 +195,11 @@ pub async fn build_report(
 }
 
 /// Item analysis of one assignment. The course's instructors and admins.
+///
+/// Computed from count tables that the transaction finishing each attempt keeps up to date,
+/// so it is fresh after every finished attempt and costs the number of distinct scores, not
+/// of attempts. A date range (`from`, `to`), or `locale` with graded attempts, is computed
+/// from the attempts themselves (one row per attempt).
 #[utoipa::path(get, path = "/v1/assignments/{id}/analytics", tag = "analytics", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The assignment's id"), AnalyticsQuery),
     responses(
@@ -221,6 +226,9 @@ pub async fn assignment_analytics(
 
 /// Item analysis of a quiz over every assignment you may see (admins: all, practice
 /// included), per quiz version.
+///
+/// Computed from count tables kept as attempts finish, like the assignment's report; a date
+/// range, or `locale` with graded attempts, is computed from the attempts themselves.
 #[utoipa::path(get, path = "/v1/quizzes/{slug}/analytics", tag = "analytics", security(("bearer" = [])),
     params(("slug" = String, Path, description = "The quiz's slug"), AnalyticsQuery),
     responses(
