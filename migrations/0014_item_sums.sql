@@ -191,14 +191,19 @@ DECLARE
     v_old uuid[];
     v_new uuid[];
 BEGIN
+    -- Per assignment not maintained yet: start its tables if these are its only finished
+    -- attempts (counted once per assignment, not per attempt).
     INSERT INTO item_sums_state (assignment_id, grading_method)
-    SELECT DISTINCT a.id, a.grading_method
-      FROM attempts t JOIN assignments a ON a.id = t.assignment_id
-     WHERE t.id = ANY (p_attempts)
-       AND NOT EXISTS (SELECT 1 FROM item_sums_state s WHERE s.assignment_id = a.id)
-       AND NOT EXISTS (SELECT 1 FROM attempts o
-                        WHERE o.assignment_id = a.id AND o.finished_at IS NOT NULL
-                          AND o.id <> ALL (p_attempts))
+    SELECT a.id, a.grading_method
+      FROM (SELECT t.assignment_id, count(*) AS finishing
+              FROM attempts t
+             WHERE t.id = ANY (p_attempts) AND t.finished_at IS NOT NULL
+             GROUP BY t.assignment_id) f
+      JOIN assignments a ON a.id = f.assignment_id
+      LEFT JOIN item_sums_state s ON s.assignment_id = a.id
+     WHERE s.assignment_id IS NULL
+       AND (SELECT count(*) FROM attempts o
+             WHERE o.assignment_id = a.id AND o.finished_at IS NOT NULL) = f.finishing
     ON CONFLICT DO NOTHING;
 
     -- Only the attempts of maintained assignments.

@@ -117,6 +117,10 @@ fn incremental(scope: &Scope) -> bool {
 async fn ensure_sums(state: &AppState, assignments: &[Uuid]) -> Result<(), ApiError> {
     for id in store::stale_sums(&state.pool, assignments).await? {
         let mut tx = state.pool.begin().await?;
+        // Once per assignment, over all its attempts: longer than a request's statement.
+        sqlx::query("SET LOCAL statement_timeout = '600s'")
+            .execute(&mut *tx)
+            .await?;
         store::rebuild_sums(&mut *tx, id).await?;
         tx.commit().await?;
     }
