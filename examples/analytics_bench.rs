@@ -231,10 +231,14 @@ async fn main() -> anyhow::Result<()> {
     let (scratch, _) = get_with("?from=2000-01-01T00:00:00Z").await;
     // The one-off cost after an upgrade: attempts finished before the tables existed are
     // rebuilt into them by the first report.
-    sqlx::query("DELETE FROM item_sums_state WHERE assignment_id = $1")
-        .bind(assignment)
-        .execute(&pool)
-        .await?;
+    // (No state row, as after migration 0014; a new generation, as for a server started then.)
+    sqlx::query(
+        "WITH gone AS (DELETE FROM item_sums_state WHERE assignment_id = $1)
+         UPDATE analytics_generations SET generation = generation + 1 WHERE assignment_id = $1",
+    )
+    .bind(assignment)
+    .execute(&pool)
+    .await?;
     let (rebuilt, _) = get().await;
     let (count_after, count_times_after) = psql_count(&bindir, server.socket_dir(), 5);
     // Stop the server and close the pools inside the runtime: dropping them after it is gone

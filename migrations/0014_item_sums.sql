@@ -104,8 +104,8 @@ LANGUAGE sql STABLE AS $$
         SELECT t.id, t.assignment_id, t.quiz_version_id, t.locale, t.score, t.max_score,
                t.finish_reason = 'deadline' AS abandoned, t.question_keys, t.question_points,
                t.question_seconds
-          FROM attempts t
-         WHERE t.id = ANY (p_attempts) AND t.finished_at IS NOT NULL
+          FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id
+         WHERE t.finished_at IS NOT NULL
     ), vq AS (
         SELECT v.id AS version_id, e.question ->> 'key' AS key
           FROM quiz_versions v, jsonb_array_elements(v.content -> 'questions') AS e(question)
@@ -171,8 +171,9 @@ BEGIN
     SELECT t.assignment_id, t.quiz_version_id, t.locale, p_graded,
            split_part(c.choice, ':', 1), substr(c.choice, strpos(c.choice, ':') + 1),
            t.score, t.max_score, p_sign * count(*)
-      FROM attempts t, unnest(t.choices) AS c(choice)
-     WHERE t.id = ANY (p_attempts) AND t.finished_at IS NOT NULL AND strpos(c.choice, ':') > 0
+      FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id,
+           unnest(t.choices) AS c(choice)
+     WHERE t.finished_at IS NOT NULL AND strpos(c.choice, ':') > 0
      GROUP BY 1, 2, 3, 5, 6, 7, 8
      ORDER BY 1, 2, 3, 5, 6, 7, 8
     ON CONFLICT (assignment_id, quiz_version_id, graded, locale, question_key, option_key, score, max_score)
@@ -187,60 +188,66 @@ END $$;
 CREATE FUNCTION item_sums_finish(p_attempts uuid[])
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
+    v_assignment uuid;
     v_attempts uuid[];
     v_old uuid[];
     v_new uuid[];
 BEGIN
-    -- Per assignment not maintained yet: start its tables if these are its only finished
-    -- attempts (counted once per assignment, not per attempt).
-    INSERT INTO item_sums_state (assignment_id, grading_method)
-    SELECT a.id, a.grading_method
-      FROM (SELECT t.assignment_id, count(*) AS finishing
-              FROM attempts t
-             WHERE t.id = ANY (p_attempts) AND t.finished_at IS NOT NULL
-             GROUP BY t.assignment_id) f
-      JOIN assignments a ON a.id = f.assignment_id
-      LEFT JOIN item_sums_state s ON s.assignment_id = a.id
-     WHERE s.assignment_id IS NULL
-       AND (SELECT count(*) FROM attempts o
-             WHERE o.assignment_id = a.id AND o.finished_at IS NOT NULL) = f.finishing
-    ON CONFLICT DO NOTHING;
+    -- An assignment not maintained yet starts its tables here if these are its only finished
+    -- attempts (checked once per such assignment: rare, and never on the maintained path).
+    FOR v_assignment IN
+        SELECT DISTINCT t.assignment_id
+          FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id
+         WHERE NOT EXISTS (SELECT 1 FROM item_sums_state s WHERE s.assignment_id = t.assignment_id)
+    LOOP
+        IF (SELECT count(*) FROM attempts o
+             WHERE o.assignment_id = v_assignment AND o.finished_at IS NOT NULL)
+         = (SELECT count(*) FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id
+             WHERE t.assignment_id = v_assignment AND t.finished_at IS NOT NULL) THEN
+            INSERT INTO item_sums_state (assignment_id, grading_method)
+            SELECT id, grading_method FROM assignments WHERE id = v_assignment
+            ON CONFLICT DO NOTHING;
+        END IF;
+    END LOOP;
 
     -- Only the attempts of maintained assignments.
-    v_attempts := ARRAY(SELECT t.id FROM attempts t
+    v_attempts := ARRAY(SELECT t.id
+                          FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id
                           JOIN item_sums_state s ON s.assignment_id = t.assignment_id
-                         WHERE t.id = ANY (p_attempts) AND t.finished_at IS NOT NULL);
+                         WHERE t.finished_at IS NOT NULL);
     PERFORM item_sums_apply(v_attempts, false, 1);
 
     -- The graded set, where the state follows the assignment's method (otherwise the next
     -- report rebuilds it). Under `average` every attempt makes the grade.
     PERFORM item_sums_apply(ARRAY(
-        SELECT t.id FROM attempts t
+        SELECT t.id
+          FROM unnest(v_attempts) AS p(id) JOIN attempts t ON t.id = p.id
           JOIN assignments a ON a.id = t.assignment_id
           JOIN item_sums_state s ON s.assignment_id = a.id AND s.grading_method = a.grading_method
-         WHERE t.id = ANY (v_attempts) AND a.grading_method = 'average'), true, 1);
+         WHERE a.grading_method = 'average'), true, 1);
 
     -- Otherwise one attempt per learner: lock each learner's row (in key order) before
     -- reading their attempts, so two finishes of one learner are counted one after the other.
     INSERT INTO item_graded (assignment_id, quiz_version_id, user_id)
     SELECT DISTINCT t.assignment_id, t.quiz_version_id, t.user_id
-      FROM attempts t
+      FROM unnest(v_attempts) AS p(id) JOIN attempts t ON t.id = p.id
       JOIN assignments a ON a.id = t.assignment_id
       JOIN item_sums_state s ON s.assignment_id = a.id AND s.grading_method = a.grading_method
-     WHERE t.id = ANY (v_attempts) AND a.grading_method <> 'average'
+     WHERE a.grading_method <> 'average'
      ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING;
-    PERFORM 1 FROM item_graded g
-     WHERE (g.assignment_id, g.quiz_version_id, g.user_id) IN
-           (SELECT t.assignment_id, t.quiz_version_id, t.user_id FROM attempts t
-             WHERE t.id = ANY (v_attempts))
-     ORDER BY g.assignment_id, g.quiz_version_id, g.user_id
-       FOR UPDATE;
+    PERFORM 1
+       FROM item_graded g
+       JOIN (SELECT DISTINCT t.assignment_id, t.quiz_version_id, t.user_id
+               FROM unnest(v_attempts) AS p(id) JOIN attempts t ON t.id = p.id) l
+         ON (g.assignment_id, g.quiz_version_id, g.user_id) = (l.assignment_id, l.quiz_version_id, l.user_id)
+      ORDER BY g.assignment_id, g.quiz_version_id, g.user_id
+        FOR UPDATE OF g;
 
     -- A new statement, so a new snapshot: it sees what a finish we waited for committed.
     WITH learners AS (
         SELECT g.assignment_id, g.quiz_version_id, g.user_id, g.attempt_id AS old,
-               (SELECT t.id FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+               (SELECT t.id FROM attempts t
                  WHERE t.assignment_id = g.assignment_id AND t.user_id = g.user_id
                    AND t.quiz_version_id = g.quiz_version_id AND t.finished_at IS NOT NULL
                  ORDER BY CASE a.grading_method WHEN 'highest' THEN -t.score
@@ -248,12 +255,12 @@ BEGIN
                                                 ELSE t.number END,
                           t.number
                  LIMIT 1) AS new
-          FROM item_graded g
+          FROM (SELECT DISTINCT t.assignment_id, t.quiz_version_id, t.user_id
+                  FROM unnest(v_attempts) AS p(id) JOIN attempts t ON t.id = p.id) l
+          JOIN item_graded g
+            ON (g.assignment_id, g.quiz_version_id, g.user_id) = (l.assignment_id, l.quiz_version_id, l.user_id)
           JOIN assignments a ON a.id = g.assignment_id AND a.grading_method <> 'average'
           JOIN item_sums_state s ON s.assignment_id = a.id AND s.grading_method = a.grading_method
-         WHERE (g.assignment_id, g.quiz_version_id, g.user_id) IN
-               (SELECT t.assignment_id, t.quiz_version_id, t.user_id FROM attempts t
-                 WHERE t.id = ANY (v_attempts))
     ), changed AS (
         UPDATE item_graded g SET attempt_id = l.new
           FROM learners l
