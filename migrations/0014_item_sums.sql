@@ -110,19 +110,22 @@ LANGUAGE sql STABLE AS $$
         SELECT v.id AS version_id, e.question ->> 'key' AS key
           FROM quiz_versions v, jsonb_array_elements(v.content -> 'questions') AS e(question)
          WHERE v.id IN (SELECT quiz_version_id FROM t)
-    ), answered AS (
-        SELECT t.id, u.key, u.points, u.seconds
-          FROM t, unnest(t.question_keys, t.question_points, t.question_seconds) AS u(key, points, seconds)
     ), rows AS (
+        -- The answer's position in the attempt's own arrays: no join between attempts and
+        -- answers, whose plan would rest on a row estimate for the array of attempts.
         SELECT t.id, t.assignment_id, t.quiz_version_id, t.locale, t.score, t.max_score,
-               t.abandoned, vq.key, coalesce(a.points, 0) AS points, a.points IS NOT NULL AS answered,
-               a.seconds
+               t.abandoned, vq.key, t.question_points, t.question_seconds,
+               array_position(t.question_keys, vq.key) AS i
           FROM t JOIN vq ON vq.version_id = t.quiz_version_id
-          LEFT JOIN answered a ON a.id = t.id AND a.key = vq.key
+    ), scored AS (
+        SELECT id, assignment_id, quiz_version_id, locale, score, max_score, abandoned, key,
+               coalesce(question_points[i], 0) AS points, i IS NOT NULL AS answered,
+               question_seconds[i] AS seconds
+          FROM rows
     )
     SELECT id, assignment_id, quiz_version_id, locale, score, max_score, abandoned,
            sum(points) OVER (PARTITION BY id), key, points, answered, seconds
-      FROM rows
+      FROM scored
 $$;
 
 -- Adds (p_sign = 1) or removes (p_sign = -1) finished attempts in one counted set. Rows are
