@@ -100,28 +100,26 @@ RETURNS TABLE (attempt_id uuid, assignment_id uuid, quiz_version_id uuid, locale
                total double precision, question_key text, points double precision,
                answered boolean, seconds double precision)
 LANGUAGE sql STABLE AS $$
-    WITH t AS (
+    -- Materialized, and the arrays dropped before the per-attempt sum: otherwise the planner
+    -- carries each version's content and each attempt's arrays into the sort.
+    WITH t AS MATERIALIZED (
         SELECT t.id, t.assignment_id, t.quiz_version_id, t.locale, t.score, t.max_score,
                t.finish_reason = 'deadline' AS abandoned, t.question_keys, t.question_points,
                t.question_seconds
           FROM unnest(p_attempts) AS p(id) JOIN attempts t ON t.id = p.id
          WHERE t.finished_at IS NOT NULL
-    ), vq AS (
+    ), vq AS MATERIALIZED (
         SELECT v.id AS version_id, e.question ->> 'key' AS key
           FROM quiz_versions v, jsonb_array_elements(v.content -> 'questions') AS e(question)
-         WHERE v.id IN (SELECT quiz_version_id FROM t)
-    ), rows AS (
+         WHERE v.id IN (SELECT DISTINCT quiz_version_id FROM t)
+    ), scored AS (
         -- The answer's position in the attempt's own arrays: no join between attempts and
         -- answers, whose plan would rest on a row estimate for the array of attempts.
         SELECT t.id, t.assignment_id, t.quiz_version_id, t.locale, t.score, t.max_score,
-               t.abandoned, vq.key, t.question_points, t.question_seconds,
-               array_position(t.question_keys, vq.key) AS i
+               t.abandoned, vq.key, coalesce(t.question_points[x.i], 0) AS points,
+               x.i IS NOT NULL AS answered, t.question_seconds[x.i] AS seconds
           FROM t JOIN vq ON vq.version_id = t.quiz_version_id
-    ), scored AS (
-        SELECT id, assignment_id, quiz_version_id, locale, score, max_score, abandoned, key,
-               coalesce(question_points[i], 0) AS points, i IS NOT NULL AS answered,
-               question_seconds[i] AS seconds
-          FROM rows
+          CROSS JOIN LATERAL (SELECT array_position(t.question_keys, vq.key) AS i) x
     )
     SELECT id, assignment_id, quiz_version_id, locale, score, max_score, abandoned,
            sum(points) OVER (PARTITION BY id), key, points, answered, seconds
