@@ -137,8 +137,8 @@ async fn main() -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let mut responses = 0;
-    for (i, chunk) in (0..n).step_by(10_000).enumerate() {
-        responses += finished_attempts(&pool, &plan((n - chunk).min(10_000), i as u64 + 1)).await?;
+    for (i, chunk) in (0..n).step_by(2_000).enumerate() {
+        responses += finished_attempts(&pool, &plan((n - chunk).min(2_000), i as u64 + 1)).await?;
     }
     let generated = started.elapsed();
     sqlx::query("VACUUM ANALYZE").execute(&pool).await?;
@@ -179,8 +179,9 @@ async fn main() -> anyhow::Result<()> {
             .send()
             .await
             .unwrap();
-        assert_eq!(res.status(), 200);
+        let status = res.status();
         let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(status, 200, "{body}");
         (t.elapsed(), body)
     };
     let get_with = |query: &'static str| {
