@@ -63,9 +63,11 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
     let locales = &plan.content.locales;
     let (mut users, mut attempts, mut responses) = (String::new(), String::new(), String::new());
     let max_score: f64 = q.iter().map(|q| q.points).sum();
+    let mut ids = Vec::with_capacity(plan.attempts);
     for n in 0..plan.attempts {
         let user = Uuid::now_v7();
         let attempt = Uuid::now_v7();
+        ids.push(attempt);
         let locale = &locales[rng.below(locales.len())];
         let ability = rng.normal()
             + match plan.stronger_in {
@@ -195,6 +197,8 @@ pub async fn finished_attempts(pool: &PgPool, plan: &Plan<'_>) -> Result<u64, sq
     .bind(plan.assignment_id)
     .execute(&mut *tx)
     .await?;
+    // Counted as the finish transaction counts attempts (after the generation bump).
+    super::store::record_finished(&mut *tx, &ids).await?;
     tx.commit().await?;
     Ok(written)
 }

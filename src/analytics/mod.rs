@@ -6,6 +6,7 @@ pub mod models;
 pub mod routes;
 pub mod stats;
 pub mod store;
+pub mod sums;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -17,10 +18,11 @@ use models::{
     OptionReport, QuestionReport, TestReport, VersionReport,
 };
 use stats::{
-    DIF_MIN_GROUP, DifInsufficient, ScoreMatrix, dif_rows, homogeneity, mantel_haenszel, median,
+    DIF_MIN_GROUP, DifInsufficient, ScoreTable, homogeneity, mantel_haenszel_tables,
     random_guess_score,
 };
 use store::{AttemptScores, StateCounts};
+use sums::VersionSums;
 
 /// The significance level of the per-locale test.
 pub const LOCALE_TEST_ALPHA: f64 = 0.01;
@@ -51,31 +53,39 @@ fn served_languages(
         .collect()
 }
 
-/// Mantel–Haenszel DIF of question `q` for every pair of locales.
+/// Mantel–Haenszel DIF of question `q` for every pair of locales, from the question's cells:
+/// the stratum is the rest score (total − points) rounded to whole points, correct is full marks.
 fn pair_difs(
     version: &QuizVersion,
-    scores: &[Vec<f64>],
+    sums: &VersionSums,
     max: &[f64],
     q: usize,
-    by_locale: &BTreeMap<&str, Vec<usize>>,
+    locales: &[&str],
 ) -> Vec<LocalePairDif> {
     let source = version.content.source_locale.as_str();
     let question = &version.content.questions[q];
     // The source locale first (the reference group wherever it is in a pair), then the rest.
-    let mut locales: Vec<&str> = by_locale.keys().copied().collect();
+    let mut locales: Vec<&str> = locales.to_vec();
     locales.sort_by_key(|l| (*l != source, *l));
+    let cells: Vec<&sums::CellRow> = sums
+        .cells
+        .iter()
+        .filter(|c| c.question_key == question.key && c.attempts > 0)
+        .collect();
     let mut out = Vec::new();
     for (i, reference) in locales.iter().enumerate() {
         for focal in &locales[i + 1..] {
-            let rows: Vec<usize> = by_locale[reference]
-                .iter()
-                .chain(&by_locale[focal])
-                .copied()
-                .collect();
-            let sub: Vec<Vec<f64>> = rows.iter().map(|r| scores[*r].clone()).collect();
-            let is_focal: Vec<bool> = (0..rows.len())
-                .map(|k| k >= by_locale[reference].len())
-                .collect();
+            let mut tables: BTreeMap<i64, [f64; 4]> = BTreeMap::new();
+            for c in &cells {
+                let is_focal = c.locale == *focal;
+                if !is_focal && c.locale != *reference {
+                    continue;
+                }
+                let stratum = (c.total - c.points).round() as i64;
+                let correct = c.points >= max[q] - 1e-9;
+                tables.entry(stratum).or_default()[stats::dif_cell(is_focal, correct)] +=
+                    c.attempts as f64;
+            }
             let reference_languages = served_languages(question, reference, source);
             let focal_languages = served_languages(question, focal, source);
             let mut pair = LocalePairDif {
@@ -95,7 +105,7 @@ fn pair_difs(
                 ets_class: None,
                 note: None,
             };
-            match mantel_haenszel(&dif_rows(&sub, max, q, &is_focal)) {
+            match mantel_haenszel_tables(tables) {
                 Ok(mh) => {
                     pair.reference_attempts = mh.reference;
                     pair.focal_attempts = mh.focal;
@@ -128,58 +138,70 @@ fn pair_difs(
     out
 }
 
-/// The statistics of one quiz version over the counted attempts. Pure.
-pub fn version_report(
+/// The statistics of one quiz version over the counted attempts, from scratch: the attempts
+/// are tallied into count tables first, then [`version_report`] does the rest. Pure.
+pub fn version_report_from_attempts(
     version: &QuizVersion,
     counted: &[AttemptScores],
     counts: StateCounts,
     chain: &[String],
     page: (usize, usize),
 ) -> VersionReport {
-    let questions = &version.content.questions;
-    let qindex: HashMap<&str, usize> = questions
+    let keys: Vec<&str> = version
+        .content
+        .questions
         .iter()
-        .enumerate()
-        .map(|(i, q)| (q.key.as_str(), i))
+        .map(|q| q.key.as_str())
         .collect();
+    let sums = VersionSums::from_attempts(&keys, counted);
+    version_report(version, &sums, counts, chain, page)
+}
+
+/// The statistics of one quiz version from its count tables (kept incrementally, or built
+/// from the attempts). Costs the number of distinct values in the tables, not the number of
+/// attempts. Pure.
+pub fn version_report(
+    version: &QuizVersion,
+    sums: &VersionSums,
+    counts: StateCounts,
+    chain: &[String],
+    page: (usize, usize),
+) -> VersionReport {
+    let questions = &version.content.questions;
     let max: Vec<f64> = questions.iter().map(|q| q.points).collect();
-    let mut scores = vec![vec![0.0; questions.len()]; counted.len()];
-    let mut answered = vec![0usize; questions.len()];
-    let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); questions.len()];
-    for (a, attempt) in counted.iter().enumerate() {
-        for ((key, points), secs) in attempt
-            .keys
-            .iter()
-            .zip(&attempt.points)
-            .zip(&attempt.seconds)
-        {
-            if let Some(&q) = qindex.get(key.as_str()) {
-                scores[a][q] = *points;
-                answered[q] += 1;
-                seconds[q].push(*secs);
-            }
-        }
+    let keyed: Vec<(&str, f64)> = questions
+        .iter()
+        .map(|q| (q.key.as_str(), q.points))
+        .collect();
+    let table = sums.score_table(&keyed, None);
+    let test = table.test_stats();
+    let qstats = table.question_stats();
+    let counted = sums.attempts(None) as usize;
+
+    let mut answered: HashMap<&str, usize> = HashMap::new();
+    for c in &sums.cells {
+        *answered.entry(c.question_key.as_str()).or_default() += c.answered.max(0) as usize;
+    }
+    let mut seconds: HashMap<&str, Vec<(f64, u64)>> = HashMap::new();
+    for s in sums.seconds.iter().filter(|s| s.attempts > 0) {
+        seconds
+            .entry(s.question_key.as_str())
+            .or_default()
+            .push((s.seconds, s.attempts as u64));
     }
     // Distractor analysis: per (question, option), the totals (percent) of those who chose it.
-    let mut chosen: HashMap<(&str, &str), Vec<f64>> = HashMap::new();
-    for attempt in counted {
-        let total = if attempt.max_score > 0.0 {
-            100.0 * attempt.score / attempt.max_score
+    let mut chosen: HashMap<(&str, &str), Vec<(f64, u64)>> = HashMap::new();
+    for o in sums.options.iter().filter(|o| o.attempts > 0) {
+        let total = if o.max_score > 0.0 {
+            100.0 * o.score / o.max_score
         } else {
             0.0
         };
-        for choice in &attempt.choices {
-            if let Some((q, o)) = choice.split_once(':') {
-                chosen.entry((q, o)).or_default().push(total);
-            }
-        }
+        chosen
+            .entry((o.question_key.as_str(), o.option_key.as_str()))
+            .or_default()
+            .push((total, o.attempts as u64));
     }
-    let matrix = ScoreMatrix {
-        scores: &scores,
-        max: &max,
-    };
-    let test = matrix.test_stats();
-    let qstats = matrix.question_stats();
 
     let (offset, limit) = page;
     let question_reports = questions
@@ -197,7 +219,7 @@ pub fn version_report(
                 prompt: resolve(&q.prompt, chain),
                 max_points: q.points,
                 attempts: s.n,
-                responses: answered[i],
+                responses: answered.get(q.key.as_str()).copied().unwrap_or(0),
                 facility: s.facility,
                 standard_deviation: s.sd,
                 random_guess_score: random_guess_score(q.kind, &correct).map(|g| 100.0 * g),
@@ -205,7 +227,7 @@ pub fn version_report(
                 effective_weight: s.effective_weight,
                 discrimination_index: s.discrimination_index,
                 discriminative_efficiency: s.discriminative_efficiency,
-                median_seconds: median(&seconds[i]),
+                median_seconds: seconds.get(q.key.as_str()).and_then(|v| stats::w_median(v)),
                 options: q
                     .options
                     .iter()
@@ -215,8 +237,8 @@ pub fn version_report(
                             key: o.key.clone(),
                             text: resolve(&o.text, chain),
                             correct: o.correct,
-                            count: totals.map_or(0, Vec::len),
-                            mean_total: totals.and_then(|t| stats::mean(t)),
+                            count: totals.map_or(0, |t| stats::w_count(t) as usize),
+                            mean_total: totals.and_then(|t| stats::w_mean(t)),
                         }
                     })
                     .collect(),
@@ -225,52 +247,46 @@ pub fn version_report(
         .collect();
 
     // Per locale: the same statistics over each locale's attempts.
-    let mut by_locale: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, a) in counted.iter().enumerate() {
-        by_locale.entry(a.locale.as_str()).or_default().push(i);
-    }
-    let locales: Vec<LocaleReport> = by_locale
+    let locale_names = sums.locales();
+    let locale_tables: Vec<(&str, ScoreTable)> = locale_names
         .iter()
-        .map(|(locale, rows)| {
-            let sub: Vec<Vec<f64>> = rows.iter().map(|r| scores[*r].clone()).collect();
-            let m = ScoreMatrix {
-                scores: &sub,
-                max: &max,
-            };
-            let t = m.test_stats();
-            LocaleReport {
-                locale: locale.to_string(),
-                attempts: rows.len(),
-                mean: t.mean,
-                questions: m
-                    .question_stats()
-                    .into_iter()
-                    .zip(questions)
-                    .map(|(s, q)| LocaleQuestion {
-                        key: q.key.clone(),
-                        attempts: s.n,
-                        facility: s.facility,
-                        discrimination_index: s.discrimination_index,
-                    })
-                    .collect(),
-            }
+        .map(|l| (*l, sums.score_table(&keyed, Some(l))))
+        .collect();
+    let locales: Vec<LocaleReport> = locale_tables
+        .iter()
+        .map(|(locale, m)| LocaleReport {
+            locale: locale.to_string(),
+            attempts: stats::w_count(&m.totals) as usize,
+            mean: m.test_stats().mean,
+            questions: m
+                .question_stats()
+                .into_iter()
+                .zip(questions)
+                .map(|(s, q)| LocaleQuestion {
+                    key: q.key.clone(),
+                    attempts: s.n,
+                    facility: s.facility,
+                    discrimination_index: s.discrimination_index,
+                })
+                .collect(),
         })
         .collect();
     let locale_differences = questions
         .iter()
         .enumerate()
         .map(|(q, question)| {
-            let groups: Vec<(u64, u64)> = by_locale
-                .values()
-                .map(|rows| {
-                    let full = rows
+            let groups: Vec<(u64, u64)> = locale_tables
+                .iter()
+                .map(|(_, m)| {
+                    let full = m.cells[q]
                         .iter()
-                        .filter(|r| scores[**r][q] >= max[q] - 1e-9)
-                        .count();
-                    (full as u64, rows.len() as u64)
+                        .filter(|(x, _, _)| *x >= max[q] - 1e-9)
+                        .map(|(_, _, c)| c)
+                        .sum();
+                    (full, stats::w_count(&m.totals))
                 })
                 .collect();
-            let mantel_haenszel = pair_difs(version, &scores, &max, q, &by_locale);
+            let mantel_haenszel = pair_difs(version, sums, &max, q, &locale_names);
             match homogeneity(&groups) {
                 Some(h) => LocaleDifference {
                     key: question.key.clone(),
@@ -305,7 +321,7 @@ pub fn version_report(
             finished: counts.finished,
             abandoned: counts.abandoned,
             in_progress: counts.in_progress,
-            counted: counted.len(),
+            counted,
         },
         test: TestReport {
             mean: test.mean,

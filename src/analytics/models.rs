@@ -128,7 +128,8 @@ pub struct QuestionReport {
     /// Correlation of the question's score with the rest of the test, × 100.
     pub discrimination_index: Option<f64>,
     pub discriminative_efficiency: Option<f64>,
-    /// Median seconds from the start (or the previous answer) to this answer.
+    /// Median seconds from the start (or the previous answer) to this answer, over answer
+    /// times kept to the whole second (halves up).
     pub median_seconds: Option<f64>,
     pub options: Vec<OptionReport>,
 }

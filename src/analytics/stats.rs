@@ -451,20 +451,32 @@ pub fn ets_class(d: f64, se: f64, p_value: f64) -> EtsClass {
     }
 }
 
+/// The cell of a 2×2 table: [A, B, C, D] = reference right, reference wrong, focal right,
+/// focal wrong.
+pub fn dif_cell(focal: bool, correct: bool) -> usize {
+    match (focal, correct) {
+        (false, true) => 0,
+        (false, false) => 1,
+        (true, true) => 2,
+        (true, false) => 3,
+    }
+}
+
 /// Mantel–Haenszel DIF of one item (Holland & Thayer 1988) over the strata where both groups
 /// appear, with the continuity-corrected MH chi-square and the ETS class.
 pub fn mantel_haenszel(rows: &[DifRow]) -> Result<MantelHaenszel, DifInsufficient> {
     // Per stratum: [A, B, C, D] = reference right, reference wrong, focal right, focal wrong.
     let mut tables: std::collections::BTreeMap<i64, [f64; 4]> = Default::default();
     for r in rows {
-        let cell = match (r.focal, r.correct) {
-            (false, true) => 0,
-            (false, false) => 1,
-            (true, true) => 2,
-            (true, false) => 3,
-        };
-        tables.entry(r.stratum).or_default()[cell] += 1.0;
+        tables.entry(r.stratum).or_default()[dif_cell(r.focal, r.correct)] += 1.0;
     }
+    mantel_haenszel_tables(tables)
+}
+
+/// [`mantel_haenszel`] from the 2×2 table of each stratum (counts, see [`dif_cell`]).
+pub fn mantel_haenszel_tables(
+    mut tables: std::collections::BTreeMap<i64, [f64; 4]>,
+) -> Result<MantelHaenszel, DifInsufficient> {
     tables.retain(|_, [a, b, c, d]| *a + *b > 0.0 && *c + *d > 0.0);
     let reference = tables.values().map(|t| t[0] + t[1]).sum::<f64>() as usize;
     let focal = tables.values().map(|t| t[2] + t[3]).sum::<f64>() as usize;
@@ -566,6 +578,283 @@ pub fn dif_rows(scores: &[Vec<f64>], max: &[f64], q: usize, focal: &[bool]) -> V
             }
         })
         .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same statistics from frequency tables: (value, count) pairs instead of one value per
+// attempt. Incremental item analysis keeps such tables (`analytics::sums`), so a report costs
+// the number of distinct values, not the number of attempts. The formulas are the ones above
+// (two-pass: deviations from the mean), each value weighted by its count; only the order of
+// the floating-point additions differs, so results agree with [`ScoreMatrix`] to ~1e-12
+// relative (checked by the property tests below).
+
+/// The number of values in a frequency table.
+pub fn w_count(v: &[(f64, u64)]) -> u64 {
+    v.iter().map(|(_, c)| c).sum()
+}
+
+/// Mean of a frequency table; `None` when empty.
+pub fn w_mean(v: &[(f64, u64)]) -> Option<f64> {
+    let n = w_count(v);
+    (n > 0).then(|| v.iter().map(|(x, c)| x * *c as f64).sum::<f64>() / n as f64)
+}
+
+/// Median of a frequency table; `None` when empty.
+pub fn w_median(v: &[(f64, u64)]) -> Option<f64> {
+    let n = w_count(v);
+    if n == 0 {
+        return None;
+    }
+    let mut s: Vec<(f64, u64)> = v.iter().filter(|(_, c)| *c > 0).copied().collect();
+    s.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The value at 0-based position k.
+    let at = |k: u64| {
+        let mut seen = 0;
+        for (x, c) in &s {
+            seen += c;
+            if k < seen {
+                return *x;
+            }
+        }
+        s[s.len() - 1].0
+    };
+    let m = n / 2;
+    Some(if n % 2 == 1 {
+        at(m)
+    } else {
+        (at(m - 1) + at(m)) / 2.0
+    })
+}
+
+/// Sample covariance (n − 1) of pairs with counts; `None` for fewer than two.
+pub fn w_covariance(v: &[(f64, f64, u64)]) -> Option<f64> {
+    let n: u64 = v.iter().map(|(_, _, c)| c).sum();
+    if n < 2 {
+        return None;
+    }
+    let nf = n as f64;
+    let ma = v.iter().map(|(a, _, c)| a * *c as f64).sum::<f64>() / nf;
+    let mb = v.iter().map(|(_, b, c)| b * *c as f64).sum::<f64>() / nf;
+    Some(
+        v.iter()
+            .map(|(a, b, c)| (a - ma) * (b - mb) * *c as f64)
+            .sum::<f64>()
+            / (nf - 1.0),
+    )
+}
+
+/// Sample variance of a frequency table; `None` for fewer than two values.
+pub fn w_variance(v: &[(f64, u64)]) -> Option<f64> {
+    let pairs: Vec<(f64, f64, u64)> = v.iter().map(|(x, c)| (*x, *x, *c)).collect();
+    w_covariance(&pairs)
+}
+
+/// [`skewness_kurtosis`] of a frequency table.
+pub fn w_skewness_kurtosis(v: &[(f64, u64)]) -> (Option<f64>, Option<f64>) {
+    let n = w_count(v) as f64;
+    let Some(m) = w_mean(v) else {
+        return (None, None);
+    };
+    let moment = |p: i32| {
+        v.iter()
+            .map(|(x, c)| (x - m).powi(p) * *c as f64)
+            .sum::<f64>()
+            / n
+    };
+    let (m2, m3, m4) = (moment(2), moment(3), moment(4));
+    if m2 <= EPS {
+        return (None, None);
+    }
+    let k2 = n * m2 / (n - 1.0);
+    let skew = (n >= 3.0)
+        .then(|| n * n * m3 / ((n - 1.0) * (n - 2.0)) / k2.powf(1.5))
+        .and_then(finite);
+    let kurt = (n >= 4.0)
+        .then(|| {
+            n * n * ((n + 1.0) * m4 - 3.0 * (n - 1.0) * m2 * m2)
+                / ((n - 1.0) * (n - 2.0) * (n - 3.0))
+                / (k2 * k2)
+        })
+        .and_then(finite);
+    (skew, kurt)
+}
+
+/// [`max_covariance`] of two frequency tables with the same number of values: each sorted on
+/// its own, paired in order.
+pub fn w_max_covariance(a: &[(f64, u64)], b: &[(f64, u64)]) -> Option<f64> {
+    let sorted = |v: &[(f64, u64)]| {
+        let mut v: Vec<(f64, u64)> = v.iter().filter(|(_, c)| *c > 0).copied().collect();
+        v.sort_by(|x, y| x.0.total_cmp(&y.0));
+        v
+    };
+    let (a, b) = (sorted(a), sorted(b));
+    if w_count(&a) != w_count(&b) {
+        return None;
+    }
+    let mut pairs = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    let (mut left_a, mut left_b) = (a.first().map_or(0, |x| x.1), b.first().map_or(0, |x| x.1));
+    while i < a.len() && j < b.len() {
+        let k = left_a.min(left_b);
+        pairs.push((a[i].0, b[j].0, k));
+        left_a -= k;
+        left_b -= k;
+        if left_a == 0 {
+            i += 1;
+            left_a = a.get(i).map_or(0, |x| x.1);
+        }
+        if left_b == 0 {
+            j += 1;
+            left_b = b.get(j).map_or(0, |x| x.1);
+        }
+    }
+    w_covariance(&pairs)
+}
+
+/// Scores as frequency tables: per question, how many attempts scored x on it with total T;
+/// and how many attempts had each total. What [`ScoreMatrix`] holds, without one row per attempt.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoreTable {
+    /// Each question's points.
+    pub max: Vec<f64>,
+    /// (total, attempts).
+    pub totals: Vec<(f64, u64)>,
+    /// Per question: (points on it, total, attempts). Every attempt is in every question's
+    /// cells (an unanswered question scores 0).
+    pub cells: Vec<Vec<(f64, f64, u64)>>,
+}
+
+impl ScoreTable {
+    /// The table of a score matrix (totals summed in question order, as [`ScoreMatrix`] does).
+    pub fn from_matrix(m: &ScoreMatrix<'_>) -> Self {
+        use std::collections::BTreeMap;
+        let mut totals: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut cells: Vec<BTreeMap<(u64, u64), u64>> = vec![BTreeMap::new(); m.max.len()];
+        for row in m.scores {
+            let t: f64 = row.iter().sum();
+            *totals.entry(t.to_bits()).or_default() += 1;
+            for (q, x) in row.iter().enumerate() {
+                *cells[q].entry((x.to_bits(), t.to_bits())).or_default() += 1;
+            }
+        }
+        Self {
+            max: m.max.to_vec(),
+            totals: totals
+                .into_iter()
+                .map(|(t, c)| (f64::from_bits(t), c))
+                .collect(),
+            cells: cells
+                .into_iter()
+                .map(|q| {
+                    q.into_iter()
+                        .map(|((x, t), c)| (f64::from_bits(x), f64::from_bits(t), c))
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// Question q's scores: (x, attempts).
+    fn column(&self, q: usize) -> Vec<(f64, u64)> {
+        self.cells[q].iter().map(|(x, _, c)| (*x, *c)).collect()
+    }
+
+    /// Question q's rest scores (total − x): (rest, attempts).
+    fn rest(&self, q: usize) -> Vec<(f64, u64)> {
+        self.cells[q].iter().map(|(x, t, c)| (t - x, *c)).collect()
+    }
+
+    /// [`ScoreMatrix::test_stats`] from the table.
+    pub fn test_stats(&self) -> TestStats {
+        let max_total: f64 = self.max.iter().sum();
+        let pct: Vec<(f64, u64)> = self
+            .totals
+            .iter()
+            .map(|(t, c)| {
+                let p = if max_total > 0.0 {
+                    100.0 * t / max_total
+                } else {
+                    0.0
+                };
+                (p, *c)
+            })
+            .collect();
+        let sd = w_variance(&pct).map(f64::sqrt);
+        let (skewness, kurtosis) = w_skewness_kurtosis(&pct);
+        let p = self.max.len() as f64;
+        let var_total = w_variance(&self.totals);
+        let sum_item_var: Option<f64> = (0..self.max.len())
+            .map(|q| w_variance(&self.column(q)))
+            .sum();
+        let alpha = match (var_total, sum_item_var) {
+            (Some(vt), Some(vi)) if vt > EPS && p > 1.0 => finite(p / (p - 1.0) * (1.0 - vi / vt)),
+            _ => None,
+        };
+        let error_ratio = alpha
+            .filter(|a| (0.0..=1.0).contains(a))
+            .map(|a| (1.0 - a).sqrt());
+        let mut histogram = [0usize; 10];
+        for (x, c) in &pct {
+            histogram[((x / 10.0).floor() as usize).min(9)] += *c as usize;
+        }
+        TestStats {
+            n: w_count(&pct) as usize,
+            mean: w_mean(&pct),
+            median: w_median(&pct),
+            sd,
+            skewness,
+            kurtosis,
+            cronbach_alpha: alpha.map(|a| 100.0 * a),
+            error_ratio: error_ratio.map(|e| 100.0 * e),
+            standard_error: error_ratio.zip(sd).map(|(e, s)| e * s),
+            histogram,
+        }
+    }
+
+    /// [`ScoreMatrix::question_stats`] from the table.
+    pub fn question_stats(&self) -> Vec<QuestionStats> {
+        let max_total: f64 = self.max.iter().sum();
+        let covs: Vec<Option<f64>> = self.cells.iter().map(|q| w_covariance(q)).collect();
+        let roots: Option<Vec<f64>> = covs
+            .iter()
+            .map(|c| c.filter(|c| *c >= 0.0).map(f64::sqrt))
+            .collect();
+        let root_sum: Option<f64> = roots.as_ref().map(|r| r.iter().sum());
+        (0..self.max.len())
+            .map(|q| {
+                let x = self.column(q);
+                let rest = self.rest(q);
+                let max = self.max[q];
+                let pairs: Vec<(f64, f64, u64)> = self.cells[q]
+                    .iter()
+                    .map(|(x, t, c)| (*x, t - x, *c))
+                    .collect();
+                let (vx, vr) = (w_variance(&x), w_variance(&rest));
+                let discrimination = match (vx, vr, w_covariance(&pairs)) {
+                    (Some(va), Some(vb), Some(c)) if va > EPS && vb > EPS => {
+                        finite(c / (va * vb).sqrt())
+                    }
+                    _ => None,
+                };
+                let efficiency = match (w_covariance(&pairs), w_max_covariance(&x, &rest)) {
+                    (Some(c), Some(cmax)) if cmax > EPS => finite(c / cmax),
+                    _ => None,
+                };
+                QuestionStats {
+                    n: w_count(&x) as usize,
+                    facility: w_mean(&x).map(|m| 100.0 * m / max),
+                    sd: vx.map(|v| 100.0 * v.sqrt() / max),
+                    intended_weight: (max_total > 0.0).then(|| 100.0 * max / max_total),
+                    effective_weight: match (&roots, root_sum) {
+                        (Some(r), Some(s)) if s > EPS => Some(100.0 * r[q] / s),
+                        _ => None,
+                    },
+                    discrimination_index: discrimination.map(|d| 100.0 * d),
+                    discriminative_efficiency: efficiency.map(|e| 100.0 * e),
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -838,6 +1127,66 @@ mod tests {
             prop_assert_eq!(a.histogram, b.histogram);
             match (a.cronbach_alpha, b.cronbach_alpha) {
                 (Some(x), Some(y)) => prop_assert!((x - y).abs() < 1e-9),
+                (x, y) => prop_assert_eq!(x, y),
+            }
+        }
+
+        #[test]
+        fn the_frequency_table_gives_the_statistics_of_the_score_matrix(
+            rows in proptest::collection::vec(proptest::collection::vec(0u8..=4, 5), 0..60),
+            points in proptest::collection::vec(1u8..=4, 5),
+        ) {
+            // Points on a grid of quarters of each question's points, so totals repeat.
+            let max: Vec<f64> = points.iter().map(|p| f64::from(*p)).collect();
+            let scores: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|r| r.iter().zip(&max).map(|(x, m)| f64::from(*x) / 4.0 * m).collect())
+                .collect();
+            let matrix = ScoreMatrix { scores: &scores, max: &max };
+            let table = ScoreTable::from_matrix(&matrix);
+            let near = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                (a, b) => a == b,
+            };
+            let (a, b) = (matrix.test_stats(), table.test_stats());
+            prop_assert_eq!(a.n, b.n);
+            prop_assert_eq!(a.histogram, b.histogram);
+            prop_assert_eq!(a.median, b.median, "the median is exact");
+            for (x, y) in [(a.mean, b.mean), (a.sd, b.sd), (a.skewness, b.skewness), (a.kurtosis, b.kurtosis),
+                           (a.cronbach_alpha, b.cronbach_alpha), (a.error_ratio, b.error_ratio),
+                           (a.standard_error, b.standard_error)] {
+                prop_assert!(near(x, y), "{:?} vs {:?}", x, y);
+            }
+            for (a, b) in matrix.question_stats().into_iter().zip(table.question_stats()) {
+                prop_assert_eq!(a.n, b.n);
+                for (x, y) in [(a.facility, b.facility), (a.sd, b.sd), (a.intended_weight, b.intended_weight),
+                               (a.effective_weight, b.effective_weight),
+                               (a.discrimination_index, b.discrimination_index),
+                               (a.discriminative_efficiency, b.discriminative_efficiency)] {
+                    prop_assert!(near(x, y), "{:?} vs {:?}", x, y);
+                }
+            }
+        }
+
+        #[test]
+        fn frequency_tables_give_the_median_and_sorted_covariance_of_the_values(
+            pairs in proptest::collection::vec((0u8..6, 0u8..9), 0..50)
+        ) {
+            let a: Vec<f64> = pairs.iter().map(|p| f64::from(p.0) / 2.0).collect();
+            let b: Vec<f64> = pairs.iter().map(|p| f64::from(p.1)).collect();
+            let tally = |v: &[f64]| {
+                let mut t: Vec<(f64, u64)> = Vec::new();
+                for x in v {
+                    match t.iter_mut().find(|(y, _)| y == x) {
+                        Some(e) => e.1 += 1,
+                        None => t.push((*x, 1)),
+                    }
+                }
+                t
+            };
+            prop_assert_eq!(median(&a), w_median(&tally(&a)));
+            match (max_covariance(&a, &b), w_max_covariance(&tally(&a), &tally(&b))) {
+                (Some(x), Some(y)) => prop_assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0)),
                 (x, y) => prop_assert_eq!(x, y),
             }
         }

@@ -148,3 +148,144 @@ pub async fn quiz_assignments(
     .fetch_all(db)
     .await
 }
+
+/// Counts attempts that have just finished in the incremental tables (migration 0014), inside
+/// the finishing transaction and after it bumped the assignment's generation (that row lock
+/// orders finishes against a rebuild).
+pub async fn record_finished(
+    db: impl PgExecutor<'_>,
+    attempts: &[Uuid],
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT item_sums_finish($1)")
+        .bind(attempts)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// The scope's assignments whose tables are not maintained yet (attempts finished before
+/// migration 0014) or follow another grading method than the assignment's now.
+pub async fn stale_sums(
+    db: impl PgExecutor<'_>,
+    assignments: &[Uuid],
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT a.id FROM assignments a
+           LEFT JOIN item_sums_state s ON s.assignment_id = a.id
+          WHERE a.id = ANY($1) AND s.grading_method IS DISTINCT FROM a.grading_method
+          ORDER BY a.id",
+    )
+    .bind(assignments)
+    .fetch_all(db)
+    .await
+}
+
+/// Rebuilds one assignment's tables from its finished attempts (idempotent, race-free: see
+/// `item_sums_rebuild` in migration 0014). Run it in a transaction of its own.
+pub async fn rebuild_sums(db: impl PgExecutor<'_>, assignment: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT item_sums_rebuild($1)")
+        .bind(assignment)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// The filter of the tables: the scope's assignments, version, set and locale.
+const SUMS_WHERE: &str = "WHERE assignment_id = ANY($1) AND quiz_version_id = $2 AND graded = $3
+            AND ($4::text IS NULL OR locale = $4)";
+
+/// The count tables of a scope (no date filter), merged over its assignments, with the
+/// attempt counts by state; all read in one snapshot so that they agree with each other.
+pub async fn read_sums(
+    conn: &mut sqlx::PgConnection,
+    s: &Scope,
+) -> Result<(super::sums::VersionSums, StateCounts), sqlx::Error> {
+    use super::sums::{CellRow, OptionRow, SecondsRow, TotalRow, VersionSums};
+    let graded = !s.all_finished;
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let totals: Vec<TotalRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT locale, score, max_score, total, sum(attempts)::bigint AS attempts,
+                sum(abandoned)::bigint AS abandoned
+           FROM item_totals {SUMS_WHERE}
+          GROUP BY locale, score, max_score, total HAVING sum(attempts) <> 0
+          ORDER BY locale, score, max_score, total"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(graded)
+    .bind(&s.locale)
+    .fetch_all(&mut *tx)
+    .await?;
+    let cells: Vec<CellRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT locale, question_key, points, total, sum(attempts)::bigint AS attempts,
+                sum(answered)::bigint AS answered
+           FROM item_cells {SUMS_WHERE}
+          GROUP BY locale, question_key, points, total HAVING sum(attempts) <> 0
+          ORDER BY locale, question_key, points, total"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(graded)
+    .bind(&s.locale)
+    .fetch_all(&mut *tx)
+    .await?;
+    let options: Vec<OptionRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT locale, question_key, option_key, score, max_score,
+                sum(attempts)::bigint AS attempts
+           FROM item_options {SUMS_WHERE}
+          GROUP BY locale, question_key, option_key, score, max_score HAVING sum(attempts) <> 0
+          ORDER BY locale, question_key, option_key, score, max_score"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(graded)
+    .bind(&s.locale)
+    .fetch_all(&mut *tx)
+    .await?;
+    let seconds: Vec<SecondsRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT locale, question_key, seconds, sum(attempts)::bigint AS attempts
+           FROM item_seconds {SUMS_WHERE}
+          GROUP BY locale, question_key, seconds HAVING sum(attempts) <> 0
+          ORDER BY locale, question_key, seconds"
+    )))
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(graded)
+    .bind(&s.locale)
+    .fetch_all(&mut *tx)
+    .await?;
+    // By state: finished ones from the every-attempt set, those in progress from a partial index.
+    let (finished, abandoned, in_progress): (i64, i64, i64) = sqlx::query_as(
+        "SELECT coalesce(sum(attempts - abandoned), 0)::bigint,
+                coalesce(sum(abandoned), 0)::bigint,
+                (SELECT count(*) FROM attempts
+                  WHERE assignment_id = ANY($1) AND quiz_version_id = $2 AND finished_at IS NULL
+                    AND ($3::text IS NULL OR locale = $3))
+           FROM item_totals
+          WHERE assignment_id = ANY($1) AND quiz_version_id = $2 AND NOT graded
+            AND ($3::text IS NULL OR locale = $3)",
+    )
+    .bind(&s.assignments)
+    .bind(s.version_id)
+    .bind(&s.locale)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok((
+        VersionSums {
+            totals,
+            cells,
+            options,
+            seconds,
+        },
+        StateCounts {
+            started: finished + abandoned + in_progress,
+            finished,
+            abandoned,
+            in_progress,
+        },
+    ))
+}

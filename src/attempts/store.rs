@@ -472,6 +472,8 @@ pub async fn finish_in(
     .bind(assignment_id)
     .execute(&mut *tx)
     .await?;
+    // After the generation bump: its row lock orders this against an analytics rebuild.
+    crate::analytics::store::record_finished(&mut *tx, &[attempt]).await?;
     sqlx::query(
         "INSERT INTO outbox (topic, aggregate_id, payload) VALUES ('attempt.finished', $1, $2)",
     )

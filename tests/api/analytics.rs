@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::support::{
-    Person, TestApp, assert_problem, content_dir, expect_status, get_as, post_as, put_as, token_for,
+    Person, TestApp, assert_problem, content_dir, expect_status, get_as, patch_as, post_as, put_as,
+    token_for,
 };
 
 /// A course taught by `teacher` with an assignment of the seed quiz.
@@ -591,4 +592,236 @@ async fn an_attempt_that_ran_out_of_time_counts_as_abandoned_and_with_what_it_an
             + v["questions"][1]["responses"].as_u64().unwrap(),
         1
     );
+}
+
+/// Every row of an assignment's kept count tables that counts something, as text, in order.
+async fn kept_tables(app: &TestApp, assignment: &str) -> Vec<String> {
+    sqlx::query_scalar(
+        "SELECT 'totals ' || t::text FROM item_totals t WHERE assignment_id = $1::uuid AND attempts <> 0
+         UNION ALL
+         SELECT 'cells ' || c::text FROM item_cells c WHERE assignment_id = $1::uuid AND attempts <> 0
+         UNION ALL
+         SELECT 'options ' || o::text FROM item_options o WHERE assignment_id = $1::uuid AND attempts <> 0
+         UNION ALL
+         SELECT 'seconds ' || s::text FROM item_seconds s WHERE assignment_id = $1::uuid AND attempts <> 0
+         ORDER BY 1",
+    )
+    .bind(assignment)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+/// Two reports agree: the same shape and strings, numbers within 1e-9 (relative above 1).
+fn assert_same_report(a: &Value, b: &Value, at: &str) {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{at}: {x} vs {y}");
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: length");
+            for (i, (x, y)) in x.iter().zip(y).enumerate() {
+                assert_same_report(x, y, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(
+                x.keys().collect::<Vec<_>>(),
+                y.keys().collect::<Vec<_>>(),
+                "{at}: keys"
+            );
+            for (k, v) in x {
+                assert_same_report(v, &y[k], &format!("{at}.{k}"));
+            }
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
+/// The report from the kept tables, and the one computed from the attempts themselves (a date
+/// range that holds every attempt takes that path), for both counted sets: they must agree.
+async fn assert_incremental_equals_from_scratch(app: &TestApp, who: &Person, assignment: &str) {
+    for set in ["graded", "all"] {
+        let kept = analytics(app, who, assignment, &format!("?attempts={set}")).await;
+        let scratch = analytics(
+            app,
+            who,
+            assignment,
+            &format!("?attempts={set}&from=2000-01-01T00:00:00Z"),
+        )
+        .await;
+        assert_same_report(&kept, &scratch, set);
+    }
+}
+
+#[tokio::test]
+async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_same_report() {
+    let clock = quizd::clock::Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let (teacher, course, assignment) = course_with_assignment(
+        &app,
+        json!({"time_limit_minutes": 5, "attempts_allowed": 3, "grading_method": "highest"}),
+    )
+    .await;
+    // The first report starts the tables of an assignment nobody has finished yet.
+    analytics(&app, &teacher, &assignment, "").await;
+    generate(&app, &assignment, 120, 11).await;
+    let mut learners = Vec::new();
+    for i in 0..3 {
+        let learner = token_for(&app, &format!("kept-{i}@example.org"), "learner").await;
+        let res = post_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/courses/{course}/enrollments"),
+            &json!({"email": learner.email}),
+        )
+        .await;
+        expect_status(res, 201).await;
+        learners.push(learner);
+    }
+    // Starts an attempt and answers its first `answers` questions with option `option`.
+    let take = |who: usize, answers: usize, option: usize| {
+        let (app, learners, assignment) = (&app, &learners, &assignment);
+        async move {
+            let attempt = expect_status(
+                post_as(
+                    app,
+                    &learners[who].access,
+                    &format!("/v1/assignments/{assignment}/attempts"),
+                    &json!({}),
+                )
+                .await,
+                201,
+            )
+            .await;
+            let id = attempt["id"].as_str().unwrap().to_string();
+            for q in attempt["questions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .take(answers)
+            {
+                let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
+                let options = q["options"].as_array().unwrap();
+                let body = json!({"selected": [options[option % options.len()]["id"]]});
+                expect_status(put_as(app, &learners[who].access, &path, &body).await, 200).await;
+            }
+            id
+        }
+    };
+    let finish = |who: usize, id: String| {
+        let (app, learners) = (&app, &learners);
+        async move {
+            let path = format!("/v1/attempts/{id}/finish");
+            expect_status(
+                post_as(app, &learners[who].access, &path, &json!({})).await,
+                200,
+            )
+            .await;
+        }
+    };
+    // Learner 0 finishes three attempts: under `highest` the graded one changes as they do.
+    for (answers, option) in [(2, 1), (8, 0), (4, 2)] {
+        let id = take(0, answers, option).await;
+        finish(0, id).await;
+    }
+    // Learner 1 runs out of time (the sweep finishes it), then finishes a better attempt.
+    take(1, 3, 0).await;
+    clock.advance(Duration::minutes(6));
+    assert_eq!(
+        quizd::attempts::finish_expired(&app.pool, clock.now())
+            .await
+            .unwrap(),
+        1
+    );
+    let id = take(1, 8, 0).await;
+    finish(1, id).await;
+    // Learner 2 is in an attempt when the teacher closes the assignment now.
+    take(2, 5, 0).await;
+    let report = analytics(&app, &teacher, &assignment, "?attempts=all").await;
+    assert_eq!(report["versions"][0]["counts"]["in_progress"], 1);
+    expect_status(
+        post_as(
+            &app,
+            &teacher.access,
+            &format!("/v1/assignments/{assignment}/close"),
+            &json!({}),
+        )
+        .await,
+        200,
+    )
+    .await;
+
+    let v = &analytics(&app, &teacher, &assignment, "?attempts=all").await["versions"][0];
+    assert_eq!(v["counts"]["counted"], 120 + 3 + 2 + 1);
+    assert_eq!(v["counts"]["abandoned"], 1);
+    assert_eq!(v["counts"]["in_progress"], 0);
+    let v = &analytics(&app, &teacher, &assignment, "").await["versions"][0];
+    assert_eq!(
+        v["counts"]["counted"],
+        120 + 3,
+        "one graded attempt per learner"
+    );
+    assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
+
+    // What the finishes kept is what a rebuild from the attempts writes.
+    let kept = kept_tables(&app, &assignment).await;
+    assert!(kept.len() > 50);
+    sqlx::query("SELECT item_sums_rebuild($1::uuid)")
+        .bind(&assignment)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(kept, kept_tables(&app, &assignment).await);
+
+    // A change of grading method: the next report rebuilds the graded set.
+    let res = patch_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}"),
+        &json!({"grading_method": "first"}),
+    )
+    .await;
+    expect_status(res, 200).await;
+    assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
+}
+
+#[tokio::test]
+async fn attempts_finished_before_the_tables_existed_are_counted_at_the_first_report() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 60, 5).await;
+    let before = analytics(&app, &teacher, &assignment, "").await;
+    // As if they had finished before migration 0014: no tables, no state.
+    for table in [
+        "item_totals",
+        "item_cells",
+        "item_options",
+        "item_seconds",
+        "item_graded",
+        "item_sums_state",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE assignment_id = $1::uuid"
+        )))
+        .bind(&assignment)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    // Attempts finishing meanwhile are left to the rebuild, not counted twice.
+    generate(&app, &assignment, 10, 6).await;
+    let after = analytics(&app, &teacher, &assignment, "").await;
+    assert_eq!(after["versions"][0]["counts"]["counted"], 70);
+    assert_eq!(before["versions"][0]["counts"]["counted"], 60);
+    assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
+    // Rebuilding again changes nothing.
+    let kept = kept_tables(&app, &assignment).await;
+    sqlx::query("SELECT item_sums_rebuild($1::uuid)")
+        .bind(&assignment)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(kept, kept_tables(&app, &assignment).await);
 }
