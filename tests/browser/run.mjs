@@ -681,6 +681,12 @@ test('an instructor creates a course, enrolls the learner and makes a timed assi
   assignmentId = await card.getAttribute('data-assignment');
   assert.match(await card.textContent(), /Time limit: 10 minutes/);
   await checkA11y(page, 'the course page');
+  await assertNoJunkText(page, 'the course page');
+  await page.goto(`${base}/#/teach`);
+  await page.locator('#course-title').waitFor();
+  await assertNoJunkText(page, 'the courses page');
+  await page.goBack();
+  await page.locator('.assignments .card').first().waitFor();
   await shot(page, 'course');
 });
 
@@ -793,6 +799,7 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
   assert.match(await langs.locator('.flags').textContent(), /Differs between languages/);
   assert.equal(await langs.locator('.flags .qnum').first().textContent(), '2');
   await checkA11y(page, 'the analytics page');
+  await assertNoJunkText(page, 'the analytics page');
   await shot(page, 'analytics', { fullPage: true });
 
   // The same page for a Bengali-reading instructor keeps every question in its language.
