@@ -1014,7 +1014,8 @@ async fn every_protected_endpoint_wants_a_token() {
                 .replace("{locale}", "bn")
                 .replace("{id}", &id)
                 .replace("{user_id}", &id)
-                .replace("{question_id}", &id);
+                .replace("{question_id}", &id)
+                .replace("{invitation_id}", &id);
             assert!(!path.contains('{'), "{template}: fill in its parameter");
             let content_type = op["requestBody"]["content"]
                 .as_object()
