@@ -75,6 +75,7 @@ const ASSETS: &[Asset] = &[
     asset!("dom.js", "text/javascript; charset=utf-8"),
     asset!("i18n.js", "text/javascript; charset=utf-8"),
     asset!("learner.js", "text/javascript; charset=utf-8"),
+    asset!("storage.js", "text/javascript; charset=utf-8"),
     asset!("teach.js", "text/javascript; charset=utf-8"),
     asset!("icon.svg", "image/svg+xml"),
 ];
@@ -88,10 +89,20 @@ static ETAGS: LazyLock<HashMap<&'static str, String>> = LazyLock::new(|| {
     tags
 });
 
-/// Registers `GET /` (the app) and `GET /assets/{file}`.
+/// Registers `GET /` (the app) and `GET /assets/{file}`, and `HEAD` of both through the same
+/// handlers: a `HEAD` answer carries exactly the headers of the `GET` one (its framing policy
+/// among them), without the body.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(crate::telemetry::resource("/").route(web::get().to(index)))
-        .service(crate::telemetry::resource("/assets/{file}").route(web::get().to(asset)));
+    cfg.service(
+        crate::telemetry::resource("/")
+            .route(web::get().to(index))
+            .route(web::head().to(index)),
+    )
+    .service(
+        crate::telemetry::resource("/assets/{file}")
+            .route(web::get().to(asset))
+            .route(web::head().to(asset)),
+    );
 }
 
 async fn index(req: HttpRequest) -> HttpResponse {

@@ -48,3 +48,42 @@ async fn every_response_carries_security_headers_and_a_request_id() {
     let csp = page.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.ends_with("frame-ancestors 'none'"), "{csp}");
 }
+
+#[tokio::test]
+async fn head_and_get_of_the_front_end_carry_the_same_framing_headers() {
+    let framing = |res: &reqwest::Response| {
+        let h = res.headers();
+        let value = |name: &str| h.get(name).map(|v| v.to_str().unwrap().to_string());
+        (
+            res.status().as_u16(),
+            value("content-security-policy"),
+            value("x-frame-options"),
+            value("content-type"),
+        )
+    };
+    let alone = TestApp::spawn().await;
+    let lms = TestApp::spawn_configured(|s| {
+        s.frame_ancestors = quizd::frontend::frame_ancestors(&["https://lms.example.edu".into()]);
+    })
+    .await;
+    for (app, ancestors) in [(&alone, "'none'"), (&lms, "https://lms.example.edu")] {
+        for path in ["/", "/assets/app.js"] {
+            let get = app.get(path).await;
+            let head = app.client.head(app.url(path)).send().await.unwrap();
+            let (get, head) = (framing(&get), framing(&head));
+            assert_eq!(
+                head, get,
+                "HEAD and GET {path} with frame-ancestors {ancestors}"
+            );
+            assert_eq!(get.0, 200, "{path}");
+            let csp = get.1.unwrap();
+            assert!(
+                csp.ends_with(&format!("frame-ancestors {ancestors}")),
+                "{csp}"
+            );
+            // One rule: the policy's frame-ancestors says who may frame the page; no
+            // X-Frame-Options contradicts it (DENY would forbid the LMS that may frame it).
+            assert_eq!(get.2, None, "{path}");
+        }
+    }
+}

@@ -154,6 +154,29 @@ async function signIn(page, email) {
   await page.waitForURL(/#\/quizzes$/);
 }
 
+/// No literal `null`, `undefined` or `[object Object]` reached the page's text.
+const JUNK = /\bnull\b|\bundefined\b|\[object Object\]/;
+async function assertNoJunkText(page, where) {
+  const text = await page.evaluate(() => document.body.innerText);
+  const m = text.match(JUNK);
+  assert.equal(m, null, `literal ${m?.[0]} on ${where}: …${m ? text.slice(Math.max(0, m.index - 80), m.index + 30) : ''}…`);
+}
+
+/// A learner of their own (registered over the API, in English), so a test's attempts are its own.
+let learners = 0;
+async function newLearner() {
+  learners += 1;
+  const email = `own-${learners}-${RUN}@example.org`;
+  const tokens = await call('POST', '/v1/auth/register', { email, display_name: `Own Learner ${learners}`, password: PASSWORD, locale: 'en' });
+  return { email, token: tokens.access_token };
+}
+
+/// The attempt the page shows, as the API has it.
+async function shownAttempt(page, token) {
+  const id = page.url().split('/').pop();
+  return call('GET', `/v1/attempts/${id}`, undefined, token);
+}
+
 /* ------------------------------------------------------------------ the answer key */
 
 let key;
@@ -447,6 +470,187 @@ test('keyboard only: sign in, start, answer every question and finish with Tab, 
   await page.close();
 });
 
+test('with storage denied (an LMS iframe on another site) the learner still signs in and answers, and is told once what a reload loses', async () => {
+  const own = await newLearner();
+  const page = await newPage();
+  // What a browser blocking third-party storage does: touching either store throws.
+  await page.addInitScript(() => {
+    for (const name of ['localStorage', 'sessionStorage']) {
+      Object.defineProperty(window, name, {
+        configurable: true,
+        get() {
+          throw new DOMException('Access is denied for this document.', 'SecurityError');
+        },
+      });
+    }
+  });
+  await page.goto(`${base}/#/signin`);
+  await page.locator('#f-email').waitFor();
+  assert.ok(await page.evaluate(() => {
+    try {
+      return !window.localStorage;
+    } catch {
+      return true;
+    }
+  }), 'localStorage throws in this page');
+  const notice = page.locator('.storage-notice');
+  assert.match(await notice.textContent(), /reloading it signs you out/);
+  await checkA11y(page, 'the sign-in page with storage denied');
+  await signIn(page, own.email);
+  await page.locator('.quiz-card').first().waitFor();
+  assert.equal(await notice.count(), 1, 'still said after signing in');
+  await page.locator('.quiz-card[data-slug="data-parallelism"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const attempt = await shownAttempt(page, own.token);
+  const q = attempt.questions[0];
+  const form = page.locator(`form.question[data-question="${q.id}"]`);
+  await form.locator(`label[for="opt-${q.id}-${rightOptions(q)[0]}"]`).click();
+  await form.locator('button[type=submit]').click();
+  assert.equal(await form.locator('.feedback .verdict strong').textContent(), 'Correct');
+  // Dismissed, the notice stays away while the tab lives.
+  await notice.locator('button').click();
+  assert.equal(await notice.count(), 0);
+  await page.locator('button.next').click();
+  await page.locator(`form.question[data-question="${attempt.questions[1].id}"]`).waitFor();
+  assert.equal(await notice.count(), 0);
+  // What the notice said: the tokens lived in this page only.
+  await page.reload();
+  await page.waitForURL(/#\/signin$/);
+  await page.close();
+});
+
+test('a double click on Next moves exactly one question', async () => {
+  const own = await newLearner();
+  const page = await newPage();
+  await signIn(page, own.email);
+  await page.locator('.quiz-card[data-slug="data-parallelism"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const attempt = await shownAttempt(page, own.token);
+  const shown = () => page.locator('form.question').getAttribute('data-question');
+  const settle = () => page.waitForTimeout(400); // time for a second move, were there one
+  await page.locator(`form.question[data-question="${attempt.questions[0].id}"]`).waitFor();
+  // From an unanswered question (Next, then Previous appears where the pointer was)...
+  await page.locator('button.next').dblclick();
+  await settle();
+  assert.equal(await shown(), attempt.questions[1].id, 'question 1 → 2');
+  await page.locator('button.next').dblclick();
+  await settle();
+  assert.equal(await shown(), attempt.questions[2].id, 'question 2 → 3');
+  // ...and from an answered one, where the primary Next sits where Submit was.
+  const q = attempt.questions[2];
+  await page.locator(`label[for="opt-${q.id}-${q.options[0].id}"]`).click();
+  await page.locator('form.question button[type=submit]').click();
+  await page.locator('.feedback').waitFor();
+  await page.locator('button.next').dblclick();
+  await settle();
+  assert.equal(await shown(), attempt.questions[3].id, 'question 3 → 4');
+  assert.equal(await page.locator('h2.question-count').textContent(), 'Question 4 of 8');
+  await page.close();
+});
+
+test('no page shows a literal null, undefined or [object Object]', async () => {
+  const own = await newLearner();
+  const page = await newPage();
+  await page.goto(`${base}/#/signin`);
+  await page.locator('#f-email').waitFor();
+  await assertNoJunkText(page, 'the sign-in page');
+  await page.goto(`${base}/#/signup`);
+  await page.locator('#f-display_name').waitFor();
+  await assertNoJunkText(page, 'the sign-up page');
+  await page.goto(`${base}/#/no-such-page`);
+  await page.locator('h1').waitFor();
+  await assertNoJunkText(page, 'a missing page');
+  await signIn(page, own.email);
+  await page.locator('.quiz-card').first().waitFor();
+  await assertNoJunkText(page, 'the catalogue');
+  await page.locator('.quiz-card[data-slug="kinds-sampler"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  for (const kind of ['single', 'multiple', 'true_false', 'numeric', 'short_text']) {
+    await page.locator(`form.question[data-kind="${kind}"]`).waitFor();
+    await assertNoJunkText(page, `a ${kind} question`);
+    await page.locator('button.next').click();
+  }
+  await page.locator('section.finish').waitFor();
+  await assertNoJunkText(page, 'the finish page, nothing answered');
+  await page.locator('section.finish button.primary').click();
+  await page.locator('.result').waitFor();
+  await assertNoJunkText(page, 'the result of an empty attempt');
+  await page.goto(`${base}/#/quizzes`);
+  await page.locator('.attempts table').waitFor();
+  await assertNoJunkText(page, 'the catalogue with an attempt');
+  await page.close();
+});
+
+test('the language select switches the interface only when the choice is confirmed, not on each arrow key', async () => {
+  const page = await newPage();
+  await page.goto(`${base}/#/signin`);
+  await page.locator('#f-email').waitFor();
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  // Marks the page as it is: a re-render replaces these nodes.
+  await page.evaluate(() => {
+    window.shownView = document.querySelector('main .view');
+    window.shownHeader = document.querySelector('.header-inner');
+  });
+  const rerendered = () => page.evaluate(() => document.querySelector('main .view') !== window.shownView || document.querySelector('.header-inner') !== window.shownHeader);
+  await page.locator('#lang-select').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  await page.waitForTimeout(300);
+  const browsed = await page.locator('#lang-select').inputValue();
+  assert.notEqual(browsed, 'en', 'the arrow keys moved the choice');
+  assert.equal(await rerendered(), false, 'browsing with the arrow keys re-rendered nothing');
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
+  assert.equal(await page.locator('h1').textContent(), 'Sign in');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((l) => document.documentElement.lang === l, browsed);
+  await page.waitForFunction(() => document.querySelector('main h1').textContent !== 'Sign in');
+  assert.equal(await rerendered(), true);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'lang-select', 'focus stays on the select');
+  // Leaving the select after browsing confirms too.
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.documentElement.lang === 'bn');
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  await page.close();
+});
+
+test('a choice made while quizd cannot be reached is kept across Next and Previous and sent when the connection returns', async () => {
+  const own = await newLearner();
+  const page = await newPage();
+  await signIn(page, own.email);
+  await page.locator('.quiz-card[data-slug="data-parallelism"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const attempt = await shownAttempt(page, own.token);
+  const [first, second] = attempt.questions;
+  const pick = rightOptions(first)[0];
+  await page.locator(`form.question[data-question="${first.id}"]`).waitFor();
+  await context.setOffline(true);
+  try {
+    await page.locator(`label[for="opt-${first.id}-${pick}"]`).click();
+    await page.locator('form.question button[type=submit]').click();
+    await page.locator('.inline-error', { hasText: 'kept on this page' }).waitFor();
+    assert.match(await page.locator('.qnav-item').first().textContent(), /not sent yet/);
+    await page.locator('button.next').click();
+    await page.locator(`form.question[data-question="${second.id}"]`).waitFor();
+    await page.locator('button.prev').click();
+    await page.locator(`form.question[data-question="${first.id}"]`).waitFor();
+    assert.equal(await page.locator(`#opt-${first.id}-${pick}`).isChecked(), true, 'the unsent choice is still chosen');
+    assert.equal((await call('GET', `/v1/attempts/${attempt.id}`, undefined, own.token)).questions[0].response, null, 'nothing reached the server');
+  } finally {
+    await context.setOffline(false);
+  }
+  // Back online: sent at once, judged, and shown.
+  await page.locator(`form.question[data-question="${first.id}"] .feedback`).waitFor();
+  assert.equal(await page.locator('.feedback .verdict strong').textContent(), 'Correct');
+  const stored = await call('GET', `/v1/attempts/${attempt.id}`, undefined, own.token);
+  assert.deepEqual(stored.questions[0].response.selected, [pick]);
+  assert.doesNotMatch(await page.locator('.qnav-item').first().textContent(), /not sent yet/);
+  await assertNoJunkText(page, 'a question answered after reconnecting');
+  await page.close();
+});
+
 let assignmentId;
 let teacherPage;
 
@@ -477,6 +681,12 @@ test('an instructor creates a course, enrolls the learner and makes a timed assi
   assignmentId = await card.getAttribute('data-assignment');
   assert.match(await card.textContent(), /Time limit: 10 minutes/);
   await checkA11y(page, 'the course page');
+  await assertNoJunkText(page, 'the course page');
+  await page.goto(`${base}/#/teach`);
+  await page.locator('#course-title').waitFor();
+  await assertNoJunkText(page, 'the courses page');
+  await page.goBack();
+  await page.locator('.assignments .card').first().waitFor();
   await shot(page, 'course');
 });
 
@@ -589,6 +799,7 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
   assert.match(await langs.locator('.flags').textContent(), /Differs between languages/);
   assert.equal(await langs.locator('.flags .qnum').first().textContent(), '2');
   await checkA11y(page, 'the analytics page');
+  await assertNoJunkText(page, 'the analytics page');
   await shot(page, 'analytics', { fullPage: true });
 
   // The same page for a Bengali-reading instructor keeps every question in its language.

@@ -1,5 +1,8 @@
-// The quizd API: JSON over fetch, bearer tokens kept in sessionStorage (this tab only), a
-// rotated refresh on 401, problems (RFC 9457) raised as ApiError with their stable `code`.
+// The quizd API: JSON over fetch, bearer tokens kept in sessionStorage (this tab only; in
+// memory where storage is denied, see storage.js), a rotated refresh on 401, problems
+// (RFC 9457) raised as ApiError with their stable `code`.
+
+import { session as tabStore } from './storage.js';
 
 const STORE = 'quizd.session';
 
@@ -14,7 +17,7 @@ export class ApiError extends Error {
 
 let session = null;
 try {
-  session = JSON.parse(sessionStorage.getItem(STORE) || 'null');
+  session = JSON.parse(tabStore.getItem(STORE) || 'null');
 } catch {
   session = null;
 }
@@ -26,12 +29,12 @@ export function signedIn() {
 
 export function setSession(tokens) {
   session = { access: tokens.access_token, refresh: tokens.refresh_token };
-  sessionStorage.setItem(STORE, JSON.stringify(session));
+  tabStore.setItem(STORE, JSON.stringify(session));
 }
 
 export function clearSession() {
   session = null;
-  sessionStorage.removeItem(STORE);
+  tabStore.removeItem(STORE);
 }
 
 /// Called when the session ends on its own (the refresh token was refused).

@@ -4,6 +4,7 @@
 
 import { api, ApiError, setSession, signedIn, signOut, whenSignedOut } from './api.js';
 import { h, focus, announce } from './dom.js';
+import { local as localStore, session as tabStore, storageDenied } from './storage.js';
 import { t, setUiLang, uiLang, UI_LANGS, nativeName } from './i18n.js';
 import * as learner from './learner.js';
 import * as teach from './teach.js';
@@ -24,7 +25,7 @@ const ctx = {
   },
   async setLang(locale) {
     ctx.lang = locale;
-    localStorage.setItem(LANG_KEY, locale);
+    localStore.setItem(LANG_KEY, locale);
     setUiLang(locale);
     if (ctx.me) {
       // The preference follows the person to other devices; the page does not wait for it.
@@ -55,14 +56,67 @@ const ctx = {
   },
 };
 
+/// Keys that move a closed select's choice (and fire `change` at once in Chromium and on
+/// Windows) without the person having confirmed anything yet.
+const BROWSING_KEYS = new Set(['ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
+
+/// The language switcher re-renders the whole interface, so it switches only on a confirmed
+/// choice: a pick with the mouse or from the opened list, Enter, or leaving the select. Arrow
+/// keys only browse (each one would otherwise re-render the page and move the reader's place).
 function langSwitcher() {
   const langs = [...ctx.locales].sort((a, b) => (a === 'en' ? -1 : b === 'en' ? 1 : a.localeCompare(b)));
+  let browsing = false;
+  const confirm = () => {
+    browsing = false;
+    if (select.value !== ctx.lang) ctx.setLang(select.value);
+  };
   const select = h(
     'select',
-    { id: 'lang-select', onchange: (e) => ctx.setLang(e.target.value) },
+    {
+      id: 'lang-select',
+      onkeydown: (e) => {
+        if (e.key === 'Enter') {
+          e.preventDefault();
+          confirm();
+        } else if (BROWSING_KEYS.has(e.key) || (e.key.length === 1 && e.key !== ' ')) {
+          browsing = true; // typing a letter jumps to a language too
+        }
+      },
+      onchange: () => {
+        if (!browsing) confirm();
+      },
+      onblur: () => {
+        if (browsing) confirm();
+      },
+    },
     langs.map((l) => h('option', { value: l, lang: l, selected: l === ctx.lang }, nativeName(l))),
   );
   return h('div', { class: 'lang-switch' }, h('label', { for: 'lang-select' }, t('language')), select);
+}
+
+/// Where storage is denied (an LMS's iframe on another site), said once, until dismissed.
+let storageNoticeDismissed = false;
+function storageNotice() {
+  if (!storageDenied() || storageNoticeDismissed) return null;
+  const box = h(
+    'div',
+    { class: 'storage-notice', role: 'status' },
+    h('p', {}, h('span', { class: 'icon', 'aria-hidden': 'true' }, 'ⓘ '), t('storage_denied')),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'link-button',
+        onclick: () => {
+          storageNoticeDismissed = true;
+          box.remove();
+          focus(document.getElementById('main'));
+        },
+      },
+      t('dismiss'),
+    ),
+  );
+  return box;
 }
 
 function renderHeader() {
@@ -92,6 +146,8 @@ function renderHeader() {
       langSwitcher(),
       who,
     ),
+    // (Native replaceChildren would write a null as the text "null".)
+    ...[storageNotice()].filter(Boolean),
   );
   const skip = document.getElementById('skip-link');
   skip.textContent = t('skip');
@@ -179,7 +235,7 @@ async function render({ keepFocus = false } = {}) {
   }
   const [m, page, needsAuth] = match;
   if (needsAuth && !signedIn()) {
-    sessionStorage.setItem('quizd.after', hash);
+    tabStore.setItem('quizd.after', hash);
     location.replace('#/signin');
     return;
   }
@@ -213,10 +269,10 @@ async function start() {
   whenSignedOut(() => {
     ctx.me = null;
     renderHeader();
-    sessionStorage.setItem('quizd.notice', 'session_ended');
+    tabStore.setItem('quizd.notice', 'session_ended');
     location.hash = '#/signin';
   });
-  const stored = localStorage.getItem(LANG_KEY);
+  const stored = localStore.getItem(LANG_KEY);
   const browser = (navigator.languages || [navigator.language]).map((l) => l.split('-')[0]).find((l) => UI_LANGS.includes(l));
   ctx.lang = stored || browser || 'en';
   try {

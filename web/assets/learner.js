@@ -2,6 +2,7 @@
 
 import { api, signIn, register } from './api.js';
 import { h, loc, announce, focus, newId } from './dom.js';
+import { local as localStore, session as tabStore } from './storage.js';
 import { t, num, pct, dateTime, nativeName, setUiLang, UI_LANGS } from './i18n.js';
 
 /* ---------------------------------------------------------------- sign in / sign up */
@@ -33,12 +34,12 @@ async function afterSignIn(ctx, form) {
   if (ctx.me.locale && ctx.me.locale !== ctx.lang) {
     ctx.lang = ctx.me.locale;
     setUiLang(ctx.lang);
-    localStorage.setItem('quizd.lang', ctx.lang);
+    localStore.setItem('quizd.lang', ctx.lang);
     await ctx.refreshMe();
   }
   form.reset();
-  const after = sessionStorage.getItem('quizd.after');
-  sessionStorage.removeItem('quizd.after');
+  const after = tabStore.getItem('quizd.after');
+  tabStore.removeItem('quizd.after');
   ctx.navigate(after || '#/quizzes');
 }
 
@@ -63,11 +64,12 @@ function authForm(ctx, { fields, submitLabel, action }) {
 }
 
 export async function signInPage(view, ctx) {
-  const notice = sessionStorage.getItem('quizd.notice');
-  sessionStorage.removeItem('quizd.notice');
+  const notice = tabStore.getItem('quizd.notice');
+  tabStore.removeItem('quizd.notice');
+  // (Native append would write a missing notice as the text "null".)
   view.append(
     h('h1', {}, t('sign_in')),
-    notice ? h('p', { class: 'notice' }, t(notice)) : null,
+    ...[notice ? h('p', { class: 'notice' }, t(notice)) : null].filter(Boolean),
     authForm(ctx, {
       fields: [
         field('email', t('email'), { type: 'email', autocomplete: 'username', required: true }),
@@ -95,7 +97,7 @@ export async function signUpPage(view, ctx) {
         const locale = f.get('locale');
         await register({ display_name: f.get('display_name'), email: f.get('email'), password: f.get('password'), locale });
         ctx.lang = locale;
-        localStorage.setItem('quizd.lang', locale);
+        localStore.setItem('quizd.lang', locale);
         setUiLang(locale);
       },
     }),
@@ -349,9 +351,10 @@ function announceResult(q) {
   );
 }
 
-function choiceInputs(q, locked) {
+/// `answer`: what to show as chosen (an answer not sent yet), else the server's.
+function choiceInputs(q, locked, answer) {
   const type = q.kind === 'multiple' ? 'checkbox' : 'radio';
-  const chosen = q.response?.selected || [];
+  const chosen = (answer ?? q.response)?.selected || [];
   const right = q.result?.correct_options || [];
   return h(
     'div',
@@ -374,9 +377,9 @@ function choiceInputs(q, locked) {
   );
 }
 
-function valueInput(q, locked) {
+function valueInput(q, locked, answer) {
   const id = `ans-${q.id}`;
-  const r = q.response;
+  const r = answer ?? q.response;
   const value = q.kind === 'numeric' ? (r?.number ?? '') : (r?.text ?? '');
   return h(
     'div',
@@ -419,6 +422,10 @@ export async function attemptPage(view, ctx, id) {
   };
   let index = firstOpen();
   let timeUp = false;
+  /// Answers given while quizd could not be reached: question id → the body to send. Shown as
+  /// chosen, marked "not sent yet", and sent again when the connection returns.
+  const unsent = new Map();
+  const unreachable = (err) => err?.status === 0 || err?.status === 502 || err?.status === 503 || err?.status === 504;
 
   const heading = loc('h1', attempt.title, { class: 'attempt-title' });
   const meta = h('p', { class: 'meta' });
@@ -426,6 +433,19 @@ export async function attemptPage(view, ctx, id) {
   const stage = h('div', { class: 'stage' });
   const navBox = h('nav', { class: 'qnav', 'aria-label': t('questions_nav') });
   view.append(heading, meta, timerBox, stage, navBox);
+  // A double click (or double tap) is two clicks, and the first one already moved on: the
+  // second would land on whatever now sits under the pointer (the next question's Next, its
+  // Previous, one of its options). Only the first click of a burst counts on this page.
+  view.addEventListener(
+    'click',
+    (e) => {
+      if (e.detail > 1 && e.target.closest('button, label, input, a')) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    },
+    true,
+  );
 
   function renderMeta() {
     meta.replaceChildren(t('attempt_n', { n: attempt.number }), ' · ', t(`feedback_${attempt.feedback_timing}`));
@@ -446,6 +466,7 @@ export async function attemptPage(view, ctx, id) {
           let status = q.response ? 'answered' : 'unanswered';
           let icon = q.response ? '●' : '○';
           if (q.result) [status, icon] = q.result.correct ? ['correct', '✓'] : ['incorrect', '✗'];
+          else if (unsent.has(q.id)) [status, icon] = ['unsent', '↻'];
           return h(
             'li',
             {},
@@ -486,7 +507,7 @@ export async function attemptPage(view, ctx, id) {
     const q = questions()[index];
     const locked = q.result != null;
     const hintId = `hint-${q.id}`;
-    const message = h('p', { class: 'inline-error', role: 'alert' });
+    const message = h('p', { class: 'inline-error', role: 'alert' }, unsent.has(q.id) ? t('answer_unsent') : null);
     const submit = locked
       ? null
       : h('button', { type: 'submit', class: 'primary' }, attempt.feedback_timing === 'immediate' ? t('submit_answer') : t('save_answer'));
@@ -502,7 +523,7 @@ export async function attemptPage(view, ctx, id) {
         { 'aria-describedby': CHOICE.has(q.kind) ? hintId : null },
         loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
         CHOICE.has(q.kind) ? h('p', { class: 'hint', id: hintId }, q.kind === 'multiple' ? t('choose_any') : t('choose_one')) : null,
-        CHOICE.has(q.kind) ? choiceInputs(q, locked) : valueInput(q, locked),
+        CHOICE.has(q.kind) ? choiceInputs(q, locked, unsent.get(q.id)) : valueInput(q, locked, unsent.get(q.id)),
       ),
       message,
       q.result ? feedbackPanel(q) : null,
@@ -521,6 +542,7 @@ export async function attemptPage(view, ctx, id) {
         const out = await api.put(`/v1/attempts/${attempt.id}/responses/${q.id}`, body);
         q.response = out.response;
         q.result = out.result ?? null;
+        unsent.delete(q.id);
       } catch (err) {
         if (err.code === 'answer_final' && err.problem?.recorded) {
           q.response = err.problem.recorded.response;
@@ -528,6 +550,15 @@ export async function attemptPage(view, ctx, id) {
           note = t('answer_final');
         } else if (err.code === 'deadline_passed' || err.code === 'attempt_finished' || err.code === 'closed') {
           return expire();
+        } else if (unreachable(err)) {
+          // Kept, not lost: shown as chosen wherever the learner goes, sent on reconnect.
+          unsent.set(q.id, body);
+          scheduleResend();
+          renderNav();
+          renderStage();
+          announce(t('answer_unsent'));
+          focus(stage.querySelector('button.next'));
+          return;
         } else {
           message.replaceChildren(ctx.errorText(err));
           submit.disabled = false;
@@ -550,6 +581,12 @@ export async function attemptPage(view, ctx, id) {
     const finishButton = h('button', { type: 'button', class: 'primary', onclick: doFinish }, t('finish'));
     async function doFinish() {
       finishButton.disabled = true;
+      if (unsent.size) await resend();
+      if (unsent.size) {
+        error.replaceChildren(t('answer_unsent'));
+        finishButton.disabled = false;
+        return;
+      }
       try {
         attempt = await api.post(`/v1/attempts/${attempt.id}/finish`);
       } catch (err) {
@@ -644,6 +681,58 @@ export async function attemptPage(view, ctx, id) {
       q.result ? feedbackPanel(q) : null,
     );
   }
+
+  /* answers not sent yet: tried again every few seconds, and at once when the browser is online */
+  let resendTimer = null;
+  let resending = null;
+  function scheduleResend() {
+    if (!resendTimer) resendTimer = setTimeout(resend, 5000);
+  }
+  function resend() {
+    clearTimeout(resendTimer);
+    resendTimer = null;
+    resending ??= sendUnsent().finally(() => {
+      resending = null;
+    });
+    return resending;
+  }
+  async function sendUnsent() {
+    for (const [qid, body] of [...unsent]) {
+      const q = questions().find((x) => x.id === qid);
+      try {
+        const out = await api.put(`/v1/attempts/${attempt.id}/responses/${qid}`, body);
+        q.response = out.response;
+        q.result = out.result ?? null;
+      } catch (err) {
+        if (unreachable(err)) return scheduleResend();
+        if (err.code === 'answer_final' && err.problem?.recorded) {
+          q.response = err.problem.recorded.response;
+          q.result = err.problem.recorded.result ?? null;
+        } else if (err.code === 'deadline_passed' || err.code === 'attempt_finished' || err.code === 'closed') {
+          unsent.clear();
+          return expire();
+        }
+      }
+      if (unsent.get(qid) === body) unsent.delete(qid); // unless answered anew meanwhile
+      if (attempt.state !== 'in_progress') continue;
+      renderNav();
+      if (questions()[index]?.id === qid) {
+        const hadFocus = stage.contains(document.activeElement);
+        renderStage();
+        if (hadFocus) focus(stage.querySelector('button.next'));
+        if (q.result) announceResult(q);
+        else announce(t('answer_saved'));
+      }
+    }
+  }
+  const online = () => {
+    if (unsent.size) resend();
+  };
+  window.addEventListener('online', online);
+  ctx.onLeave(() => {
+    window.removeEventListener('online', online);
+    clearTimeout(resendTimer);
+  });
 
   /* the countdown: visible every second, announced only at thresholds */
   let timer = null;
