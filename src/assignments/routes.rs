@@ -278,7 +278,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         resource("/v1/courses/{id}/assignments")
             .route(get().to(list_assignments))
-            .route(post().to(create_assignment).wrap(from_fn(crate::idempotency::guard))),
+            .route(
+                post()
+                    .to(create_assignment)
+                    .wrap(from_fn(crate::idempotency::guard)),
+            ),
     )
     .service(resource("/v1/assignments").route(get().to(my_assignments)))
     .service(

@@ -105,8 +105,9 @@ async fn read_body(req: &mut ServiceRequest) -> Result<Bytes, ApiError> {
     let mut payload = req.take_payload();
     let mut body = BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk
-            .map_err(|e| ApiError::new(Code::InvalidBody, format!("Could not read the body: {e}")))?;
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(Code::InvalidBody, format!("Could not read the body: {e}"))
+        })?;
         if body.len() + chunk.len() > MAX_READ_BODY {
             return Err(too_large());
         }
@@ -163,7 +164,9 @@ async fn claim(
             res.insert_header((header::LOCATION, location));
         }
         res.insert_header((REPLAYED, "true"));
-        return Ok(Claim::Answer(res.body(held.response_body.unwrap_or_default())));
+        return Ok(Claim::Answer(
+            res.body(held.response_body.unwrap_or_default()),
+        ));
     }
     Err(in_flight())
 }
@@ -187,7 +190,10 @@ pub async fn guard(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     if req.method() != Method::POST || !req.headers().contains_key(HEADER) {
-        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
     }
     let mut values = req.headers().get_all(HEADER);
     let value = values.next().map(HeaderValue::as_bytes).unwrap_or_default();
@@ -201,7 +207,10 @@ pub async fn guard(
     }
     let key = String::from_utf8_lossy(value).into_owned();
     let Ok(user) = req.extract::<CurrentUser>().await else {
-        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
     };
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Ok(req.error_response(ApiError::internal("no app state")));
@@ -321,16 +330,29 @@ impl utoipa::Modify for Documented {
             .schema(Some(key_schema))
             .build();
         let replayed = HeaderBuilder::new()
-            .schema(Some(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["true"]))))
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["true"])),
+            ))
             .description(Some(
                 "`true` when this is the replayed response to an earlier request with the same \
                  Idempotency-Key",
             ))
             .build();
         let problems = [
-            ("400", "The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`)"),
-            ("409", "A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds)"),
-            ("422", "The Idempotency-Key was used with another request (`idempotency_key_reused`)"),
+            (
+                "400",
+                "The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`)",
+            ),
+            (
+                "409",
+                "A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds)",
+            ),
+            (
+                "422",
+                "The Idempotency-Key was used with another request (`idempotency_key_reused`)",
+            ),
         ];
         for path in OPERATIONS {
             let Some(operation) = openapi
@@ -355,14 +377,15 @@ impl utoipa::Modify for Documented {
             for (status, description) in problems {
                 match operation.responses.responses.get_mut(status) {
                     Some(RefOr::T(response)) => {
-                        response.description = format!("{}; or {description}", response.description);
+                        response.description =
+                            format!("{}; or {description}", response.description);
                     }
                     Some(RefOr::Ref(_)) => {}
                     None => {
-                        operation.responses.responses.insert(
-                            status.to_string(),
-                            crate::openapi::problem(description),
-                        );
+                        operation
+                            .responses
+                            .responses
+                            .insert(status.to_string(), crate::openapi::problem(description));
                     }
                 }
             }

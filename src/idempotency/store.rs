@@ -80,11 +80,7 @@ pub async fn insert(
 }
 
 /// The key as held now, if it is.
-pub async fn held(
-    db: impl PgExecutor<'_>,
-    user_id: Uuid,
-    key: &str,
-) -> sqlx::Result<Option<Held>> {
+pub async fn held(db: impl PgExecutor<'_>, user_id: Uuid, key: &str) -> sqlx::Result<Option<Held>> {
     sqlx::query_as(
         "SELECT request_hash, response_status, response_content_type, response_location,
                 response_body
