@@ -340,6 +340,10 @@ impl utoipa::Modify for Documented {
                  Idempotency-Key",
             ))
             .build();
+        let retry_after = HeaderBuilder::new()
+            .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
+            .description(Some("Seconds to wait (`idempotency_key_in_flight`)"))
+            .build();
         let problems = [
             (
                 "400",
@@ -375,17 +379,20 @@ impl utoipa::Modify for Documented {
                 }
             }
             for (status, description) in problems {
-                match operation.responses.responses.get_mut(status) {
-                    Some(RefOr::T(response)) => {
+                let response = operation
+                    .responses
+                    .responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| crate::openapi::problem(description));
+                if let RefOr::T(response) = response {
+                    if !response.description.contains(description) {
                         response.description =
                             format!("{}; or {description}", response.description);
                     }
-                    Some(RefOr::Ref(_)) => {}
-                    None => {
-                        operation
-                            .responses
-                            .responses
-                            .insert(status.to_string(), crate::openapi::problem(description));
+                    if status == "409" {
+                        response
+                            .headers
+                            .insert("Retry-After".to_string(), retry_after.clone().into());
                     }
                 }
             }
