@@ -362,3 +362,28 @@ async fn the_openapi_document_names_the_header_on_each_creating_post() {
         }
     }
 }
+
+#[tokio::test]
+async fn erasing_a_person_forgets_the_responses_kept_for_their_retries() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "t@example.com", "instructor").await;
+    let other = token_for(&app, "o@example.com", "instructor").await;
+    for who in [&teacher, &other] {
+        let res = post_keyed(&app, who, "/v1/courses", Some("k"), r#"{"title": "Mine"}"#).await;
+        expect_status(res, 201).await;
+    }
+    let res = app
+        .client
+        .delete(app.url("/v1/me"))
+        .bearer_auth(&teacher.access)
+        .json(&json!({ "password": crate::support::PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 204).await;
+    let kept: Vec<uuid::Uuid> = sqlx::query_scalar("SELECT user_id FROM idempotency_keys")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(kept, vec![other.id]);
+}
