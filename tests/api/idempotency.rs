@@ -387,3 +387,21 @@ async fn erasing_a_person_forgets_the_responses_kept_for_their_retries() {
         .unwrap();
     assert_eq!(kept, vec![other.id]);
 }
+
+#[tokio::test]
+async fn a_key_without_a_valid_token_is_401_and_keeps_nothing() {
+    let app = TestApp::spawn().await;
+    for auth in [None, Some("Bearer forged")] {
+        let mut req = app
+            .client
+            .post(app.url("/v1/courses"))
+            .header("idempotency-key", "k")
+            .json(&json!({ "title": "Anonymous" }));
+        if let Some(auth) = auth {
+            req = req.header("authorization", auth);
+        }
+        assert_problem(req.send().await.unwrap(), 401, "unauthorized").await;
+    }
+    assert_eq!(keys_held(&app).await, 0);
+    assert_eq!(courses_titled(&app, "Anonymous").await, 0);
+}
