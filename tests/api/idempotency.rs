@@ -405,3 +405,50 @@ async fn a_key_without_a_valid_token_is_401_and_keeps_nothing() {
     assert_eq!(keys_held(&app).await, 0);
     assert_eq!(courses_titled(&app, "Anonymous").await, 0);
 }
+
+#[tokio::test]
+async fn a_retried_quiz_import_and_platform_registration_are_replayed_not_refused_as_duplicates() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let quiz = crate::support::private_quiz("retried-exam");
+    let send = || {
+        bearer(&app, Method::POST, "/v1/quizzes", &admin.access)
+            .header("content-type", "application/toml")
+            .header("idempotency-key", "quiz-1")
+            .body(quiz.clone())
+            .send()
+    };
+    let first = expect_status(send().await.unwrap(), 201).await;
+    // Without the key the retry would be `409 slug_taken`; with it, the first answer.
+    let again = send().await.unwrap();
+    assert_eq!(
+        header(&again, "idempotent-replayed").as_deref(),
+        Some("true")
+    );
+    assert_eq!(expect_status(again, 201).await, first);
+
+    let registration = json!({
+        "title": "An LMS",
+        "issuer": "https://lms.example",
+        "client_id": "quizd",
+        "deployment_ids": ["1"],
+        "auth_endpoint": "https://lms.example/auth",
+        "token_endpoint": "https://lms.example/token",
+        "jwks_url": "https://lms.example/jwks",
+    })
+    .to_string();
+    let path = "/v1/lti/registrations";
+    let first = expect_status(
+        post_keyed(&app, &admin, path, Some("reg-1"), &registration).await,
+        201,
+    )
+    .await;
+    let again = post_keyed(&app, &admin, path, Some("reg-1"), &registration).await;
+    assert_eq!(
+        header(&again, "idempotent-replayed").as_deref(),
+        Some("true")
+    );
+    assert_eq!(expect_status(again, 201).await, first);
+    let without_key = post_keyed(&app, &admin, path, None, &registration).await;
+    assert_problem(without_key, 409, "registration_exists").await;
+}
