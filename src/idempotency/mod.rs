@@ -262,8 +262,12 @@ async fn settle(
             return Err(e);
         }
     };
-    let storable = matches!(res.response().body().size(),
-        BodySize::Sized(n) if n <= MAX_STORED_BODY as u64);
+    let storable = match res.response().body().size() {
+        BodySize::None => true,
+        BodySize::Sized(n) => n <= MAX_STORED_BODY as u64,
+        // A stream is not kept: its size is unknown until read.
+        BodySize::Stream => false,
+    };
     if !res.status().is_success() || !storable {
         release().await;
         return Ok(res.map_into_boxed_body());
