@@ -76,6 +76,7 @@ pub fn app(
                 header::CONTENT_TYPE,
                 header::ACCEPT,
                 header::ACCEPT_LANGUAGE,
+                header::HeaderName::from_static(crate::idempotency::HEADER),
             ])
             .expose_headers([
                 "x-request-id",
@@ -83,6 +84,7 @@ pub fn app(
                 "content-language",
                 "location",
                 "link",
+                crate::idempotency::REPLAYED,
             ])
             .max_age(600),
         |cors, origin| cors.allowed_origin(origin),

@@ -18,6 +18,7 @@ pub mod frontend;
 pub mod grades;
 pub mod grading;
 pub mod i18n;
+pub mod idempotency;
 pub mod invitations;
 pub mod lti;
 pub mod mail;

@@ -106,7 +106,7 @@ const WITHOUT_DATABASE: [&str; 3] = ["healthz", "metrics", "verification_page"];
 /// whose required body is JSON only). An operation's own description of one of them wins.
 struct SharedProblems;
 
-fn problem(description: &str) -> RefOr<Response> {
+pub(crate) fn problem(description: &str) -> RefOr<Response> {
     RefOr::T(
         ResponseBuilder::new()
             .description(description)
@@ -182,6 +182,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         &BearerAuth as &dyn Modify,
         &PublicOperations,
         &SharedProblems,
+        &crate::idempotency::Documented,
     ] {
         modifier.modify(&mut openapi);
     }

@@ -273,11 +273,16 @@ pub async fn delete_assignment(
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use super::overrides;
     use crate::telemetry::resource;
+    use actix_web::middleware::from_fn;
     use web::{delete, get, patch, post, put};
     cfg.service(
         resource("/v1/courses/{id}/assignments")
             .route(get().to(list_assignments))
-            .route(post().to(create_assignment)),
+            .route(
+                post()
+                    .to(create_assignment)
+                    .wrap(from_fn(crate::idempotency::guard)),
+            ),
     )
     .service(resource("/v1/assignments").route(get().to(my_assignments)))
     .service(

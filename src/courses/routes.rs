@@ -1,5 +1,6 @@
 //! `/v1/courses`, enrollments and the roster.
 
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
 
@@ -20,7 +21,8 @@ use crate::validate;
 /// `instructor` means only this: may create courses and quizzes).
 #[utoipa::path(post, path = "/v1/courses", tag = "courses", security(("bearer" = [])), request_body = CourseCreate,
     responses(
-        (status = 201, description = "Created", body = Course),
+        (status = 201, description = "Created", body = Course,
+            headers(("Location" = String, description = "The new course's path, `/v1/courses/{id}`"))),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot create courses", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid title or code", body = Problem, content_type = "application/problem+json"),
@@ -42,7 +44,9 @@ pub async fn create_course(
         user.id,
     )
     .await?;
-    Ok(HttpResponse::Created().json(course))
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/courses/{}", course.id)))
+        .json(course))
 }
 
 /// The courses you are in (admins: every course): the active ones, or with `archived=true`
@@ -264,10 +268,11 @@ pub async fn unenroll(
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
     use web::{delete, get, patch, post};
+    let idempotent = || actix_web::middleware::from_fn(crate::idempotency::guard);
     cfg.service(
         resource("/v1/courses")
             .route(get().to(list_courses))
-            .route(post().to(create_course)),
+            .route(post().to(create_course).wrap(idempotent())),
     )
     .service(
         resource("/v1/courses/{id}")
@@ -277,7 +282,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         resource("/v1/courses/{id}/enrollments")
             .route(get().to(roster))
-            .route(post().to(enroll)),
+            .route(post().to(enroll).wrap(idempotent())),
     )
     .service(resource("/v1/courses/{id}/enrollments/{user_id}").route(delete().to(unenroll)));
 }

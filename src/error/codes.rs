@@ -197,6 +197,9 @@ error_codes! {
     UnknownUser = "unknown_user", UNPROCESSABLE_ENTITY, "There is no person with this email or id.";
     UserNotFound = "user_not_found", NOT_FOUND, "This account no longer exists.";
     VersionNotFound = "version_not_found", NOT_FOUND, "There is no such quiz version.";
+    IdempotencyKeyInFlight = "idempotency_key_in_flight", CONFLICT, "A request with this Idempotency-Key is still running; retry after `Retry-After` seconds.";
+    IdempotencyKeyReused = "idempotency_key_reused", UNPROCESSABLE_ENTITY, "This Idempotency-Key was used with another request (method, path or body).";
+    InvalidIdempotencyKey = "invalid_idempotency_key", BAD_REQUEST, "`Idempotency-Key` must be 1 to 255 visible ASCII characters, sent once.";
     WeakPassword = "weak_password", UNPROCESSABLE_ENTITY, "The password is too short or too long.";
 }
 

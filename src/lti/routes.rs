@@ -352,7 +352,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             resource("/v1/lti/registrations")
                 .route(get().to(list_registrations))
-                .route(post().to(create_registration)),
+                .route(
+                    post()
+                        .to(create_registration)
+                        .wrap(actix_web::middleware::from_fn(crate::idempotency::guard)),
+                ),
         )
         .service(
             resource("/v1/lti/registrations/{id}")

@@ -158,6 +158,8 @@ pub async fn erase(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<bool,
         "DELETE FROM quiz_coauthors WHERE user_id = $1",
         "DELETE FROM lti_launch_codes WHERE user_id = $1",
         "DELETE FROM lti_deep_links WHERE user_id = $1",
+        // The responses kept for retries can name the person (a course, an enrollment).
+        "DELETE FROM idempotency_keys WHERE user_id = $1",
     ] {
         sqlx::query(statement).bind(id).execute(&mut **tx).await?;
     }

@@ -146,7 +146,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(revalidated())
             .app_data(authoring_limit.clone())
             .route(get().to(list_quizzes))
-            .route(post().to(authoring::create_quiz)),
+            .route(
+                post()
+                    .to(authoring::create_quiz)
+                    .wrap(actix_web::middleware::from_fn(crate::idempotency::guard)),
+            ),
     )
     .service(
         resource("/v1/quizzes/{slug}")

@@ -12,6 +12,7 @@ mod durability;
 mod errors;
 mod exams;
 mod grades;
+mod idempotency;
 mod invitations;
 mod lti;
 mod mailbox;
