@@ -66,29 +66,11 @@ pub fn correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     finite(covariance(a, b)? / (va * vb).sqrt())
 }
 
-/// Skewness and kurtosis from the k-statistics (as Moodle reports them).
+/// Skewness and kurtosis from the k-statistics (as Moodle reports them): those of the
+/// frequency table where each value counts once.
 pub fn skewness_kurtosis(v: &[f64]) -> (Option<f64>, Option<f64>) {
-    let n = v.len() as f64;
-    let Some(m) = mean(v) else {
-        return (None, None);
-    };
-    let moment = |p: i32| v.iter().map(|x| (x - m).powi(p)).sum::<f64>() / n;
-    let (m2, m3, m4) = (moment(2), moment(3), moment(4));
-    if m2 <= EPS {
-        return (None, None);
-    }
-    let k2 = n * m2 / (n - 1.0);
-    let skew = (n >= 3.0)
-        .then(|| n * n * m3 / ((n - 1.0) * (n - 2.0)) / k2.powf(1.5))
-        .and_then(finite);
-    let kurt = (n >= 4.0)
-        .then(|| {
-            n * n * ((n + 1.0) * m4 - 3.0 * (n - 1.0) * m2 * m2)
-                / ((n - 1.0) * (n - 2.0) * (n - 3.0))
-                / (k2 * k2)
-        })
-        .and_then(finite);
-    (skew, kurt)
+    let table: Vec<(f64, u64)> = v.iter().map(|x| (*x, 1)).collect();
+    w_skewness_kurtosis(&table)
 }
 
 /// Covariance of two variables each sorted on its own: the largest covariance their values
