@@ -175,6 +175,7 @@ async fn main() -> anyhow::Result<()> {
             grade_delivery: None,
             change_listener: true,
             metrics_upkeep: false,
+            analytics_backfill: false,
         },
     );
     let http = app::serve(listener, state, Some(1))?;

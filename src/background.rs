@@ -1,5 +1,6 @@
 //! quizd's background loops, started from one place and stopped together: the deadline sweep,
-//! LTI grade delivery from the outbox, the quiz change listener and the metrics upkeep.
+//! LTI grade delivery from the outbox, the quiz change listener, the metrics upkeep, and the
+//! one-off rebuild of stale item analysis tables at start-up.
 //! `quizd serve` starts them all before it listens and stops them after the HTTP server has
 //! drained (each loop finishes the step it is in: a sweep or a delivery batch is one
 //! transaction, so stopping between steps loses nothing).
@@ -33,6 +34,11 @@ impl Shutdown {
         ticked && !*self.0.borrow()
     }
 
+    /// Whether quizd is stopping.
+    pub fn is_stopping(&self) -> bool {
+        *self.0.borrow()
+    }
+
     /// Resolves once quizd is stopping.
     pub async fn stopping(&mut self) {
         let _ = self.0.wait_for(|stop| *stop).await;
@@ -50,6 +56,8 @@ pub struct Loops {
     pub change_listener: bool,
     /// Keep the Prometheus histograms current, every 5 s.
     pub metrics_upkeep: bool,
+    /// Once at start: rebuild item analysis tables that are stale (after an upgrade).
+    pub analytics_backfill: bool,
 }
 
 impl Loops {
@@ -59,6 +67,7 @@ impl Loops {
         grade_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
         metrics_upkeep: true,
+        analytics_backfill: true,
     };
 }
 
@@ -90,6 +99,12 @@ impl Background {
         if loops.change_listener {
             tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(
                 state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if loops.analytics_backfill {
+            tasks.push(tokio::spawn(crate::analytics::backfill_sums(
+                state.pool.clone(),
                 shutdown.clone(),
             )));
         }

@@ -24,6 +24,45 @@ use stats::{
 use store::{AttemptScores, StateCounts};
 use sums::VersionSums;
 
+/// Rebuilds the count tables of these assignments (all, with `None`) that are not maintained
+/// yet (attempts finished before they existed) or whose grading method changed, each in a
+/// transaction of its own, on the primary (the analytics pool may be a replica). Stops between
+/// two assignments when `shutdown` says so. Returns how many were rebuilt.
+pub async fn rebuild_stale_sums(
+    pool: &sqlx::PgPool,
+    assignments: Option<&[uuid::Uuid]>,
+    mut shutdown: Option<&mut crate::background::Shutdown>,
+) -> Result<usize, sqlx::Error> {
+    let stale = store::stale_sums(pool, assignments).await?;
+    for (done, id) in stale.iter().enumerate() {
+        if let Some(s) = shutdown.as_deref_mut()
+            && s.is_stopping()
+        {
+            return Ok(done);
+        }
+        let mut tx = pool.begin().await?;
+        // Once per assignment, over all its attempts: longer than a request's statement.
+        sqlx::query("SET LOCAL statement_timeout = '600s'")
+            .execute(&mut *tx)
+            .await?;
+        store::rebuild_sums(&mut *tx, *id).await?;
+        tx.commit().await?;
+    }
+    Ok(stale.len())
+}
+
+/// Brings every assignment's count tables up to date once, at start-up, so that the first
+/// report after an upgrade does not wait for it (about 0.6 ms per finished attempt).
+pub async fn backfill_sums(pool: sqlx::PgPool, mut shutdown: crate::background::Shutdown) {
+    match rebuild_stale_sums(&pool, None, Some(&mut shutdown)).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(assignments = n, "item analysis tables rebuilt"),
+        Err(e) => {
+            tracing::warn!(error = %e, "item analysis backfill failed; reports rebuild on use")
+        }
+    }
+}
+
 /// The significance level of the per-locale test.
 pub const LOCALE_TEST_ALPHA: f64 = 0.01;
 

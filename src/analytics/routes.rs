@@ -113,19 +113,10 @@ fn incremental(scope: &Scope) -> bool {
     scope.from.is_none() && scope.to.is_none() && (scope.all_finished || scope.locale.is_none())
 }
 
-/// Rebuilds the tables of assignments that are not maintained yet (attempts finished before
-/// they existed) or whose grading method changed, each in a transaction of its own, on the
-/// primary (the analytics pool may be a replica).
+/// Rebuilds the tables of the scope's assignments where they are stale (see
+/// [`super::rebuild_stale_sums`]); after an upgrade `quizd serve` has usually done so already.
 async fn ensure_sums(state: &AppState, assignments: &[Uuid]) -> Result<(), ApiError> {
-    for id in store::stale_sums(&state.pool, assignments).await? {
-        let mut tx = state.pool.begin().await?;
-        // Once per assignment, over all its attempts: longer than a request's statement.
-        sqlx::query("SET LOCAL statement_timeout = '600s'")
-            .execute(&mut *tx)
-            .await?;
-        store::rebuild_sums(&mut *tx, id).await?;
-        tx.commit().await?;
-    }
+    super::rebuild_stale_sums(&state.pool, Some(assignments), None).await?;
     Ok(())
 }
 

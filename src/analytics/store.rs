@@ -163,16 +163,17 @@ pub async fn record_finished(
     Ok(())
 }
 
-/// The scope's assignments whose tables are not maintained yet (attempts finished before
-/// migration 0014) or follow another grading method than the assignment's now.
+/// These assignments (all, with `None`) whose tables are not maintained yet (attempts finished
+/// before migration 0014) or follow another grading method than the assignment's now.
 pub async fn stale_sums(
     db: impl PgExecutor<'_>,
-    assignments: &[Uuid],
+    assignments: Option<&[Uuid]>,
 ) -> Result<Vec<Uuid>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT a.id FROM assignments a
            LEFT JOIN item_sums_state s ON s.assignment_id = a.id
-          WHERE a.id = ANY($1) AND s.grading_method IS DISTINCT FROM a.grading_method
+          WHERE ($1::uuid[] IS NULL OR a.id = ANY($1))
+            AND s.grading_method IS DISTINCT FROM a.grading_method
           ORDER BY a.id",
     )
     .bind(assignments)

@@ -825,3 +825,39 @@ async fn attempts_finished_before_the_tables_existed_are_counted_at_the_first_re
         .unwrap();
     assert_eq!(kept, kept_tables(&app, &assignment).await);
 }
+
+#[tokio::test]
+async fn the_start_up_backfill_rebuilds_stale_tables_ahead_of_the_first_report() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 40, 7).await;
+    let kept = kept_tables(&app, &assignment).await;
+    for table in [
+        "item_totals",
+        "item_cells",
+        "item_options",
+        "item_seconds",
+        "item_graded",
+        "item_sums_state",
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE assignment_id = $1::uuid"
+        )))
+        .bind(&assignment)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    }
+    // What `quizd serve` runs once at start (background::Loops::SERVE): every stale
+    // assignment, and nothing the second time.
+    let rebuilt = quizd::analytics::rebuild_stale_sums(&app.pool, None, None)
+        .await
+        .unwrap();
+    assert!(rebuilt >= 1, "{rebuilt}");
+    assert_eq!(kept, kept_tables(&app, &assignment).await);
+    let again = quizd::analytics::rebuild_stale_sums(&app.pool, None, None)
+        .await
+        .unwrap();
+    assert_eq!(again, 0);
+    assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
+}

@@ -231,6 +231,7 @@ impl TestApp {
                         grade_delivery: None,
                         change_listener: true,
                         metrics_upkeep: false,
+                        analytics_backfill: false,
                     },
                 );
                 let metrics =
