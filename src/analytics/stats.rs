@@ -57,6 +57,21 @@ fn finite(x: f64) -> Option<f64> {
 /// Variances this small are zero: the scores do not vary.
 const EPS: f64 = 1e-12;
 
+/// The square roots of each question's covariance with the total, and their sum, for the
+/// effective weights: they exist only when every question covaries non-negatively with the
+/// total. A covariance within [`EPS`] of zero is zero (its sign is rounding).
+fn effective_roots(covs: &[Option<f64>]) -> (Option<Vec<f64>>, Option<f64>) {
+    let roots: Option<Vec<f64>> = covs
+        .iter()
+        .map(|c| {
+            c.filter(|c| *c >= -EPS)
+                .map(|c| if c <= EPS { 0.0 } else { c.sqrt() })
+        })
+        .collect();
+    let sum = roots.as_ref().map(|r| r.iter().sum());
+    (roots, sum)
+}
+
 /// Pearson correlation; `None` when either variable does not vary.
 pub fn correlation(a: &[f64], b: &[f64]) -> Option<f64> {
     let (va, vb) = (variance(a)?, variance(b)?);
@@ -184,12 +199,7 @@ impl ScoreMatrix<'_> {
         let covs: Vec<Option<f64>> = (0..self.max.len())
             .map(|q| covariance(&self.column(q), &totals))
             .collect();
-        // Effective weights exist only when every question covaries non-negatively with the total.
-        let roots: Option<Vec<f64>> = covs
-            .iter()
-            .map(|c| c.filter(|c| *c >= 0.0).map(f64::sqrt))
-            .collect();
-        let root_sum: Option<f64> = roots.as_ref().map(|r| r.iter().sum());
+        let (roots, root_sum) = effective_roots(&covs);
         (0..self.max.len())
             .map(|q| {
                 let x = self.column(q);
@@ -797,11 +807,7 @@ impl ScoreTable {
     pub fn question_stats(&self) -> Vec<QuestionStats> {
         let max_total: f64 = self.max.iter().sum();
         let covs: Vec<Option<f64>> = self.cells.iter().map(|q| w_covariance(q)).collect();
-        let roots: Option<Vec<f64>> = covs
-            .iter()
-            .map(|c| c.filter(|c| *c >= 0.0).map(f64::sqrt))
-            .collect();
-        let root_sum: Option<f64> = roots.as_ref().map(|r| r.iter().sum());
+        let (roots, root_sum) = effective_roots(&covs);
         (0..self.max.len())
             .map(|q| {
                 let x = self.column(q);
@@ -1126,8 +1132,13 @@ mod tests {
                 .collect();
             let matrix = ScoreMatrix { scores: &scores, max: &max };
             let table = ScoreTable::from_matrix(&matrix);
+            // Within 1e-6 of zero both are rounding noise: a statistic whose true value is 0 (a
+            // covariance, or its square root in the effective weight) comes out as ±tiny, and
+            // summed in another order as another tiny (seen: 9.6e-8 against 1.7e-7).
             let near = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+                (Some(a), Some(b)) => {
+                    (a - b).abs() <= 1e-9 * a.abs().max(1.0) || (a.abs() < 1e-6 && b.abs() < 1e-6)
+                }
                 (a, b) => a == b,
             };
             let (a, b) = (matrix.test_stats(), table.test_stats());
