@@ -31,7 +31,7 @@ impl Shutdown {
             _ = interval.tick() => true,
             _ = self.0.wait_for(|stop| *stop) => false,
         };
-        ticked && !*self.0.borrow()
+        ticked && !self.is_stopping()
     }
 
     /// Whether quizd is stopping.

@@ -31,13 +31,11 @@ use sums::VersionSums;
 pub async fn rebuild_stale_sums(
     pool: &sqlx::PgPool,
     assignments: Option<&[uuid::Uuid]>,
-    mut shutdown: Option<&mut crate::background::Shutdown>,
+    shutdown: Option<&crate::background::Shutdown>,
 ) -> Result<usize, sqlx::Error> {
     let stale = store::stale_sums(pool, assignments).await?;
     for (done, id) in stale.iter().enumerate() {
-        if let Some(s) = shutdown.as_deref_mut()
-            && s.is_stopping()
-        {
+        if shutdown.is_some_and(|s| s.is_stopping()) {
             return Ok(done);
         }
         let mut tx = pool.begin().await?;
@@ -53,8 +51,8 @@ pub async fn rebuild_stale_sums(
 
 /// Brings every assignment's count tables up to date once, at start-up, so that the first
 /// report after an upgrade does not wait for it (about 0.6 ms per finished attempt).
-pub async fn backfill_sums(pool: sqlx::PgPool, mut shutdown: crate::background::Shutdown) {
-    match rebuild_stale_sums(&pool, None, Some(&mut shutdown)).await {
+pub async fn backfill_sums(pool: sqlx::PgPool, shutdown: crate::background::Shutdown) {
+    match rebuild_stale_sums(&pool, None, Some(&shutdown)).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(assignments = n, "item analysis tables rebuilt"),
         Err(e) => {

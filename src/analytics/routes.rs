@@ -113,13 +113,6 @@ fn incremental(scope: &Scope) -> bool {
     scope.from.is_none() && scope.to.is_none() && (scope.all_finished || scope.locale.is_none())
 }
 
-/// Rebuilds the tables of the scope's assignments where they are stale (see
-/// [`super::rebuild_stale_sums`]); after an upgrade `quizd serve` has usually done so already.
-async fn ensure_sums(state: &AppState, assignments: &[Uuid]) -> Result<(), ApiError> {
-    super::rebuild_stale_sums(&state.pool, Some(assignments), None).await?;
-    Ok(())
-}
-
 /// Builds the report over these assignments, one entry per quiz version, from the cache when
 /// nothing has started or finished since.
 pub async fn build_report(
@@ -162,7 +155,9 @@ pub async fn build_report(
         let version = crate::attempts::version(state, version_id).await?;
         let chain = version.locale_chain(&non_empty(&q.lang).into_iter().collect::<Vec<_>>());
         let report = if incremental(&scope) {
-            ensure_sums(state, &scope.assignments).await?;
+            // Stale tables of the scope's assignments are rebuilt first (after an upgrade,
+            // `quizd serve` has usually done so already at start).
+            super::rebuild_stale_sums(&state.pool, Some(&scope.assignments), None).await?;
             let mut conn = db.acquire().await?;
             let (sums, counts) = store::read_sums(&mut conn, &scope).await?;
             drop(conn);

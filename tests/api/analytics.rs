@@ -787,13 +787,8 @@ async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_
     assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
 }
 
-#[tokio::test]
-async fn attempts_finished_before_the_tables_existed_are_counted_at_the_first_report() {
-    let app = TestApp::spawn().await;
-    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
-    generate(&app, &assignment, 60, 5).await;
-    let before = analytics(&app, &teacher, &assignment, "").await;
-    // As if they had finished before migration 0014: no tables, no state.
+/// As if the assignment's attempts had finished before migration 0014: no tables, no state.
+async fn forget_sums(app: &TestApp, assignment: &str) {
     for table in [
         "item_totals",
         "item_cells",
@@ -805,11 +800,20 @@ async fn attempts_finished_before_the_tables_existed_are_counted_at_the_first_re
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "DELETE FROM {table} WHERE assignment_id = $1::uuid"
         )))
-        .bind(&assignment)
+        .bind(assignment)
         .execute(&app.pool)
         .await
         .unwrap();
     }
+}
+
+#[tokio::test]
+async fn attempts_finished_before_the_tables_existed_are_counted_at_the_first_report() {
+    let app = TestApp::spawn().await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    generate(&app, &assignment, 60, 5).await;
+    let before = analytics(&app, &teacher, &assignment, "").await;
+    forget_sums(&app, &assignment).await;
     // Attempts finishing meanwhile are left to the rebuild, not counted twice.
     generate(&app, &assignment, 10, 6).await;
     let after = analytics(&app, &teacher, &assignment, "").await;
@@ -832,22 +836,7 @@ async fn the_start_up_backfill_rebuilds_stale_tables_ahead_of_the_first_report()
     let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
     generate(&app, &assignment, 40, 7).await;
     let kept = kept_tables(&app, &assignment).await;
-    for table in [
-        "item_totals",
-        "item_cells",
-        "item_options",
-        "item_seconds",
-        "item_graded",
-        "item_sums_state",
-    ] {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DELETE FROM {table} WHERE assignment_id = $1::uuid"
-        )))
-        .bind(&assignment)
-        .execute(&app.pool)
-        .await
-        .unwrap();
-    }
+    forget_sums(&app, &assignment).await;
     // What `quizd serve` runs once at start (background::Loops::SERVE): every stale
     // assignment, and nothing the second time.
     let rebuilt = quizd::analytics::rebuild_stale_sums(&app.pool, None, None)
