@@ -8,8 +8,7 @@ use actix_web::{FromRequest, HttpRequest, web};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer};
 
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 
 /// A JSON body that must be an object. (serde would also read a struct from an array of its
 /// fields, `[null, null]`, which no client means.) Unknown fields are refused by the types.

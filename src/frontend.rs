@@ -10,8 +10,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::state::AppState;
 
 /// The policy of every front-end response: same origin only, no inline code; framed only by

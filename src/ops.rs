@@ -15,8 +15,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::db;
-use crate::error::Code;
-use crate::error::{self, ApiError, Problem};
+use crate::error::{self, ApiError, Code, Problem};
 use crate::state::AppState;
 
 #[derive(Serialize, ToSchema)]

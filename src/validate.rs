@@ -1,7 +1,6 @@
 //! Checks on strings from requests, applied before anything reaches PostgreSQL.
 
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::i18n::canonical_tag;
 use actix_web::http::StatusCode;
 

@@ -12,8 +12,7 @@ use super::store::{self, Scope, ScopedAssignment};
 use super::{version_report, version_report_from_attempts};
 use crate::assignments::visible_assignment;
 use crate::auth::{CurrentUser, Role};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 

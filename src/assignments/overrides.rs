@@ -16,8 +16,7 @@ use super::{parse_adjustment, recompute_deadlines, taught_assignment};
 use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::courses::taught_course;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
 

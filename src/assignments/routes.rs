@@ -11,8 +11,7 @@ use super::{
 };
 use crate::auth::CurrentUser;
 use crate::courses::{taught_active_course, visible_course};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
 use crate::validate;

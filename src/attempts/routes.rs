@@ -14,8 +14,7 @@ use super::{Viewer, attempt_list, current, render, settle, start, view, visible_
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::grading::{self, Answer};
 use crate::state::AppState;

@@ -10,8 +10,7 @@ use uuid::Uuid;
 use super::Action;
 use super::store::{self, AuditEntry, Filter};
 use crate::auth::{CurrentUser, Role};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 pub const MAX_LIMIT: i64 = 500;

@@ -16,8 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::state::AppState;
 
 #[derive(sqlx::Type)]

@@ -8,8 +8,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::auth::CurrentUser;
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use models::{Course, CourseRole};
 
 pub fn course_not_found() -> ApiError {

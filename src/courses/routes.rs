@@ -10,8 +10,7 @@ use super::models::{
 };
 use super::{store, taught_active_course, taught_course, visible_course};
 use crate::auth::CurrentUser;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::invitations::Invitation;
 use crate::state::AppState;

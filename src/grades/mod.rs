@@ -33,8 +33,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use uuid::Uuid;
 
 use crate::attempts::review::percentage;
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::grading::{FinishedAttempt, assignment_grade};
 use models::{
     AttemptGrade, CellState, Gradebook, GradebookAssignment, GradebookCell, GradebookLearner,

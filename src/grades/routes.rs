@@ -14,8 +14,7 @@ use super::{DEFAULT_PAGE, MAX_PAGE};
 use crate::attempts::{Viewer, attempt_not_found, visible_attempt};
 use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
 

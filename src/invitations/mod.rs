@@ -23,8 +23,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::courses::models::{Course, CourseRole};
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::mail::Mail;
 use crate::state::AppState;
 

@@ -14,8 +14,7 @@ use super::{Invitation, csv, invitation_mail, token_hash, verification_mail};
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::courses::{taught_active_course, taught_course};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -4,8 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{DEEP_LINKING_REQUEST, LTI_VERSION, RESOURCE_LINK_REQUEST, claim};
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 
 /// Clock skew tolerated on `exp` and `iat`, in seconds.
 pub const LEEWAY_SECS: i64 = 60;

@@ -11,8 +11,7 @@ use uuid::Uuid;
 
 use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, registrations};
 use crate::auth::CurrentUser;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 

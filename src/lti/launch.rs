@@ -25,8 +25,7 @@ use super::registrations::{self, KeyError, RegistrationRow};
 use crate::auth::Role;
 use crate::auth::tokens::{ACCESS_TTL_SECS, new_refresh_token};
 use crate::courses::models::CourseRole;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::policy::Policy;
 use crate::state::AppState;
 

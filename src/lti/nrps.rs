@@ -14,8 +14,7 @@ use super::services::{access_token, excerpt};
 use super::{course_role, read_body, scope};
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 pub const MEMBERSHIP_MEDIA_TYPE: &str = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json";

@@ -8,8 +8,7 @@ use sqlx::{FromRow, PgExecutor, PgPool};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 
 /// A platform registration as given by an admin.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -14,8 +14,7 @@ use super::registrations::{
 };
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 fn registration_not_found() -> ApiError {

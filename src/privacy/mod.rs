@@ -20,8 +20,7 @@ use utoipa::ToSchema;
 
 use crate::audit::{self, Action, Entry, store::AuditEntry};
 use crate::auth::{CurrentUser, password};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
 use store::{ExportedAttempt, ExportedAuthorship, ExportedEnrollment, ExportedPerson};

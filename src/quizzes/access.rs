@@ -8,8 +8,7 @@ use uuid::Uuid;
 use super::store::{self, QuizAccess};
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
-use crate::error::ApiError;
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 
 pub fn quiz_not_found() -> ApiError {
     ApiError::new(Code::QuizNotFound, "There is no quiz with this slug.")

@@ -14,8 +14,7 @@ use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::content::store::{ImportError, ImportStatus, Importer, import};
 use crate::content::{QuizContent, QuizSource, SourceFile, Visibility, compile};
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 /// The largest quiz (with its translations) accepted over the API.

@@ -9,8 +9,7 @@ use utoipa::ToSchema;
 use super::access;
 use crate::auth::CurrentUser;
 use crate::content::QuizContent;
-use crate::error::Code;
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
 /// Where one text stands in one locale.
