@@ -20,14 +20,16 @@
 -- Variables (-D): k=8 r=0 clients=<-c> base=<targets used already> now=<timestamp>, the above.
 \if :k >= 8
 \set n :base + 1 + :client_id + :clients * :r
-SELECT attempt_id, user_id FROM bench_targets WHERE kind = 'p' AND n = :n \gset
+SELECT b.attempt_id, b.user_id, t.quiz_version_id AS version_id
+  FROM bench_targets b JOIN attempts t ON t.id = b.attempt_id WHERE b.kind = 'p' AND b.n = :n \gset
 \set r :r + 1
 \set k 0
 \endif
 \if :k = 0
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q0 $4=:a0 $5=:p0 $6=:m0 $7=:now $8=:c0
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q0 $4=:a0 $5=:p0 $6=:m0 $7=:now $8=:c0 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -39,7 +41,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q0, :a0, :p0, :m0, :c0, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -55,14 +57,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 1
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q1 $4=:a1 $5=:p1 $6=:m1 $7=:now $8=:c1
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q1 $4=:a1 $5=:p1 $6=:m1 $7=:now $8=:c1 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -74,7 +78,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q1, :a1, :p1, :m1, :c1, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -90,14 +94,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 2
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q2 $4=:a2 $5=:p2 $6=:m2 $7=:now $8=:c2
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q2 $4=:a2 $5=:p2 $6=:m2 $7=:now $8=:c2 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -109,7 +115,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q2, :a2, :p2, :m2, :c2, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -125,14 +131,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 3
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q3 $4=:a3 $5=:p3 $6=:m3 $7=:now $8=:c3
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q3 $4=:a3 $5=:p3 $6=:m3 $7=:now $8=:c3 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -144,7 +152,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q3, :a3, :p3, :m3, :c3, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -160,14 +168,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 4
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q4 $4=:a4 $5=:p4 $6=:m4 $7=:now $8=:c4
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q4 $4=:a4 $5=:p4 $6=:m4 $7=:now $8=:c4 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -179,7 +189,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q4, :a4, :p4, :m4, :c4, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -195,14 +205,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 5
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q5 $4=:a5 $5=:p5 $6=:m5 $7=:now $8=:c5
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q5 $4=:a5 $5=:p5 $6=:m5 $7=:now $8=:c5 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -214,7 +226,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q5, :a5, :p5, :m5, :c5, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -230,14 +242,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 6
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q6 $4=:a6 $5=:p6 $6=:m6 $7=:now $8=:c6
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q6 $4=:a6 $5=:p6 $6=:m6 $7=:now $8=:c6 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -249,7 +263,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q6, :a6, :p6, :m6, :c6, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -265,14 +279,16 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 7
--- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q7 $4=:a7 $5=:p7 $6=:m7 $7=:now $8=:c7
+-- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q7 $4=:a7 $5=:p7 $6=:m7 $7=:now $8=:c7 $9=:version_id
 WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = :version_id AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -284,7 +300,7 @@ WITH t AS (
                                    answered_at, seconds)
             SELECT t.id, :q7, :a7, :p7, :m7, :c7, :now,
                    greatest(0, extract(epoch FROM :now - coalesce(previous.at, t.started_at)))
-              FROM t, previous
+              FROM t, previous WHERE t.current
             ON CONFLICT (attempt_id, question_key) DO UPDATE SET answer = EXCLUDED.answer, points = EXCLUDED.points,
                        max_points = EXCLUDED.max_points, correct = EXCLUDED.correct,
                        answered_at = EXCLUDED.answered_at, seconds = EXCLUDED.seconds,
@@ -300,6 +316,7 @@ WITH t AS (
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at

@@ -62,13 +62,17 @@ impl AssignmentRow {
     }
 }
 
-const SELECT: &str = "SELECT a.id, a.course_id, a.quiz_id, a.quiz_version_id, q.slug, v.version,
+/// The version number is a subquery, not a join: a statement that locks the assignment and
+/// waits for a regrade (which changes `quiz_version_id`) rechecks the locked row's joins
+/// against the rows it had joined before the wait, and would lose the row; the quiz joined
+/// never changes.
+const SELECT: &str = "SELECT a.id, a.course_id, a.quiz_id, a.quiz_version_id, q.slug,
+        (SELECT v.version FROM quiz_versions v WHERE v.id = a.quiz_version_id) AS version,
         a.title, a.feedback, a.attempts_allowed, a.time_limit_minutes, a.grading_method,
         a.shuffle_questions, a.shuffle_options, a.navigation, a.opens_at, a.closes_at, a.created_at,
         a.archived_at, q.visibility
    FROM assignments a
-   JOIN quizzes q ON q.id = a.quiz_id
-   JOIN quiz_versions v ON v.id = a.quiz_version_id";
+   JOIN quizzes q ON q.id = a.quiz_id";
 
 pub struct NewAssignment<'a> {
     pub course_id: Option<Uuid>,
@@ -134,17 +138,20 @@ pub async fn for_course(
     .await
 }
 
-/// The assignment, locked for a change of its rules (`FOR UPDATE`): starts, which lock it
-/// `FOR SHARE` while they read the rules and insert, wait for the change, and the change waits
-/// for starts in flight, so every attempt gets a deadline under the rules it started under and
-/// every later change reaches it.
+/// The assignment, locked for a change of its rules (`FOR NO KEY UPDATE`): starts, which lock
+/// it `FOR SHARE` while they read the rules and insert, wait for the change, and the change
+/// waits for starts in flight, so every attempt gets a deadline under the rules it started
+/// under and every later change reaches it. Not `FOR UPDATE`: that would also stop the foreign
+/// key checks of rows that merely name the assignment (a finish's `analytics_generations`
+/// row), and a finish holding its attempt while it waits for one deadlocks with a change that
+/// then waits for the attempt (closing the assignment, a regrade).
 pub async fn lock(
     db: impl PgExecutor<'_>,
     id: Uuid,
     exclusive: bool,
 ) -> Result<Option<AssignmentRow>, sqlx::Error> {
     let sql = if exclusive {
-        format!("{SELECT} WHERE a.id = $1 FOR UPDATE OF a")
+        format!("{SELECT} WHERE a.id = $1 FOR NO KEY UPDATE OF a")
     } else {
         format!("{SELECT} WHERE a.id = $1 FOR SHARE OF a")
     };
@@ -154,14 +161,14 @@ pub async fn lock(
         .await
 }
 
-/// Every assignment of a course, locked `FOR UPDATE` in id order (no deadlock between two
+/// Every assignment of a course, locked `FOR NO KEY UPDATE` (see [`lock`]) in id order (no deadlock between two
 /// course-wide changes).
 pub async fn lock_course(
     db: impl PgExecutor<'_>,
     course: Uuid,
 ) -> Result<Vec<AssignmentRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{SELECT} WHERE a.course_id = $1 ORDER BY a.id FOR UPDATE OF a"
+        "{SELECT} WHERE a.course_id = $1 ORDER BY a.id FOR NO KEY UPDATE OF a"
     )))
     .bind(course)
     .fetch_all(db)

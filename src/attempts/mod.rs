@@ -82,6 +82,13 @@ impl AttemptCache {
             .retain(|_, o| !versions.contains(&o.served.version.id));
     }
 
+    /// Drops these attempts (a regrade moved them to another version).
+    pub fn forget(&self, attempts: &[Uuid]) {
+        for id in attempts {
+            self.0.remove(id);
+        }
+    }
+
     /// How many attempts are cached, and how many distinct quiz versions they hold.
     pub fn usage(&self) -> (usize, usize) {
         let versions: std::collections::HashSet<Uuid> =
@@ -102,6 +109,21 @@ pub async fn opened(state: &AppState, id: Uuid) -> Result<Option<Arc<Opened>>, A
         Some(row) => Ok(Some(open(state, row).await?)),
         None => Ok(None),
     }
+}
+
+/// The attempt laid out on `version`, the one it has now: a cached layout of another version
+/// (a regrade moved the attempt since, perhaps through another instance) is dropped and the
+/// attempt opened again.
+pub async fn laid_out_on(
+    state: &AppState,
+    o: Arc<Opened>,
+    version: Uuid,
+) -> Result<Arc<Opened>, ApiError> {
+    if o.served.version.id == version {
+        return Ok(o);
+    }
+    state.attempts.forget(&[o.row.id]);
+    opened(state, o.row.id).await?.ok_or_else(attempt_not_found)
 }
 
 /// Lays out a loaded attempt and keeps it in the cache.
@@ -222,6 +244,7 @@ pub async fn view(
     viewer: Viewer,
 ) -> Result<AttemptView, ApiError> {
     let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
+    let o = laid_out_on(state, o, row.quiz_version_id).await?;
     let responses = store::responses(&state.pool, row.id).await?;
     Ok(render(state, &o, row, &responses, viewer))
 }
@@ -295,6 +318,14 @@ pub async fn start(
     let assignment = crate::assignments::store::lock(&mut *tx, assignment.id, false)
         .await?
         .ok_or_else(crate::assignments::assignment_not_found)?;
+    // A regrade may have moved the assignment to another version since it was read.
+    let (version, locale) = if assignment.quiz_version_id == version.id {
+        (version, locale)
+    } else {
+        let version = self::version(state, assignment.quiz_version_id).await?;
+        let locale = version.locale_chain(&requested).remove(0);
+        (version, locale)
+    };
     let adjustments =
         crate::assignments::store::adjustments_for(&mut *tx, assignment.id, user.id).await?;
     let policy = assignment.policy();

@@ -83,6 +83,9 @@ pub struct AttemptView {
     pub finished_at: Option<DateTime<Utc>>,
     /// `submitted`, `deadline`, or `closed` (the assignment was closed early).
     pub finish_reason: Option<String>,
+    /// When course staff last regraded it (a corrected key): its questions, points and score
+    /// are those of the corrected version; the grade history says what changed.
+    pub regraded_at: Option<DateTime<Utc>>,
     /// The questions in this attempt's order (sequential navigation: those answered and the
     /// current one).
     pub questions: Vec<AttemptQuestion>,

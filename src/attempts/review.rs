@@ -285,6 +285,7 @@ impl Served {
                 .map(|d| ((d - now).num_milliseconds().max(0) + 999) / 1000),
             finished_at: attempt.finished_at,
             finish_reason: attempt.finish_reason.clone(),
+            regraded_at: attempt.regraded_at,
             questions,
             result: attempt.score.map(|score| AttemptResult {
                 score,

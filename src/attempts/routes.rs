@@ -156,6 +156,7 @@ pub async fn get_attempt(
         .await?
         .ok_or_else(super::attempt_not_found)?;
     conn.release();
+    let opened = super::laid_out_on(&state, opened, status.quiz_version_id).await?;
     // Finishing does not change the responses: they stay as read.
     let row = settle(&state, opened.row.with_status(status)).await?;
     Ok(HttpResponse::Ok()
@@ -242,7 +243,31 @@ pub async fn answer(
     body: JsonObject<AnswerRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let (attempt_id, question_id) = path.into_inner();
-    let (opened, viewer) = visible_attempt(&state, attempt_id, &user).await?;
+    if let Some(done) = answer_once(&state, &user, attempt_id, &question_id, &body).await? {
+        return Ok(done);
+    }
+    // A regrade moved the attempt to a corrected version after its layout was cached: lay it
+    // out again and grade the answer under the new key (the question keeps its id).
+    state.attempts.forget(&[attempt_id]);
+    answer_once(&state, &user, attempt_id, &question_id, &body)
+        .await?
+        .ok_or_else(|| {
+            ApiError::new(
+                Code::AttemptRegraded,
+                "The attempt was moved to a corrected version of its quiz while this answer was on its way; read the attempt again and answer.",
+            )
+        })
+}
+
+/// [`answer`], once: `None` when a regrade moved the attempt (nothing was written).
+async fn answer_once(
+    state: &AppState,
+    user: &CurrentUser,
+    attempt_id: Uuid,
+    question_id: &str,
+    body: &AnswerRequest,
+) -> Result<Option<HttpResponse>, ApiError> {
+    let (opened, viewer) = visible_attempt(state, attempt_id, user).await?;
     if viewer != Viewer::Learner {
         return Err(only_the_learner());
     }
@@ -250,14 +275,14 @@ pub async fn answer(
     // Past the deadline as it was when the attempt was opened: the deadline may have moved
     // since (an override, a changed policy), so look at the attempt as it is now.
     if opened.row.deadline.is_some_and(|d| d <= now) {
-        let row = settle(&state, current(&state, attempt_id).await?).await?;
+        let row = settle(state, current(state, attempt_id).await?).await?;
         if row.finished_at.is_some() {
             return Err(closed(&row));
         }
     }
     let served = &opened.served;
     let graded = served
-        .question_by_id(&question_id)
+        .question_by_id(question_id)
         .ok_or_else(|| {
             ApiError::new(
                 Code::QuestionNotFound,
@@ -265,7 +290,7 @@ pub async fn answer(
             )
         })
         .and_then(|q| {
-            let answer = content_answer(served, q, &body)?;
+            let answer = content_answer(served, q, body)?;
             let grade = grading::grade(q, &answer).map_err(|e| {
                 ApiError::new(Code::InvalidAnswer, format!("{e}."))
                     .with_status(StatusCode::UNPROCESSABLE_ENTITY)
@@ -276,7 +301,7 @@ pub async fn answer(
         Ok(graded) => graded,
         // A finished attempt takes no answer at all, whatever is wrong with this one.
         Err(e) => {
-            let row = current(&state, attempt_id).await?;
+            let row = current(state, attempt_id).await?;
             return Err(if row.finished_at.is_some() {
                 closed(&row)
             } else {
@@ -285,7 +310,7 @@ pub async fn answer(
         }
     };
     let outcome = |r: &store::ResponseRow, immediate: bool| AnswerOutcome {
-        question_id: question_id.clone(),
+        question_id: question_id.to_string(),
         response: served.response_view(q, r),
         result: immediate.then(|| served.result(q, Some(r))),
     };
@@ -302,20 +327,21 @@ pub async fn answer(
         &answer,
         grade,
         now,
+        served.version.id,
         before.as_deref(),
     )
     .await?;
     conn.release();
     match recorded {
         Recorded::Written { row, immediate } => {
-            Ok(HttpResponse::Ok().json(outcome(&row, immediate)))
+            Ok(Some(HttpResponse::Ok().json(outcome(&row, immediate))))
         }
         Recorded::AlreadyAnswered { immediate } => {
             let recorded = store::response(&state.pool, attempt_id, &q.key)
                 .await?
                 .ok_or_else(|| ApiError::internal("a recorded response vanished"))?;
             if recorded.answer.0 == answer {
-                return Ok(HttpResponse::Ok().json(outcome(&recorded, immediate)));
+                return Ok(Some(HttpResponse::Ok().json(outcome(&recorded, immediate))));
             }
             if sequential {
                 return Err(not_current_question());
@@ -330,8 +356,9 @@ pub async fn answer(
         }
         Recorded::NotInTurn => Err(not_current_question()),
         Recorded::Closed => Err(closed(
-            &settle(&state, current(&state, attempt_id).await?).await?,
+            &settle(state, current(state, attempt_id).await?).await?,
         )),
+        Recorded::Moved => Ok(None),
     }
 }
 

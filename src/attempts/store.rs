@@ -36,13 +36,15 @@ pub struct AttemptRow {
     pub shuffle_options: bool,
     pub navigation: Navigation,
     pub closes_at: Option<DateTime<Utc>>,
+    /// When a regrade last changed its grades (its learner sees a note).
+    pub regraded_at: Option<DateTime<Utc>>,
 }
 
 const SELECT: &str =
     "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
         a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
-        t.navigation, a.closes_at
+        t.navigation, a.closes_at, t.regraded_at
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -55,6 +57,7 @@ impl AttemptRow {
             deadline: status.deadline,
             feedback: status.feedback,
             closes_at: status.closes_at,
+            regraded_at: status.regraded_at,
             ..self.clone()
         }
     }
@@ -65,9 +68,12 @@ impl AttemptRow {
 }
 
 /// The part of an attempt that changes: once when it is finished, and whenever its
-/// assignment's policy or the learner's overrides change (deadline, feedback, close time).
+/// assignment's policy or the learner's overrides change (deadline, feedback, close time); and
+/// its quiz version, which only a regrade changes (then the cached layout is stale).
 #[derive(Debug, Clone)]
 pub struct AttemptStatus {
+    pub quiz_version_id: Uuid,
+    pub regraded_at: Option<DateTime<Utc>>,
     pub finished_at: Option<DateTime<Utc>>,
     pub finish_reason: Option<String>,
     pub score: Option<f64>,
@@ -204,6 +210,8 @@ impl MaybeResponse {
 
 #[derive(FromRow)]
 struct StatusAndResponse {
+    quiz_version_id: Uuid,
+    regraded_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
     finish_reason: Option<String>,
     score: Option<f64>,
@@ -221,8 +229,8 @@ pub async fn status_and_responses(
     attempt: Uuid,
 ) -> Result<Option<(AttemptStatus, Vec<ResponseRow>)>, sqlx::Error> {
     let rows: Vec<StatusAndResponse> = sqlx::query_as(
-        "SELECT t.finished_at, t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at,
-                r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+        "SELECT t.quiz_version_id, t.regraded_at, t.finished_at, t.finish_reason, t.score,
+                t.deadline, a.feedback, a.closes_at, r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
            FROM attempts t JOIN assignments a ON a.id = t.assignment_id
            LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = $1",
@@ -234,6 +242,8 @@ pub async fn status_and_responses(
         return Ok(None);
     };
     let status = AttemptStatus {
+        quiz_version_id: first.quiz_version_id,
+        regraded_at: first.regraded_at,
         finished_at: first.finished_at,
         finish_reason: first.finish_reason.clone(),
         score: first.score,
@@ -283,11 +293,15 @@ pub enum Recorded {
     NotInTurn,
     /// The attempt is finished, past its deadline, or not this learner's.
     Closed,
+    /// A regrade moved the attempt to another version of its quiz: the answer was graded
+    /// against a layout that is no longer the attempt's; nothing was written.
+    Moved,
 }
 
 #[derive(FromRow)]
 struct RecordOutcome {
     open: bool,
+    moved: bool,
     immediate: bool,
     in_turn: bool,
     #[sqlx(flatten)]
@@ -299,6 +313,11 @@ struct RecordOutcome {
 /// it, and an answer that waited for one sees it); the outbox event is written with it. The
 /// first answer stands under immediate feedback (as the assignment says at this moment) and
 /// under sequential navigation; otherwise it is replaced.
+///
+/// `version`: the quiz version the answer was graded against (the layout's). A regrade may
+/// have moved the attempt to another since the layout was cached, here or on another instance:
+/// then nothing is written ([`Recorded::Moved`]); an answer waiting on the regrade's lock
+/// sees the moved row.
 ///
 /// `sequential`: the keys of the questions before this one in the attempt's order, all of
 /// which must be answered already (sequential navigation); `None` for free navigation, whose
@@ -312,16 +331,17 @@ pub async fn record_response(
     answer: &Answer,
     grade: Grade,
     now: DateTime<Utc>,
+    version: Uuid,
     sequential: Option<&[String]>,
 ) -> Result<Recorded, sqlx::Error> {
     let (turn, turn_from, turn_where, in_turn, on_conflict) = if sequential.is_some() {
         (
             ", turn AS (
-            SELECT count(*) = cardinality($9::text[]) AS ok FROM responses
-             WHERE attempt_id = $1 AND question_key = ANY($9)
+            SELECT count(*) = cardinality($10::text[]) AS ok FROM responses
+             WHERE attempt_id = $1 AND question_key = ANY($10)
          )",
             ", turn",
-            "WHERE turn.ok",
+            "AND turn.ok",
             "coalesce((SELECT ok FROM turn), false)",
             "DO NOTHING",
         )
@@ -330,7 +350,8 @@ pub async fn record_response(
     };
     let sql = format!(
         "WITH t AS (
-            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate
+            SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
+                   t.quiz_version_id = $9 AS current
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > $7)
@@ -342,7 +363,7 @@ pub async fn record_response(
                                    answered_at, seconds)
             SELECT t.id, $3, $4, $5, $6, $8, $7,
                    greatest(0, extract(epoch FROM $7 - coalesce(previous.at, t.started_at)))
-              FROM t, previous{turn_from} {turn_where}
+              FROM t, previous{turn_from} WHERE t.current {turn_where}
             ON CONFLICT (attempt_id, question_key) {on_conflict}
             RETURNING question_key, answer, points, max_points, correct, answered_at, revision
          ), event AS (
@@ -354,6 +375,7 @@ pub async fn record_response(
               FROM ins
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
+                EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, {in_turn} AS in_turn,
                 ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
@@ -367,12 +389,15 @@ pub async fn record_response(
         .bind(grade.points)
         .bind(grade.max_points)
         .bind(now)
-        .bind(grade.correct);
+        .bind(grade.correct)
+        .bind(version);
     if let Some(preceding) = sequential {
         query = query.bind(preceding);
     }
     let out = query.fetch_one(db).await?;
-    Ok(if !out.open {
+    Ok(if out.moved {
+        Recorded::Moved
+    } else if !out.open {
         Recorded::Closed
     } else if !out.in_turn {
         Recorded::NotInTurn

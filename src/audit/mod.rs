@@ -37,6 +37,9 @@ pub enum Action {
     /// Course staff set an attempt's grade by hand (`subject`: the learner; `detail`: attempt,
     /// from, to).
     GradeOverridden,
+    /// Course staff moved an assignment to another version of its quiz and regraded its
+    /// attempts (`detail`: assignment, from and to version, attempts and grades changed).
+    AssignmentRegraded,
 }
 
 /// One action to record.

@@ -21,6 +21,7 @@
 //!   same page as CSV.
 
 pub mod models;
+pub mod regrade;
 pub mod routes;
 pub mod store;
 
@@ -51,8 +52,16 @@ const MAX_CURSOR: usize = 1200;
 /// The grade routes; `app.rs` calls this from its route table.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
-    use web::{get, put};
+    use actix_web::middleware::from_fn;
+    use web::{get, post, put};
     cfg.service(resource("/v1/attempts/{id}/grade").route(put().to(routes::override_grade)))
+        .service(
+            resource("/v1/assignments/{id}/regrade").route(
+                post()
+                    .to(routes::regrade)
+                    .wrap(from_fn(crate::idempotency::guard)),
+            ),
+        )
         .service(resource("/v1/attempts/{id}/grade-history").route(get().to(routes::grade_history)))
         .service(resource("/v1/courses/{id}/gradebook").route(get().to(routes::gradebook)));
 }
@@ -60,9 +69,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The grade endpoints, merged into the document by `openapi.rs`.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    paths(routes::override_grade, routes::grade_history, routes::gradebook),
+    paths(routes::override_grade, routes::grade_history, routes::gradebook, routes::regrade),
     components(schemas(models::GradebookFormat)),
-    tags((name = "grades", description = "Grades: overrides by course staff with their history, and course gradebooks"))
+    tags((name = "grades", description = "Grades: overrides by course staff with their history, regrades to a corrected version, and course gradebooks"))
 )]
 pub struct Api;
 

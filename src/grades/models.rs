@@ -158,3 +158,41 @@ pub enum GradebookFormat {
     Json,
     Csv,
 }
+
+/// Moves an assignment to another version of its quiz and grades every attempt again.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegradeRequest {
+    /// The version number of the assignment's quiz to move to (another quiz cannot be named).
+    pub to_version: i32,
+    /// `true` (the default): only answer what would change. `false`: change it.
+    #[serde(default = "yes")]
+    pub dry_run: bool,
+    /// Why (kept in every changed grade's history, which learners read): one line, 1 to 1000
+    /// characters. Default: "Regraded to version N."
+    pub reason: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What a regrade changes (a dry run) or changed: the questions that differ, and the attempts
+/// whose responses, score or maximum change. A dry run and the regrade applied right after it
+/// answer the same lists.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RegradeReport {
+    pub assignment_id: Uuid,
+    pub from_version: i32,
+    pub to_version: i32,
+    /// `true`: nothing was changed.
+    pub dry_run: bool,
+    /// The questions of the assigned version that differ in the new one, in its order.
+    pub questions: Vec<super::regrade::QuestionChange>,
+    /// Every attempt of the assignment, finished or in progress (all move to the new version).
+    pub attempts_total: usize,
+    /// The attempts that change, in id order.
+    pub attempts: Vec<super::regrade::AttemptChange>,
+    /// How many of them get a new grade (a grade event each; the LMS is told).
+    pub grades_changed: usize,
+}

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::models::{
     AttemptGrade, GradeEventKind, GradeHistory, GradeOverride, Gradebook, GradebookFormat,
-    GradebookQuery,
+    GradebookQuery, RegradeReport, RegradeRequest,
 };
 use super::store::{self, NewEvent};
 use super::{DEFAULT_PAGE, MAX_PAGE};
@@ -200,4 +200,187 @@ pub async fn gradebook(
     } else {
         res.json(book)
     })
+}
+
+/// Moves an assignment to another version of its quiz and grades every attempt again against
+/// its key (the course's instructors and admins; for a private quiz, only its authors and
+/// admins may, as only they may place it). `dry_run` (the default) answers what would change
+/// and changes nothing; `dry_run: false` changes it in one transaction, and answers the same
+/// report: every response graded again (the learner's choice kept), every attempt's score and
+/// maximum computed again (a staff override stands, capped at the new maximum), every attempt
+/// in progress moved to the new version with its answers so far, a `regrade` event in the
+/// history of every grade that changed, the LMS told of each (`attempt.regraded`), item
+/// analysis rebuilt, an audit entry. The rules are in `grades::regrade`.
+///
+/// Two regrades of one assignment do not run at once: the second waits for the first, then
+/// finds the version assigned already (`422 regrade_same_version`), or, if the first moved it
+/// to yet another version, answers `409 regrade_conflict`. A learner answering or
+/// finishing meanwhile waits for the regrade, and lands under the new key.
+#[utoipa::path(post, path = "/v1/assignments/{id}/regrade", tag = "grades", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The assignment's id")),
+    request_body = RegradeRequest,
+    responses(
+        (status = 200, description = "What the regrade changes (`dry_run`) or changed", body = RegradeReport),
+        (status = 400, description = "Malformed id or body, or a NUL in `reason`", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such assignment, or not in your courses (`assignment_not_found`); no such version of its quiz, or not one you may place (`version_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A practice assignment (`practice_assignment`), an archived one (`assignment_archived`), or another regrade of it ran at the same moment (`regrade_conflict`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The version is the one assigned (`regrade_same_version`) or adds questions (`regrade_adds_questions`), or `reason` is empty, too long or not one line (`invalid_field`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn regrade(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+    body: JsonObject<RegradeRequest>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    use super::regrade::{Refusal, StoredAttempt, StoredResponse, plan};
+    use crate::assignments::store as assignments;
+    let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
+    let body = body.into_inner();
+    let reason = match &body.reason {
+        Some(r) => {
+            crate::validate::line("reason", r, 1, super::MAX_REASON)?;
+            r.trim().to_string()
+        }
+        None => format!("Regraded to version {}.", body.to_version),
+    };
+    let no_version = || {
+        ApiError::new(
+            Code::VersionNotFound,
+            "The assignment's quiz has no such version, or not one you may place.",
+        )
+    };
+    // Moving to a version places it: its key becomes readable by the course's staff.
+    let quiz = crate::quizzes::store::access(&state.pool, &row.slug, user.id)
+        .await?
+        .ok_or_else(no_version)?;
+    if !crate::quizzes::access::placeable(&quiz, &user) {
+        return Err(no_version());
+    }
+    let (_, to_id) = assignments::resolve_version(&state.pool, &row.slug, Some(body.to_version))
+        .await?
+        .ok_or_else(no_version)?;
+    let to = crate::attempts::version(&state, to_id).await?;
+    // Every version read is loaded before the transaction: loading one may need a connection
+    // of its own, and the transaction's locks keep finishes waiting on theirs.
+    let mut versions = std::collections::HashMap::from([(to.id, to.clone())]);
+    for v in store::attempt_versions(&state.pool, row.id, row.quiz_version_id).await? {
+        versions.insert(v, crate::attempts::version(&state, v).await?);
+    }
+    let raced = || {
+        ApiError::new(
+            Code::RegradeConflict,
+            "Another regrade of this assignment ran at the same moment; read it and retry.",
+        )
+    };
+    let apply = !body.dry_run;
+    let mut tx = state.pool.begin().await?;
+    let locked = if apply {
+        assignments::lock(&mut *tx, row.id, true).await?
+    } else {
+        // One snapshot: the attempts and the responses agree.
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+        assignments::by_id(&mut *tx, row.id).await?
+    }
+    .ok_or_else(crate::assignments::assignment_not_found)?;
+    if locked.archived_at.is_some() {
+        return Err(ApiError::new(
+            Code::AssignmentArchived,
+            "This assignment is archived; its grades no longer change.",
+        ));
+    }
+    if locked.quiz_version_id == to_id {
+        return Err(ApiError::new(
+            Code::RegradeSameVersion,
+            format!("The assignment uses version {} already.", body.to_version),
+        ));
+    }
+    let from = versions.get(&locked.quiz_version_id).ok_or_else(raced)?;
+    let rows = store::regrade_attempts(&mut *tx, row.id, apply).await?;
+    let mut responses: std::collections::HashMap<Uuid, Vec<StoredResponse>> =
+        std::collections::HashMap::new();
+    for r in store::regrade_responses(&mut *tx, row.id).await? {
+        responses
+            .entry(r.attempt_id)
+            .or_default()
+            .push(StoredResponse {
+                question_key: r.question_key,
+                answer: r.answer.0,
+                points: r.points,
+                max_points: r.max_points,
+                correct: r.correct,
+            });
+    }
+    let mut attempts = Vec::with_capacity(rows.len());
+    for a in &rows {
+        // An attempt serves every question of the version it was laid out on.
+        let own = versions.get(&a.quiz_version_id).ok_or_else(raced)?;
+        attempts.push(StoredAttempt {
+            id: a.id,
+            user_id: a.user_id,
+            number: a.number,
+            finished: a.finished,
+            score: a.score,
+            override_points: a.override_points,
+            max_score: a.max_score,
+            served: own
+                .content
+                .questions
+                .iter()
+                .map(|q| q.key.clone())
+                .collect(),
+            responses: responses.remove(&a.id).unwrap_or_default(),
+        });
+    }
+    let plan = plan(&from.content, &to.content, &attempts).map_err(|e| match e {
+        Refusal::AddsQuestions(keys) => ApiError::new(
+            Code::RegradeAddsQuestions,
+            format!(
+                "Version {} adds questions ({}) that finished attempts never saw; place it as a new assignment instead.",
+                body.to_version,
+                keys.join(", ")
+            ),
+        ),
+    })?;
+    let grades_changed = plan.attempts.iter().filter(|a| a.grade_changed).count();
+    if apply {
+        let now = state.clock.now();
+        store::apply_regrade(&mut tx, row.id, to_id, &plan, user.id, now, &reason).await?;
+        crate::audit::store::record(
+            &mut *tx,
+            Entry::by(user.id, Action::AssignmentRegraded, &req).detail(json!({
+                "assignment_id": row.id,
+                "from_version": from.version,
+                "to_version": to.version,
+                "attempts_changed": plan.attempts.len(),
+                "grades_changed": grades_changed,
+            })),
+        )
+        .await?;
+        // The scores changed and the attempts moved: the count tables are built again.
+        crate::analytics::store::rebuild_sums(&mut *tx, row.id).await?;
+    }
+    tx.commit().await?;
+    if apply {
+        // Laid out on the old version; opened again (on any instance, the attempt's statements
+        // notice the version changed).
+        state
+            .attempts
+            .forget(&rows.iter().map(|a| a.id).collect::<Vec<_>>());
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(RegradeReport {
+            assignment_id: row.id,
+            from_version: from.version,
+            to_version: to.version,
+            dry_run: !apply,
+            questions: plan.questions,
+            attempts_total: rows.len(),
+            attempts: plan.attempts,
+            grades_changed,
+        }))
 }

@@ -257,3 +257,187 @@ pub async fn gradebook_page(
     .fetch_all(db)
     .await
 }
+
+/// An attempt of an assignment as a regrade reads it.
+#[derive(Debug, Clone, FromRow)]
+pub struct RegradeAttemptRow {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub number: i32,
+    pub quiz_version_id: Uuid,
+    pub finished: bool,
+    pub score: Option<f64>,
+    pub override_points: Option<f64>,
+    pub max_score: f64,
+}
+
+/// Every attempt of the assignment, in id order; `lock`: locked (`FOR NO KEY UPDATE`, which
+/// leaves foreign key checks alone) until the transaction ends (in id order, like every other multi-attempt lock), so that an answer or a
+/// finish in flight either lands before the regrade reads the attempt or waits for its commit.
+pub async fn regrade_attempts(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    lock: bool,
+) -> Result<Vec<RegradeAttemptRow>, sqlx::Error> {
+    macro_rules! select {
+        () => {
+            "SELECT id, user_id, number, quiz_version_id,
+                    finished_at IS NOT NULL AS finished, score, override_points, max_score
+               FROM attempts WHERE assignment_id = $1 ORDER BY id"
+        };
+    }
+    const SELECT: &str = select!();
+    const LOCKED: &str = concat!(select!(), " FOR NO KEY UPDATE");
+    sqlx::query_as(if lock { LOCKED } else { SELECT })
+        .bind(assignment)
+        .fetch_all(db)
+        .await
+}
+
+/// The quiz versions of the assignment's attempts, and `assigned` (the assignment's own).
+pub async fn attempt_versions(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    assigned: Uuid,
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT $2::uuid UNION SELECT DISTINCT quiz_version_id FROM attempts WHERE assignment_id = $1",
+    )
+    .bind(assignment)
+    .bind(assigned)
+    .fetch_all(db)
+    .await
+}
+
+/// A response as a regrade reads it.
+#[derive(Debug, Clone, FromRow)]
+pub struct RegradeResponseRow {
+    pub attempt_id: Uuid,
+    pub question_key: String,
+    pub answer: Json<crate::grading::Answer>,
+    pub points: f64,
+    pub max_points: f64,
+    pub correct: bool,
+}
+
+/// Every response of the assignment's attempts, by attempt.
+pub async fn regrade_responses(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+) -> Result<Vec<RegradeResponseRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.attempt_id, r.question_key, r.answer, r.points, r.max_points, r.correct
+           FROM responses r JOIN attempts t ON t.id = r.attempt_id
+          WHERE t.assignment_id = $1
+          ORDER BY r.attempt_id, r.question_key",
+    )
+    .bind(assignment)
+    .fetch_all(db)
+    .await
+}
+
+/// Writes a regrade's plan in the caller's transaction (which holds the assignment and its
+/// attempts locked): the responses' new grades, the attempts' new scores, maximums and capped
+/// overrides (and the per-question points analytics keep on a finished attempt), every
+/// attempt and the assignment moved to `to_version`, a `regrade` grade event and an
+/// `attempt.regraded` outbox event (LMS grade passback) for every attempt whose grade changed.
+pub async fn apply_regrade(
+    db: &mut sqlx::PgConnection,
+    assignment: Uuid,
+    to_version: Uuid,
+    plan: &super::regrade::Plan,
+    actor: Uuid,
+    at: DateTime<Utc>,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    let r = &plan.responses;
+    sqlx::query(
+        "UPDATE responses r SET points = u.points, max_points = u.max_points, correct = u.correct
+           FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::float8[], $5::bool[])
+                AS u(attempt_id, question_key, points, max_points, correct)
+          WHERE r.attempt_id = u.attempt_id AND r.question_key = u.question_key",
+    )
+    .bind(r.iter().map(|x| x.attempt).collect::<Vec<_>>())
+    .bind(
+        r.iter()
+            .map(|x| x.question_key.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(r.iter().map(|x| x.points).collect::<Vec<_>>())
+    .bind(r.iter().map(|x| x.max_points).collect::<Vec<_>>())
+    .bind(r.iter().map(|x| x.correct).collect::<Vec<_>>())
+    .execute(&mut *db)
+    .await?;
+    let g = &plan.grades;
+    let ids: Vec<Uuid> = g.iter().map(|x| x.attempt).collect();
+    sqlx::query(
+        "UPDATE attempts t SET score = u.score, max_score = u.max_score,
+                override_points = u.override_points, regraded_at = $5
+           FROM unnest($1::uuid[], $2::float8[], $3::float8[], $4::float8[])
+                AS u(id, score, max_score, override_points)
+          WHERE t.id = u.id",
+    )
+    .bind(&ids)
+    .bind(g.iter().map(|x| x.score).collect::<Vec<_>>())
+    .bind(g.iter().map(|x| x.max_score).collect::<Vec<_>>())
+    .bind(g.iter().map(|x| x.override_points).collect::<Vec<_>>())
+    .bind(at)
+    .execute(&mut *db)
+    .await?;
+    // A finished attempt's per-question points, kept in key order as `finish_in` keeps them.
+    sqlx::query(
+        "UPDATE attempts t SET question_points = s.points
+           FROM (SELECT attempt_id, array_agg(points ORDER BY question_key) AS points
+                   FROM responses WHERE attempt_id = ANY($1) GROUP BY attempt_id) s
+          WHERE t.id = s.attempt_id AND t.finished_at IS NOT NULL",
+    )
+    .bind(&ids)
+    .execute(&mut *db)
+    .await?;
+    sqlx::query("UPDATE attempts SET quiz_version_id = $2 WHERE assignment_id = $1")
+        .bind(assignment)
+        .bind(to_version)
+        .execute(&mut *db)
+        .await?;
+    sqlx::query("UPDATE assignments SET quiz_version_id = $2 WHERE id = $1")
+        .bind(assignment)
+        .bind(to_version)
+        .execute(&mut *db)
+        .await?;
+    let changed: Vec<&super::regrade::AttemptChange> =
+        plan.attempts.iter().filter(|a| a.grade_changed).collect();
+    sqlx::query(
+        "WITH u AS (
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::float8[], $4::float8[], $5::float8[],
+                                 $6::float8[], $7::float8[])
+                   AS u(attempt_id, user_id, from_points, to_points, max_points, score, from_max)
+         ), events AS (
+            INSERT INTO grade_events (attempt_id, kind, actor_id, at, from_points, to_points,
+                                      max_points, reason)
+            SELECT attempt_id, 'regrade', $8, $9, from_points, to_points, max_points, $10
+              FROM u ORDER BY attempt_id
+         )
+         INSERT INTO outbox (topic, aggregate_id, payload)
+         SELECT 'attempt.regraded', u.attempt_id,
+                jsonb_build_object('attempt_id', u.attempt_id, 'assignment_id', $11::uuid,
+                                   'user_id', u.user_id, 'points', u.to_points,
+                                   'computed_points', u.score, 'max_score', u.max_points,
+                                   'from_points', u.from_points, 'from_max_score', u.from_max,
+                                   'by', $8::uuid, 'at', $9::timestamptz, 'regrade', true)
+           FROM u ORDER BY u.attempt_id",
+    )
+    .bind(changed.iter().map(|a| a.attempt_id).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.user_id).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.from_points).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.to_points).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.to_max).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.to_score).collect::<Vec<_>>())
+    .bind(changed.iter().map(|a| a.from_max).collect::<Vec<_>>())
+    .bind(actor)
+    .bind(at)
+    .bind(reason)
+    .bind(assignment)
+    .execute(&mut *db)
+    .await?;
+    Ok(())
+}

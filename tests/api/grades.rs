@@ -14,13 +14,13 @@ use crate::support::{
 };
 
 /// A course taught by `teacher`, with its learners.
-struct Course {
-    teacher: Person,
-    learners: Vec<Person>,
-    id: String,
+pub(crate) struct Course {
+    pub teacher: Person,
+    pub learners: Vec<Person>,
+    pub id: String,
 }
 
-async fn course(app: &TestApp, teacher_email: &str, learners: &[&str]) -> Course {
+pub(crate) async fn course(app: &TestApp, teacher_email: &str, learners: &[&str]) -> Course {
     let teacher = token_for(app, teacher_email, "instructor").await;
     let body = json!({"title": "Distributed training"});
     let c = expect_status(
@@ -55,7 +55,7 @@ async fn assignment(app: &TestApp, c: &Course, policy: Value) -> String {
     a["id"].as_str().unwrap().to_string()
 }
 
-async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
+pub(crate) async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
     let path = format!("/v1/assignments/{assignment}/attempts");
     expect_status(post_as(app, &who.access, &path, &json!({})).await, 201).await
 }
@@ -83,7 +83,7 @@ async fn answer_some(app: &TestApp, who: &Person, attempt: &Value, answered: usi
     }
 }
 
-async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+pub(crate) async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
     let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
     expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
 }
@@ -116,7 +116,7 @@ async fn set_grade(app: &TestApp, who: &Person, attempt: &str, body: Value) -> r
     .await
 }
 
-async fn history(app: &TestApp, who: &Person, attempt: &str) -> reqwest::Response {
+pub(crate) async fn history(app: &TestApp, who: &Person, attempt: &str) -> reqwest::Response {
     get_as(
         app,
         &who.access,

@@ -21,6 +21,7 @@ mod ops;
 mod pool;
 mod privacy;
 mod proxies;
+mod regrade;
 mod secrecy;
 mod serve;
 mod support;

@@ -138,6 +138,14 @@ pub fn alone() -> bool {
     std::env::var_os("QUIZD_TEST_ALONE").is_some()
 }
 
+/// The database a test's quizd runs on.
+enum Db<'a> {
+    /// A new one cloned from this template, dropped when the quizd stops.
+    From(&'a str),
+    /// Another quizd's, left to it.
+    Shared(&'a str),
+}
+
 /// quizd serving one test over real HTTP, on its own database.
 pub struct TestApp {
     pub base: String,
@@ -169,7 +177,18 @@ impl TestApp {
 
     /// A quizd with the seed content and settings of `quizd serve` as `configure` sets them.
     pub async fn spawn_configured(configure: impl FnOnce(&mut AppState) + Send + 'static) -> Self {
-        Self::start(&cluster().seeded_template, Box::new(configure), false).await
+        Self::start(
+            Db::From(&cluster().seeded_template),
+            Box::new(configure),
+            false,
+        )
+        .await
+    }
+
+    /// A second quizd on this one's database, as a second instance behind a load balancer:
+    /// it shares nothing with the first but PostgreSQL (the database stays the first's).
+    pub async fn another_instance(&self) -> Self {
+        Self::start(Db::Shared(&self.db_name), Box::new(|_| {}), false).await
     }
 
     /// A quizd with the seed content that serves `/metrics` on a listener of its own
@@ -180,7 +199,7 @@ impl TestApp {
             separate_listener: true,
         };
         Self::start(
-            &cluster().seeded_template,
+            Db::From(&cluster().seeded_template),
             Box::new(move |state| state.metrics_access = access),
             true,
         )
@@ -189,21 +208,27 @@ impl TestApp {
 
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::start(&cluster().empty_template, Box::new(|_| {}), false).await
+        Self::start(Db::From(&cluster().empty_template), Box::new(|_| {}), false).await
     }
 
-    async fn start(template: &str, configure: Configure, metrics_listener: bool) -> Self {
+    async fn start(db: Db<'_>, configure: Configure, metrics_listener: bool) -> Self {
         let cluster = cluster();
-        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let (name, owned) = match db {
+            Db::From(template) => {
+                let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+                let mut admin = PgConnection::connect_with(&cluster.admin).await.unwrap();
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "CREATE DATABASE {name} TEMPLATE {template}"
+                )))
+                .execute(&mut admin)
+                .await
+                .unwrap();
+                admin.close().await.unwrap();
+                (name, true)
+            }
+            Db::Shared(name) => (name.to_string(), false),
+        };
         let db_name = name.clone();
-        let mut admin = PgConnection::connect_with(&cluster.admin).await.unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "CREATE DATABASE {name} TEMPLATE {template}"
-        )))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-        admin.close().await.unwrap();
         let db_options = cluster.admin.clone().database(&name);
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -244,6 +269,9 @@ impl TestApp {
                 }
                 let _ = server.await;
                 pool.close().await;
+                if !owned {
+                    return;
+                }
                 if let Ok(mut admin) = PgConnection::connect_with(&drop_options).await {
                     let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
                         "DROP DATABASE IF EXISTS {name} WITH (FORCE)"

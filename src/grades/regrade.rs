@@ -1,0 +1,545 @@
+//! Regrading: what moving an assignment to another version of its quiz changes in its attempts.
+//! Pure: no I/O. The route reads the attempts and their responses (locked, when it applies the
+//! plan), calls [`plan`], and shows the plan (a dry run) or writes it in the same transaction,
+//! so that what a dry run shows is what applying does.
+//!
+//! The rules:
+//! - Every response is graded again against the new version's question of the same key; the
+//!   response keeps what the learner chose, only its points and correctness change. An answer
+//!   that no longer fits the question (an option removed, the kind changed) scores 0.
+//! - A question the new version no longer has counts for nothing: its responses score 0 and it
+//!   leaves the attempt's maximum. A version that adds a question is refused (see
+//!   [`Refusal::AddsQuestions`]): finished attempts never saw it, so it is a new quiz, not a
+//!   correction; place it as a new assignment.
+//! - An attempt's score is the sum of its responses' new points; its maximum the new points of
+//!   the questions it serves that the new version still has.
+//! - A staff override stands (it is someone's decision about this attempt); one above the new
+//!   maximum becomes the new maximum.
+//! - An attempt's grade changed when its effective grade (the override, else the score) or its
+//!   maximum changed: that is what gets a grade event and is sent to the LMS again. Attempts in
+//!   progress move to the new version too (their answers so far regraded), so that they finish
+//!   under the corrected key; they have no grade yet.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::content::{Question, QuizContent};
+use crate::grading::{Answer, grade};
+
+/// Scores closer than this are the same score (sums of the same points in another order).
+const EPS: f64 = 1e-9;
+
+/// How one question differs between the two versions (only questions that differ are listed).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct QuestionChange {
+    pub question_key: String,
+    /// What grading reads changed: the correct options, the option set, the numeric answer or
+    /// tolerance, the accepted texts, the kind.
+    pub key_changed: bool,
+    /// The question is gone from the new version: it no longer counts.
+    pub removed: bool,
+    pub from_points: f64,
+    /// Absent when removed.
+    pub to_points: Option<f64>,
+}
+
+/// A response whose grade changes.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct ResponseChange {
+    pub question_key: String,
+    pub from_points: f64,
+    pub to_points: f64,
+    pub correct: bool,
+}
+
+/// An attempt that the regrade changes (only those are listed).
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct AttemptChange {
+    pub attempt_id: Uuid,
+    pub user_id: Uuid,
+    pub number: i32,
+    pub finished: bool,
+    /// The computed score before and after; absent while in progress.
+    pub from_score: Option<f64>,
+    pub to_score: Option<f64>,
+    pub from_max: f64,
+    pub to_max: f64,
+    /// Staff set this attempt's grade by hand; the override stands (capped at the new maximum).
+    pub overridden: bool,
+    /// The grade that counts, before and after: the override, else the score.
+    pub from_points: Option<f64>,
+    pub to_points: Option<f64>,
+    /// Whether the grade that counts (or its maximum) changes: a grade event, and the LMS is told.
+    pub grade_changed: bool,
+    pub responses: Vec<ResponseChange>,
+}
+
+/// A response as stored.
+#[derive(Debug, Clone)]
+pub struct StoredResponse {
+    pub question_key: String,
+    pub answer: Answer,
+    pub points: f64,
+    pub max_points: f64,
+    pub correct: bool,
+}
+
+/// An attempt as stored, with its responses.
+#[derive(Debug, Clone)]
+pub struct StoredAttempt {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub number: i32,
+    pub finished: bool,
+    pub score: Option<f64>,
+    pub override_points: Option<f64>,
+    pub max_score: f64,
+    /// The keys of the questions the attempt serves, in the old version.
+    pub served: Vec<String>,
+    pub responses: Vec<StoredResponse>,
+}
+
+/// A response's new grade, as the plan writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewResponseGrade {
+    pub attempt: Uuid,
+    pub question_key: String,
+    pub points: f64,
+    pub max_points: f64,
+    pub correct: bool,
+}
+
+/// An attempt's new grade, as the plan writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAttemptGrade {
+    pub attempt: Uuid,
+    pub score: Option<f64>,
+    pub max_score: f64,
+    pub override_points: Option<f64>,
+}
+
+/// What a regrade shows and writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub questions: Vec<QuestionChange>,
+    pub attempts: Vec<AttemptChange>,
+    pub responses: Vec<NewResponseGrade>,
+    pub grades: Vec<NewAttemptGrade>,
+}
+
+/// Why a regrade cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The new version has questions the old one lacks (their keys).
+    AddsQuestions(Vec<String>),
+}
+
+/// What grading reads of a question: its kind, its options' keys and correctness (as a set),
+/// the numeric key and the accepted texts. Points are compared on their own.
+fn grading_key(q: &Question) -> impl PartialEq + use<'_> {
+    let mut options: Vec<(&str, bool)> = q
+        .options
+        .iter()
+        .map(|o| (o.key.as_str(), o.correct))
+        .collect();
+    options.sort_unstable();
+    let numeric = q.numeric.as_ref().map(|n| (n.answer, n.tolerance));
+    let text = q.short_text.as_ref().map(|t| {
+        let mut accepted: Vec<&str> = t.accepted.iter().map(String::as_str).collect();
+        accepted.sort_unstable();
+        (accepted, t.case_sensitive)
+    });
+    (q.kind, options, numeric, text)
+}
+
+fn by_key(content: &QuizContent) -> HashMap<&str, &Question> {
+    content
+        .questions
+        .iter()
+        .map(|q| (q.key.as_str(), q))
+        .collect()
+}
+
+/// How the new version's questions differ from the old one's, in the old version's order.
+pub fn question_changes(
+    old: &QuizContent,
+    new: &QuizContent,
+) -> Result<Vec<QuestionChange>, Refusal> {
+    let before = by_key(old);
+    let added: Vec<String> = new
+        .questions
+        .iter()
+        .filter(|q| !before.contains_key(q.key.as_str()))
+        .map(|q| q.key.clone())
+        .collect();
+    if !added.is_empty() {
+        return Err(Refusal::AddsQuestions(added));
+    }
+    let after = by_key(new);
+    Ok(old
+        .questions
+        .iter()
+        .filter_map(|o| {
+            let change = match after.get(o.key.as_str()) {
+                None => QuestionChange {
+                    question_key: o.key.clone(),
+                    key_changed: false,
+                    removed: true,
+                    from_points: o.points,
+                    to_points: None,
+                },
+                Some(n) => QuestionChange {
+                    question_key: o.key.clone(),
+                    key_changed: grading_key(o) != grading_key(n),
+                    removed: false,
+                    from_points: o.points,
+                    to_points: Some(n.points),
+                },
+            };
+            let differs =
+                change.removed || change.key_changed || change.to_points != Some(o.points);
+            differs.then_some(change)
+        })
+        .collect())
+}
+
+/// A response graded against the new version's question (`None`: the question is gone).
+fn regrade_response(q: Option<&Question>, r: &StoredResponse) -> (f64, f64, bool) {
+    match q {
+        None => (0.0, r.max_points, false),
+        Some(q) => match grade(q, &r.answer) {
+            Ok(g) => (g.points, g.max_points, g.correct),
+            Err(_) => (0.0, q.points, false),
+        },
+    }
+}
+
+/// The plan for moving these attempts from `old` to `new`.
+pub fn plan(
+    old: &QuizContent,
+    new: &QuizContent,
+    attempts: &[StoredAttempt],
+) -> Result<Plan, Refusal> {
+    let questions = question_changes(old, new)?;
+    let after = by_key(new);
+    let mut out = Plan {
+        questions,
+        attempts: Vec::new(),
+        responses: Vec::new(),
+        grades: Vec::new(),
+    };
+    for a in attempts {
+        let mut changed_responses = Vec::new();
+        let mut score = 0.0;
+        for r in &a.responses {
+            let (points, max_points, correct) =
+                regrade_response(after.get(r.question_key.as_str()).copied(), r);
+            score += points;
+            // Shown when its grade changes; written when its maximum changes too.
+            if points != r.points || correct != r.correct {
+                changed_responses.push(ResponseChange {
+                    question_key: r.question_key.clone(),
+                    from_points: r.points,
+                    to_points: points,
+                    correct,
+                });
+            }
+            if points != r.points || max_points != r.max_points || correct != r.correct {
+                out.responses.push(NewResponseGrade {
+                    attempt: a.id,
+                    question_key: r.question_key.clone(),
+                    points,
+                    max_points,
+                    correct,
+                });
+            }
+        }
+        let max: f64 = a
+            .served
+            .iter()
+            .filter_map(|k| after.get(k.as_str()))
+            .map(|q| q.points)
+            .sum();
+        let to_score = a.finished.then_some(score);
+        let to_override = a.override_points.map(|o| o.min(max));
+        let from_points = a.override_points.or(a.score);
+        let to_points = if a.finished {
+            to_override.or(to_score)
+        } else {
+            None
+        };
+        let same = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => (x - y).abs() <= EPS,
+            (x, y) => x.is_none() && y.is_none(),
+        };
+        let max_changed = (max - a.max_score).abs() > EPS;
+        let grade_changed = a.finished && (max_changed || !same(from_points, to_points));
+        let rewritten = out.responses.last().is_some_and(|r| r.attempt == a.id);
+        if !rewritten && !max_changed && same(a.score, to_score) {
+            continue;
+        }
+        out.grades.push(NewAttemptGrade {
+            attempt: a.id,
+            score: to_score,
+            max_score: max,
+            override_points: to_override,
+        });
+        out.attempts.push(AttemptChange {
+            attempt_id: a.id,
+            user_id: a.user_id,
+            number: a.number,
+            finished: a.finished,
+            from_score: a.score,
+            to_score,
+            from_max: a.max_score,
+            to_max: max,
+            overridden: a.override_points.is_some(),
+            from_points,
+            to_points,
+            grade_changed,
+            responses: changed_responses,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::QuestionKind;
+    use proptest::prelude::*;
+
+    fn question(key: &str, kind: QuestionKind, points: f64, correct: &[&str]) -> Question {
+        use crate::content::Choice;
+        use crate::i18n::Text;
+        let text = |s: &str| Text::from([("en".to_string(), s.to_string())]);
+        Question {
+            key: key.into(),
+            kind,
+            points,
+            prompt: text("?"),
+            explanation: text("because"),
+            options: ["a", "b", "c"]
+                .iter()
+                .map(|o| Choice {
+                    key: (*o).into(),
+                    text: text(o),
+                    correct: correct.contains(o),
+                    feedback: None,
+                })
+                .collect(),
+            numeric: None,
+            short_text: None,
+            wrong_feedback: None,
+        }
+    }
+
+    fn content(questions: Vec<Question>) -> QuizContent {
+        QuizContent {
+            slug: "q".into(),
+            source_locale: "en".into(),
+            locales: vec!["en".into()],
+            title: crate::i18n::Text::from([("en".to_string(), "Q".to_string())]),
+            intro: None,
+            visibility: Default::default(),
+            practice: None,
+            questions,
+            translated_from: Default::default(),
+        }
+    }
+
+    fn attempt(finished: bool, answers: &[(&str, &str, f64)]) -> StoredAttempt {
+        let score = answers.iter().map(|a| a.2).sum::<f64>();
+        StoredAttempt {
+            id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+            number: 1,
+            finished,
+            score: finished.then_some(score),
+            override_points: None,
+            max_score: 3.0,
+            served: vec!["q1".into(), "q2".into(), "q3".into()],
+            responses: answers
+                .iter()
+                .map(|(k, o, p)| StoredResponse {
+                    question_key: (*k).into(),
+                    answer: Answer::Selected(vec![(*o).into()]),
+                    points: *p,
+                    max_points: 1.0,
+                    correct: *p > 0.0,
+                })
+                .collect(),
+        }
+    }
+
+    fn old() -> QuizContent {
+        content(vec![
+            question("q1", QuestionKind::Single, 1.0, &["a"]),
+            question("q2", QuestionKind::Single, 1.0, &["a"]),
+            question("q3", QuestionKind::Single, 1.0, &["a"]),
+        ])
+    }
+
+    #[test]
+    fn a_corrected_key_regrades_the_responses_that_chose_either_option_and_nothing_else() {
+        let new = content(vec![
+            question("q1", QuestionKind::Single, 1.0, &["a"]),
+            question("q2", QuestionKind::Single, 1.0, &["b"]),
+            question("q3", QuestionKind::Single, 1.0, &["a"]),
+        ]);
+        let right = attempt(true, &[("q1", "a", 1.0), ("q2", "a", 1.0)]);
+        let fixed = attempt(true, &[("q1", "a", 1.0), ("q2", "b", 0.0)]);
+        let untouched = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
+        let p = plan(&old(), &new, &[right.clone(), fixed.clone(), untouched]).unwrap();
+        assert_eq!(p.questions.len(), 1);
+        assert!(p.questions[0].key_changed && !p.questions[0].removed);
+        let changes: Vec<(Uuid, Option<f64>, Option<f64>)> = p
+            .attempts
+            .iter()
+            .map(|a| (a.attempt_id, a.from_points, a.to_points))
+            .collect();
+        assert_eq!(
+            changes,
+            vec![
+                (right.id, Some(2.0), Some(1.0)),
+                (fixed.id, Some(1.0), Some(2.0))
+            ]
+        );
+        assert!(p.attempts.iter().all(|a| a.grade_changed));
+        assert_eq!(p.responses.len(), 2);
+    }
+
+    #[test]
+    fn a_removed_question_scores_nothing_and_leaves_the_maximum() {
+        let new = content(vec![
+            question("q1", QuestionKind::Single, 1.0, &["a"]),
+            question("q2", QuestionKind::Single, 1.0, &["a"]),
+        ]);
+        let a = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
+        let p = plan(&old(), &new, &[a]).unwrap();
+        assert_eq!(p.questions[0].question_key, "q3");
+        assert!(p.questions[0].removed);
+        let c = &p.attempts[0];
+        assert_eq!((c.to_score, c.to_max, c.from_max), (Some(1.0), 2.0, 3.0));
+        assert_eq!(p.responses[0].points, 0.0);
+        assert_eq!(p.responses[0].max_points, 1.0);
+    }
+
+    #[test]
+    fn a_version_that_adds_a_question_is_refused() {
+        let mut questions = old().questions;
+        questions.push(question("q4", QuestionKind::Single, 1.0, &["a"]));
+        assert_eq!(
+            plan(&old(), &content(questions), &[]),
+            Err(Refusal::AddsQuestions(vec!["q4".into()]))
+        );
+    }
+
+    #[test]
+    fn an_override_stands_and_is_capped_at_a_smaller_maximum() {
+        let new = content(vec![
+            question("q1", QuestionKind::Single, 1.0, &["a"]),
+            question("q2", QuestionKind::Single, 0.5, &["a"]),
+            question("q3", QuestionKind::Single, 0.5, &["a"]),
+        ]);
+        let mut a = attempt(true, &[("q1", "a", 1.0)]);
+        a.override_points = Some(2.5);
+        let p = plan(&old(), &new, &[a]).unwrap();
+        let c = &p.attempts[0];
+        assert_eq!(
+            (c.from_points, c.to_points, c.to_max),
+            (Some(2.5), Some(2.0), 2.0)
+        );
+        assert_eq!(p.grades[0].override_points, Some(2.0));
+        assert!(c.grade_changed && c.overridden);
+    }
+
+    #[test]
+    fn an_attempt_in_progress_is_regraded_but_has_no_grade_to_change() {
+        let new = content(vec![
+            question("q1", QuestionKind::Single, 1.0, &["b"]),
+            question("q2", QuestionKind::Single, 1.0, &["a"]),
+            question("q3", QuestionKind::Single, 1.0, &["a"]),
+        ]);
+        let p = plan(&old(), &new, &[attempt(false, &[("q1", "b", 0.0)])]).unwrap();
+        let c = &p.attempts[0];
+        assert_eq!(
+            (c.to_score, c.to_points, c.grade_changed),
+            (None, None, false)
+        );
+        assert_eq!(p.responses[0].points, 1.0);
+        assert_eq!(p.grades[0].score, None);
+    }
+
+    #[test]
+    fn changed_texts_alone_change_no_grade() {
+        let mut new = old();
+        new.questions[0].prompt =
+            crate::i18n::Text::from([("en".to_string(), "Clearer?".to_string())]);
+        new.questions[1].options.reverse();
+        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]).unwrap();
+        assert!(p.questions.is_empty() && p.attempts.is_empty() && p.responses.is_empty());
+    }
+
+    proptest! {
+        /// Regrading to the same content changes nothing, and applying a plan's new grades
+        /// then planning again against the same new version changes nothing either.
+        #[test]
+        fn a_regrade_applied_once_has_nothing_left_to_change(
+            old_correct in proptest::collection::vec(0usize..3, 3),
+            new_correct in proptest::collection::vec(0usize..3, 3),
+            new_points in proptest::collection::vec(1u8..4, 3),
+            chosen in proptest::collection::vec(proptest::collection::vec(proptest::option::of(0usize..3), 3), 0..12),
+            overrides in proptest::collection::vec(proptest::option::of(0u8..7), 12),
+        ) {
+            let opts = ["a", "b", "c"];
+            let keys = ["q1", "q2", "q3"];
+            let make = |correct: &[usize], points: &[f64]| content(
+                (0..3).map(|i| question(keys[i], QuestionKind::Single, points[i], &[opts[correct[i]]])).collect()
+            );
+            let old = make(&old_correct, &[1.0, 1.0, 1.0]);
+            let new_points: Vec<f64> = new_points.iter().map(|p| f64::from(*p)).collect();
+            let new = make(&new_correct, &new_points);
+            let attempts: Vec<StoredAttempt> = chosen.iter().enumerate().map(|(n, picks)| {
+                let responses: Vec<StoredResponse> = picks.iter().enumerate().filter_map(|(i, o)| {
+                    o.map(|o| {
+                        let answer = Answer::Selected(vec![opts[o].into()]);
+                        let g = grade(&old.questions[i], &answer).unwrap();
+                        StoredResponse { question_key: keys[i].into(), answer, points: g.points, max_points: g.max_points, correct: g.correct }
+                    })
+                }).collect();
+                let score: f64 = responses.iter().map(|r| r.points).sum();
+                StoredAttempt {
+                    id: Uuid::from_u128(n as u128 + 1), user_id: Uuid::nil(), number: 1,
+                    finished: n % 3 != 0, score: (n % 3 != 0).then_some(score),
+                    override_points: overrides[n].filter(|_| n % 3 != 0).map(|o| f64::from(o).min(3.0)),
+                    max_score: 3.0, served: keys.iter().map(|k| k.to_string()).collect(), responses,
+                }
+            }).collect();
+            prop_assert!(plan(&old, &old, &attempts).unwrap().attempts.is_empty());
+            let p = plan(&old, &new, &attempts).unwrap();
+            // Apply the plan to the stored attempts, as the store does.
+            let applied: Vec<StoredAttempt> = attempts.iter().map(|a| {
+                let mut a = a.clone();
+                for r in &mut a.responses {
+                    if let Some(n) = p.responses.iter().find(|n| n.attempt == a.id && n.question_key == r.question_key) {
+                        r.points = n.points; r.max_points = n.max_points; r.correct = n.correct;
+                    }
+                }
+                if let Some(g) = p.grades.iter().find(|g| g.attempt == a.id) {
+                    a.score = g.score; a.max_score = g.max_score; a.override_points = g.override_points;
+                }
+                a
+            }).collect();
+            prop_assert!(plan(&new, &new, &applied).unwrap().attempts.is_empty());
+            for a in &p.attempts {
+                if let (Some(to), true) = (a.to_points, a.finished) {
+                    prop_assert!(to >= 0.0 && to <= a.to_max + EPS);
+                }
+            }
+        }
+    }
+}
