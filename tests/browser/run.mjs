@@ -811,6 +811,67 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
   await page.selectOption('#lang-select', 'en');
 });
 
+/// The instructor's exam: one question, right option `right` (A in version 1).
+function examToml(right) {
+  const option = (k) => `\n[[questions.options]]\nkey = "${k}"\ntext = "${k.toUpperCase()}"\n${k === right ? 'correct = true' : 'feedback = "Not this one."'}\n`;
+  return `slug = "exam-${RUN}"\ntitle = "Exam"\n\n[[questions]]\nkey = "q1"\nkind = "single"\nprompt = "Pick B"\nexplanation = "Because."\n${['a', 'b'].map(option).join('')}`;
+}
+
+async function sendExam(token, toml, put) {
+  const res = await fetch(`${base}/v1/quizzes${put ? `/exam-${RUN}` : ''}`, {
+    method: put ? 'PUT' : 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/toml' },
+    body: toml,
+  });
+  assert.ok(res.ok, `${res.status} ${await res.text()}`);
+}
+
+test('the instructor previews a regrade to the corrected exam, applies it, and the learner sees the note', async () => {
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const mina = await call('POST', '/v1/auth/login', { email: LEARNER.email, password: PASSWORD });
+  await sendExam(teacher.access_token, examToml('a'));
+  const course = await call('POST', '/v1/courses', { title: 'Exams' }, teacher.access_token);
+  await call('POST', `/v1/courses/${course.id}/enrollments`, { email: LEARNER.email }, teacher.access_token);
+  const asg = await call('POST', `/v1/courses/${course.id}/assignments`, { quiz: `exam-${RUN}`, policy: { feedback: 'on_finish' } }, teacher.access_token);
+  const attempt = await call('POST', `/v1/assignments/${asg.id}/attempts`, {}, mina.access_token);
+  const q = attempt.questions[0];
+  const b = q.options.find((o) => o.text === 'B');
+  await call('PUT', `/v1/attempts/${attempt.id}/responses/${q.id}`, { selected: [b.id] }, mina.access_token);
+  await call('POST', `/v1/attempts/${attempt.id}/finish`, {}, mina.access_token);
+  // The key was wrong: B is right. Version 2 says so.
+  await sendExam(teacher.access_token, examToml('b'), true);
+
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach/assignment/${asg.id}`);
+  await page.locator('#regrade-version').waitFor();
+  assert.equal(await page.locator('#regrade-version').inputValue(), '2');
+  await page.locator('#regrade-reason').fill('The key of question 1 was wrong.');
+  await page.getByRole('button', { name: 'Preview the regrade' }).click();
+  const row = page.locator('.regrade-result tbody tr');
+  await row.waitFor();
+  assert.equal(await row.count(), 1);
+  const cells = await row.locator('td').allTextContents();
+  assert.deepEqual(cells, [LEARNER.name, '1', '0 / 1', '1 / 1']);
+  assert.match(await page.locator('.regrade-result ul').textContent(), /q1: answer key changed/);
+  // Nothing changed yet.
+  assert.equal((await call('GET', `/v1/attempts/${attempt.id}`, undefined, mina.access_token)).result.score, 0);
+  await checkA11y(page, 'the regrade preview');
+  await assertNoJunkText(page, 'the regrade preview');
+  await page.getByRole('button', { name: 'Apply the regrade' }).click();
+  await waitAnnounced(page, 'Regraded to version 2: 1 grades changed.');
+  const seen = await call('GET', `/v1/attempts/${attempt.id}`, undefined, mina.access_token);
+  assert.equal(seen.result.score, 1);
+
+  // Mina reads the note on her attempt, in her interface's language.
+  const { DICTIONARIES } = await import(pathToFileURL(path.join(ROOT, 'web/assets/i18n.js')));
+  await learnerPage.goto(`${base}/#/attempt/${attempt.id}`);
+  const notes = Object.values(DICTIONARIES).map((d) => d.regraded_note);
+  const notice = learnerPage.locator('.result .notice').last();
+  await notice.waitFor();
+  assert.ok(notes.includes(await notice.textContent()), await notice.textContent());
+  await checkA11y(learnerPage, 'a regraded attempt');
+});
+
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {
   const page = learnerPage;
   await page.setViewportSize({ width: 360, height: 740 });

@@ -4,6 +4,7 @@
 // pictures of the numbers beside them, or have a role="img" summary and a data table).
 
 import { api } from './api.js';
+import { regradeSection } from './teach.js';
 import { h, s, loc, newId } from './dom.js';
 import { t, num, pct, nativeName } from './i18n.js';
 
@@ -410,5 +411,9 @@ export async function analyticsPage(view, ctx, id) {
       );
     }
     view.append(section);
+  }
+  if (assignment.course_id) {
+    const roster = await api.get(`/v1/courses/${assignment.course_id}/enrollments`);
+    view.append(regradeSection(ctx, assignment, roster.items));
   }
 }

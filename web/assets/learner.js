@@ -641,6 +641,7 @@ export async function attemptPage(view, ctx, id) {
         { class: 'card result', 'aria-labelledby': 'score-heading' },
         h('h2', { id: 'score-heading' }, t('your_score')),
         timeUp || attempt.finish_reason === 'deadline' ? h('p', { class: 'notice' }, t('time_up')) : null,
+        attempt.regraded_at ? h('p', { class: 'notice' }, t('regraded_note')) : null,
         r
           ? [
               h('p', { class: 'score-big' }, pct(r.percentage, 1)),

@@ -2,7 +2,7 @@
 
 import { api } from './api.js';
 import { h, loc, announce, focus } from './dom.js';
-import { t } from './i18n.js';
+import { t, num } from './i18n.js';
 
 function input(id, label, attrs = {}) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: id, type: 'text', ...attrs }));
@@ -209,4 +209,88 @@ export async function coursePage(view, ctx, id) {
       }),
     ),
   );
+}
+
+/// Regrading an assignment to a corrected version of its quiz: a preview (the API's dry run)
+/// as tables, then the same change applied on confirmation.
+export function regradeSection(ctx, assignment, roster) {
+  const names = new Map(roster.map((p) => [p.user_id, p.display_name]));
+  const result = h('div', { class: 'regrade-result', 'aria-live': 'polite' });
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const version = input('regrade-version', t('regrade_to_version'), {
+    type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow', required: true,
+    value: String(assignment.quiz_version + 1),
+  });
+  const reason = input('regrade-reason', t('regrade_reason'), { maxlength: 1000 });
+  const preview = h('button', { type: 'submit' }, t('regrade_preview'));
+  const apply = h('button', { type: 'button', class: 'primary', hidden: true }, t('regrade_apply'));
+  const form = h('form', { class: 'card form', 'aria-labelledby': 'regrade-h' },
+    h('h2', { id: 'regrade-h' }, t('regrade')),
+    h('p', {}, t('regrade_intro')),
+    version, reason, error,
+    h('div', { class: 'actions' }, preview, apply),
+    result);
+  const body = (dryRun) => {
+    const f = new FormData(form);
+    const out = { to_version: Number(f.get('regrade-version')), dry_run: dryRun };
+    if (f.get('regrade-reason')) out.reason = f.get('regrade-reason');
+    return out;
+  };
+  const run = async (dryRun) => {
+    error.replaceChildren();
+    preview.disabled = apply.disabled = true;
+    try {
+      const report = await api.post(`/v1/assignments/${assignment.id}/regrade`, body(dryRun));
+      result.replaceChildren(...regradeReport(report, names));
+      apply.hidden = !dryRun;
+      if (!dryRun) {
+        announce(t('regrade_done', { v: report.to_version, n: report.grades_changed }));
+        await ctx.render({ keepFocus: true });
+      }
+    } catch (err) {
+      apply.hidden = true;
+      error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      preview.disabled = apply.disabled = false;
+    }
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    run(true);
+  });
+  // A changed version or reason needs a new preview before it can be applied.
+  form.addEventListener('input', () => {
+    apply.hidden = true;
+  });
+  apply.addEventListener('click', () => run(false));
+  return form;
+}
+
+function regradeReport(report, names) {
+  const points = (p) => (p === null || p === undefined ? t('nothing') : num(p, 2));
+  const questions = report.questions.length
+    ? h('ul', {}, report.questions.map((q) => {
+        const what = [];
+        if (q.removed) what.push(t('regrade_removed'));
+        if (q.key_changed) what.push(t('regrade_key_changed'));
+        if (!q.removed && q.to_points !== q.from_points) what.push(t('regrade_points', { from: num(q.from_points, 2), to: num(q.to_points, 2) }));
+        return h('li', {}, h('code', {}, q.question_key), `: ${what.join(', ')}`);
+      }))
+    : h('p', {}, t('regrade_nothing'));
+  const attempts = report.attempts.length
+    ? h('div', { class: 'table-wrap' }, h('table', { class: 'data' },
+        h('thead', {}, h('tr', {}, [t('name'), t('regrade_attempt'), t('regrade_before'), t('regrade_after')].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody', {}, report.attempts.map((a) => h('tr', {},
+          h('td', {}, h('bdi', {}, names.get(a.user_id) || a.user_id)),
+          h('td', {}, a.finished ? String(a.number) : [String(a.number), ' · ', t('state_in_progress')]),
+          h('td', {}, `${points(a.from_points)} / ${num(a.from_max, 2)}`),
+          h('td', {}, `${points(a.to_points)} / ${num(a.to_max, 2)}`, a.overridden ? h('span', { class: 'meta' }, ` (${t('regrade_overridden')})`) : null),
+        )))))
+    : h('p', {}, t('regrade_nothing'));
+  return [
+    h('h3', {}, t('regrade_questions')),
+    questions,
+    h('h3', {}, t('regrade_attempts', { n: report.attempts.length, total: report.attempts_total })),
+    attempts,
+  ];
 }
