@@ -151,9 +151,14 @@ pub struct QuestionResult {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AttemptResult {
+    /// The score computed from the answers.
     pub score: f64,
     pub max_score: f64,
-    /// 0 to 100.
+    /// The grade that counts: the score, or the grade course staff set by hand instead.
+    pub points: f64,
+    /// Whether course staff set the grade by hand (its history says why).
+    pub overridden: bool,
+    /// `points` as a percentage of `max_score`: 0 to 100.
     pub percentage: f64,
 }
 

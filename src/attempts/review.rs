@@ -287,10 +287,15 @@ impl Served {
             finish_reason: attempt.finish_reason.clone(),
             regraded_at: attempt.regraded_at,
             questions,
-            result: attempt.score.map(|score| AttemptResult {
-                score,
-                max_score: attempt.max_score,
-                percentage: percentage(score, attempt.max_score),
+            result: attempt.score.map(|score| {
+                let points = attempt.override_points.unwrap_or(score);
+                AttemptResult {
+                    score,
+                    max_score: attempt.max_score,
+                    points,
+                    overridden: attempt.override_points.is_some(),
+                    percentage: percentage(points, attempt.max_score),
+                }
             }),
         }
     }

@@ -38,13 +38,15 @@ pub struct AttemptRow {
     pub closes_at: Option<DateTime<Utc>>,
     /// When a regrade last changed its grades (its learner sees a note).
     pub regraded_at: Option<DateTime<Utc>>,
+    /// The grade course staff set by hand, which counts instead of `score`.
+    pub override_points: Option<f64>,
 }
 
 const SELECT: &str =
     "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
         a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
-        t.navigation, a.closes_at, t.regraded_at
+        t.navigation, a.closes_at, t.regraded_at, t.override_points
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -58,6 +60,7 @@ impl AttemptRow {
             feedback: status.feedback,
             closes_at: status.closes_at,
             regraded_at: status.regraded_at,
+            override_points: status.override_points,
             ..self.clone()
         }
     }
@@ -74,6 +77,7 @@ impl AttemptRow {
 pub struct AttemptStatus {
     pub quiz_version_id: Uuid,
     pub regraded_at: Option<DateTime<Utc>>,
+    pub override_points: Option<f64>,
     pub finished_at: Option<DateTime<Utc>>,
     pub finish_reason: Option<String>,
     pub score: Option<f64>,
@@ -212,6 +216,7 @@ impl MaybeResponse {
 struct StatusAndResponse {
     quiz_version_id: Uuid,
     regraded_at: Option<DateTime<Utc>>,
+    override_points: Option<f64>,
     finished_at: Option<DateTime<Utc>>,
     finish_reason: Option<String>,
     score: Option<f64>,
@@ -229,8 +234,8 @@ pub async fn status_and_responses(
     attempt: Uuid,
 ) -> Result<Option<(AttemptStatus, Vec<ResponseRow>)>, sqlx::Error> {
     let rows: Vec<StatusAndResponse> = sqlx::query_as(
-        "SELECT t.quiz_version_id, t.regraded_at, t.finished_at, t.finish_reason, t.score,
-                t.deadline, a.feedback, a.closes_at, r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+        "SELECT t.quiz_version_id, t.regraded_at, t.override_points, t.finished_at,
+                t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at, r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
            FROM attempts t JOIN assignments a ON a.id = t.assignment_id
            LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = $1",
@@ -244,6 +249,7 @@ pub async fn status_and_responses(
     let status = AttemptStatus {
         quiz_version_id: first.quiz_version_id,
         regraded_at: first.regraded_at,
+        override_points: first.override_points,
         finished_at: first.finished_at,
         finish_reason: first.finish_reason.clone(),
         score: first.score,

@@ -404,6 +404,14 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
     let seen = attempt(&app, &c.learners[0], t1["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (1.0, 2.0));
     assert_eq!(seen["questions"].as_array().unwrap().len(), 2);
+    // The learner's own view of the attempt shows the grade that counts, and says it was set
+    // by hand.
+    let result = &attempt(&app, &c.learners[1], id2).await["result"];
+    assert_eq!(
+        (&result["score"], &result["points"], &result["overridden"]),
+        (&json!(0.0), &json!(2.0), &json!(true))
+    );
+    assert_eq!(result["percentage"], 100.0);
     let h = expect_status(history(&app, &c.teacher, id2).await, 200).await;
     assert_eq!(
         (

@@ -599,7 +599,7 @@ export async function attemptPage(view, ctx, id) {
       renderNav();
       renderStage();
       const r = attempt.result;
-      if (r) announce(t('your_score'), `${t('score_line', { s: r.score, m: r.max_score })}, ${pct(r.percentage, 1)}`);
+      if (r) announce(t('your_score'), `${t('score_line', { s: r.points ?? r.score, m: r.max_score })}, ${pct(r.percentage, 1)}`);
       focus(stage.querySelector('h2'));
     }
     stage.replaceChildren(
@@ -645,7 +645,7 @@ export async function attemptPage(view, ctx, id) {
         r
           ? [
               h('p', { class: 'score-big' }, pct(r.percentage, 1)),
-              h('p', { class: 'score-line' }, t('score_line', { s: r.score, m: r.max_score })),
+              h('p', { class: 'score-line' }, t('score_line', { s: r.points ?? r.score, m: r.max_score })),
               h('span', { class: 'score-bar', 'aria-hidden': 'true' }, scoreBar),
             ]
           : null,
