@@ -158,7 +158,7 @@ async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_righ
     assert_eq!(done["state"], "finished");
     assert_eq!(
         done["result"],
-        json!({"score": 4.0, "max_score": 8.0, "percentage": 50.0})
+        json!({"score": 4.0, "max_score": 8.0, "points": 4.0, "overridden": false, "percentage": 50.0})
     );
     // The review shows every question's judgement.
     for q in done["questions"].as_array().unwrap() {
