@@ -5,15 +5,16 @@
 //! `cargo run --release --example analytics_bench -- [attempts]` (default 100000); see
 //! BENCHMARKS.md.
 
+mod support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use quizd::analytics::generate::{Plan, finished_attempts};
 use quizd::app;
-use quizd::assignments::store::{NewAssignment, insert};
 use quizd::auth::Role;
-use quizd::db::{self, postgres};
+use quizd::db::postgres;
 use quizd::state::AppState;
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -72,63 +73,17 @@ async fn main() -> anyhow::Result<()> {
         .map(|a| a.parse())
         .transpose()?
         .unwrap_or(100_000);
-    let dir = tempfile::Builder::new()
-        .prefix("quizd-analytics-bench-")
-        .tempdir()?;
-    let server = postgres::PrivatePostgres::start(&postgres::Options {
-        dir: dir.path().to_path_buf(),
-        durable: true,
-        max_connections: 50,
-    })?;
-    let url = server.url(postgres::DB_NAME);
-    let pool = db::connect(&url, 8).await?;
-    db::MIGRATOR.run(&pool).await?;
-    let content_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
-    let quizzes = quizd::content::load_dir(&content_dir)?;
-    let imported =
-        quizd::content::store::import(&pool, &quizzes, quizd::content::store::Importer::Files)
-            .await?;
-    let dp = imported
-        .iter()
-        .find(|i| i.slug == "data-parallelism")
-        .unwrap();
-    let content = quizzes
-        .iter()
-        .find(|q| q.slug == "data-parallelism")
-        .unwrap();
-    let quiz_id: uuid::Uuid =
-        sqlx::query_scalar("SELECT id FROM quizzes WHERE slug = 'data-parallelism'")
-            .fetch_one(&pool)
-            .await?;
-    let admin: uuid::Uuid = sqlx::query_scalar(
-        "INSERT INTO users (id, display_name, role) VALUES ($1, 'Bench admin', 'admin') RETURNING id",
-    )
-    .bind(uuid::Uuid::now_v7())
-    .fetch_one(&pool)
-    .await?;
-    let course: uuid::Uuid =
-        sqlx::query_scalar("INSERT INTO courses (id, title) VALUES ($1, 'Bench') RETURNING id")
-            .bind(uuid::Uuid::now_v7())
-            .fetch_one(&pool)
-            .await?;
-    let assignment = insert(
-        &pool,
-        NewAssignment {
-            course_id: Some(course),
-            quiz_id,
-            quiz_version_id: dp.version_id,
-            title: "Bench",
-            policy: content
-                .practice
-                .as_ref()
-                .expect("the seed quiz offers practice"),
-            created_by: Some(admin),
-        },
-    )
-    .await?;
+    let seeded = support::seeded("quizd-analytics-bench-").await?;
+    let (pool, content, assignment, admin) = (
+        seeded.pool.clone(),
+        &seeded.content,
+        seeded.assignment,
+        seeded.admin,
+    );
+    let version_id = seeded.version_id;
     let plan = |attempts, seed| Plan {
         assignment_id: assignment,
-        quiz_version_id: dp.version_id,
+        quiz_version_id: version_id,
         content,
         attempts,
         seed,
@@ -147,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
     // Where the time goes: the two queries, then the computation.
     let scope = quizd::analytics::store::Scope {
         assignments: vec![assignment],
-        version_id: dp.version_id,
+        version_id,
         from: None,
         to: None,
         locale: None,
@@ -214,7 +169,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let bindir = postgres::find_bindir()?;
     // The yardstick first, in the same run: a count over the same responses.
-    let (count, count_times) = psql_count(&bindir, server.socket_dir(), 5);
+    let (count, count_times) = psql_count(&bindir, seeded.server.socket_dir(), 5);
     // The first report: the count tables kept as the attempts finished, read and computed.
     let (cold, body) = get().await;
     let counted = body["versions"][0]["counts"]["counted"].as_u64().unwrap();
@@ -252,7 +207,7 @@ async fn main() -> anyhow::Result<()> {
     .execute(&pool)
     .await?;
     let (rebuilt, _) = get().await;
-    let (count_after, count_times_after) = psql_count(&bindir, server.socket_dir(), 5);
+    let (count_after, count_times_after) = psql_count(&bindir, seeded.server.socket_dir(), 5);
     // Stop the server and close the pools inside the runtime: dropping them after it is gone
     // aborted the benchmark at exit ("this functionality requires a Tokio context").
     handle.stop(true).await;

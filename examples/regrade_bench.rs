@@ -9,14 +9,14 @@
 //! `cargo run --release --example regrade_bench -- [attempts]` (default 10000); `bench/regrade`
 //! runs it. See BENCHMARKS.md.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use quizd::analytics::generate::{Plan, finished_attempts};
 use quizd::app;
-use quizd::assignments::store::{NewAssignment, insert};
 use quizd::auth::Role;
-use quizd::db::{self, postgres};
 use quizd::state::AppState;
 
 fn ms(d: Duration) -> f64 {
@@ -42,63 +42,19 @@ async fn main() -> anyhow::Result<()> {
         .map(|a| a.parse())
         .transpose()?
         .unwrap_or(10_000);
-    let dir = tempfile::Builder::new()
-        .prefix("quizd-regrade-bench-")
-        .tempdir()?;
-    let server = postgres::PrivatePostgres::start(&postgres::Options {
-        dir: dir.path().to_path_buf(),
-        durable: true,
-        max_connections: 50,
-    })?;
-    let pool = db::connect(&server.url(postgres::DB_NAME), 8).await?;
-    db::MIGRATOR.run(&pool).await?;
-    let content_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
-    let quizzes = quizd::content::load_dir(&content_dir)?;
-    let files = quizd::content::store::Importer::Files;
-    let imported = quizd::content::store::import(&pool, &quizzes, files).await?;
-    let dp = imported
-        .iter()
-        .find(|i| i.slug == "data-parallelism")
-        .unwrap();
-    let content = quizzes
-        .iter()
-        .find(|q| q.slug == "data-parallelism")
-        .unwrap();
-    let quiz_id: uuid::Uuid =
-        sqlx::query_scalar("SELECT id FROM quizzes WHERE slug = 'data-parallelism'")
-            .fetch_one(&pool)
-            .await?;
-    let admin: uuid::Uuid = sqlx::query_scalar(
-        "INSERT INTO users (id, display_name, role) VALUES ($1, 'Bench admin', 'admin') RETURNING id",
-    )
-    .bind(uuid::Uuid::now_v7())
-    .fetch_one(&pool)
-    .await?;
-    let course: uuid::Uuid =
-        sqlx::query_scalar("INSERT INTO courses (id, title) VALUES ($1, 'Bench') RETURNING id")
-            .bind(uuid::Uuid::now_v7())
-            .fetch_one(&pool)
-            .await?;
-    let assignment = insert(
-        &pool,
-        NewAssignment {
-            course_id: Some(course),
-            quiz_id,
-            quiz_version_id: dp.version_id,
-            title: "Bench",
-            policy: content
-                .practice
-                .as_ref()
-                .expect("the seed quiz has a policy"),
-            created_by: Some(admin),
-        },
-    )
-    .await?;
+    let seeded = support::seeded("quizd-regrade-bench-").await?;
+    let (pool, content, assignment, admin) = (
+        seeded.pool.clone(),
+        &seeded.content,
+        seeded.assignment,
+        seeded.admin,
+    );
+    let version_id = seeded.version_id;
     let mut responses = 0;
     for (i, chunk) in (0..n).step_by(2_000).enumerate() {
         let plan = Plan {
             assignment_id: assignment,
-            quiz_version_id: dp.version_id,
+            quiz_version_id: version_id,
             content,
             attempts: (n - chunk).min(2_000),
             seed: i as u64 + 1,
@@ -116,7 +72,12 @@ async fn main() -> anyhow::Result<()> {
     q.options[right].correct = false;
     let next = (right + 1) % q.options.len();
     q.options[next].correct = true;
-    quizd::content::store::import(&pool, std::slice::from_ref(&corrected), files).await?;
+    quizd::content::store::import(
+        &pool,
+        std::slice::from_ref(&corrected),
+        quizd::content::store::Importer::Files,
+    )
+    .await?;
     sqlx::query("VACUUM ANALYZE").execute(&pool).await?;
 
     let state = AppState::build(pool.clone(), None, None, Default::default()).await?;

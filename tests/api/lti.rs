@@ -384,6 +384,29 @@ pub(crate) async fn launch_session(lti: &Lti, scenario: &Value) -> Value {
     expect_status(exchange(lti, &code, Some(&cookie)).await, 200).await
 }
 
+/// An instructor and a learner launched from the LMS, the learner's finished attempt, and its
+/// grade as the LMS received it (one score so far).
+pub(crate) struct GradedLaunch {
+    pub teacher_token: String,
+    pub assignment: String,
+    pub finished: Value,
+}
+
+pub(crate) async fn graded_launch(lti: &Lti) -> GradedLaunch {
+    let teacher = launch_session(lti, &instructor("teacher-1")).await;
+    let session = launch_session(lti, &learner("learner-1")).await;
+    let token = session["access_token"].as_str().unwrap();
+    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
+    let finished = take_quiz(lti, token, assignment).await;
+    let scores = lti.platform.scores(1).await;
+    assert_eq!(scores[0]["scoreGiven"], finished["result"]["score"]);
+    GradedLaunch {
+        teacher_token: teacher["access_token"].as_str().unwrap().to_string(),
+        assignment: assignment.to_string(),
+        finished,
+    }
+}
+
 /// Starts an attempt, answers every question with its first option, finishes: the result.
 pub(crate) async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value {
     let app = &lti.app;

@@ -118,6 +118,12 @@ async fn regrade(app: &TestApp, who: &Person, assignment: &str, body: Value) -> 
     .await
 }
 
+/// Applies the regrade to version 2; its report.
+async fn apply(app: &TestApp, who: &Person, assignment: &str) -> Value {
+    let body = json!({"to_version": 2, "dry_run": false});
+    expect_status(regrade(app, who, assignment, body).await, 200).await
+}
+
 async fn attempt(app: &TestApp, who: &Person, id: &str) -> Value {
     expect_status(
         get_as(app, &who.access, &format!("/v1/attempts/{id}")).await,
@@ -306,17 +312,7 @@ async fn an_attempt_in_progress_moves_to_the_new_version_and_finishes_under_the_
     let open = start(&app, l1, &a).await;
     answer(&app, l1, &open, "Q2", "B").await;
     new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
-    let applied = expect_status(
-        regrade(
-            &app,
-            &c.teacher,
-            &a,
-            json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let applied = apply(&app, &c.teacher, &a).await;
     let moved = &applied["attempts"][0];
     assert_eq!(
         (
@@ -355,17 +351,7 @@ async fn an_answer_through_another_instance_that_cached_the_old_layout_is_graded
     // The other instance lays the attempt out (version 1) and keeps it cached.
     assert_eq!(attempt(&other, l1, id).await["quiz_version"], 1);
     new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
-    expect_status(
-        regrade(
-            &app,
-            &c.teacher,
-            &a,
-            json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    apply(&app, &c.teacher, &a).await;
     // Answered through the instance that still holds the old layout: B is right now.
     answer(&other, l1, &open, "Q2", "B").await;
     let resumed = attempt(&other, l1, id).await;
@@ -386,17 +372,7 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
     let path = format!("/v1/attempts/{id2}/grade");
     expect_status(put_as(&app, &c.teacher.access, &path, &body).await, 200).await;
     new_version(&app, &c.teacher, &exam("a", 1, true, false)).await;
-    let applied = expect_status(
-        regrade(
-            &app,
-            &c.teacher,
-            &a,
-            json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let applied = apply(&app, &c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
         json!([{"question_key": "q3", "key_changed": false, "removed": true, "from_points": 1.0, "to_points": null}])
@@ -570,18 +546,9 @@ async fn a_retried_regrade_with_the_same_idempotency_key_is_replayed_not_refused
 
 #[tokio::test]
 async fn a_regraded_grade_reaches_the_lms_through_grade_passback() {
-    use crate::lti::{instructor, launch_session, learner, setup, take_quiz};
-    let lti = setup().await;
+    let lti = crate::lti::setup().await;
     let app = &lti.app;
-    let teacher = launch_session(&lti, &instructor("teacher-1")).await;
-    let teacher_token = teacher["access_token"].as_str().unwrap();
-    let session = launch_session(&lti, &learner("learner-1")).await;
-    let token = session["access_token"].as_str().unwrap();
-    let assignment = session["destination"]["assignment_id"].as_str().unwrap();
-    let finished = take_quiz(&lti, token, assignment).await;
-    let computed = finished["result"]["score"].as_f64().unwrap();
-    let scores = lti.platform.scores(1).await;
-    assert_eq!(scores[0]["scoreGiven"].as_f64().unwrap(), computed);
+    let launched = crate::lti::graded_launch(&lti).await;
 
     // An admin publishes version 2 of the seed quiz with its first question worth 3 points.
     let admin = token_for(app, "root@example.org", "admin").await;
@@ -591,23 +558,13 @@ async fn a_regraded_grade_reaches_the_lms_through_grade_passback() {
             .replacen("points = 1\n", "points = 3\n", 1);
     let res = send_quiz(app, &admin.access, Some("data-parallelism"), &toml).await;
     assert!(res.status().is_success(), "{}", res.text().await.unwrap());
-    let teacher_person = Person {
+    let teacher = Person {
         id: uuid::Uuid::nil(),
         email: String::new(),
-        access: teacher_token.to_string(),
+        access: launched.teacher_token.clone(),
         refresh: String::new(),
     };
-    let report = expect_status(
-        regrade(
-            app,
-            &teacher_person,
-            assignment,
-            json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let report = apply(app, &teacher, &launched.assignment).await;
     let change = &report["attempts"][0];
     assert_eq!(change["grade_changed"], true);
     let scores = lti.platform.scores(2).await;
