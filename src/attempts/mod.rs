@@ -1,5 +1,6 @@
 //! Attempts: one learner taking one assignment, graded on the server as they answer.
 
+pub mod draw;
 pub mod models;
 pub mod review;
 pub mod routes;
