@@ -17,8 +17,8 @@ use sqlx::FromRow;
 #[cfg(test)]
 use super::stats::ScoreMatrix;
 use super::stats::{ScoreTable, Subsets};
-use crate::content::{QuizContent, Slot};
 use super::store::AttemptScores;
+use crate::content::{QuizContent, Slot};
 
 /// Attempts with one total (and score as stored), in one locale.
 #[derive(Debug, Clone, PartialEq, FromRow)]
@@ -166,7 +166,11 @@ impl Builder {
     fn apply(&mut self, questions: &[&str], a: &AttemptScores, sign: i64) {
         let served: Vec<bool> = questions
             .iter()
-            .map(|q| a.question_set.as_ref().is_none_or(|s| s.iter().any(|k| k == q)))
+            .map(|q| {
+                a.question_set
+                    .as_ref()
+                    .is_none_or(|s| s.iter().any(|k| k == q))
+            })
             .collect();
         let mut points = vec![None; questions.len()];
         for ((key, x), secs) in a.keys.iter().zip(&a.points).zip(&a.seconds) {
@@ -187,7 +191,12 @@ impl Builder {
             ))
             .or_default();
         t.0 += sign;
-        for ((q, p), _) in questions.iter().zip(&points).zip(&served).filter(|(_, s)| **s) {
+        for ((q, p), _) in questions
+            .iter()
+            .zip(&points)
+            .zip(&served)
+            .filter(|(_, s)| **s)
+        {
             let x = p.map_or(0.0, |p| p.0);
             let c = self
                 .cells
@@ -434,7 +443,10 @@ mod tests {
                         .collect();
                     let mut a = attempt(l, &answers);
                     a.question_set = mask.map(|_| {
-                        (0..4).filter(|&q| served(q)).map(|q| QUESTIONS[q].to_string()).collect()
+                        (0..4)
+                            .filter(|&q| served(q))
+                            .map(|q| QUESTIONS[q].to_string())
+                            .collect()
                     });
                     a
                 }),

@@ -190,7 +190,10 @@ mod tests {
             }
             let first_four: HashSet<&String> = bank_a[..2].iter().flatten().collect();
             assert_eq!(first_four.len(), 4, "{bank_a:?}");
-            assert!(bank_a[2].iter().any(|k| !first_four.contains(k)), "{bank_a:?}");
+            assert!(
+                bank_a[2].iter().any(|k| !first_four.contains(k)),
+                "{bank_a:?}"
+            );
         }
     }
 
@@ -208,16 +211,24 @@ mod tests {
             for k in &drawn[1..3] {
                 *counts.entry(k.clone()).or_default() += 1.0;
             }
-            *pairs.entry((drawn[1].clone(), drawn[2].clone())).or_default() += 1.0;
+            *pairs
+                .entry((drawn[1].clone(), drawn[2].clone()))
+                .or_default() += 1.0;
         }
         assert_eq!(counts.len(), 5);
         let expected = runs as f64 * 2.0 / 5.0;
-        let chi: f64 = counts.values().map(|o| (o - expected).powi(2) / expected).sum();
+        let chi: f64 = counts
+            .values()
+            .map(|o| (o - expected).powi(2) / expected)
+            .sum();
         assert!(chi < 18.47, "chi-square {chi} over {counts:?}");
         // Every one of the 10 pairs equally likely: 9 degrees of freedom, 0.1% point 27.88.
         assert_eq!(pairs.len(), 10);
         let expected = runs as f64 / 10.0;
-        let chi: f64 = pairs.values().map(|o| (o - expected).powi(2) / expected).sum();
+        let chi: f64 = pairs
+            .values()
+            .map(|o| (o - expected).powi(2) / expected)
+            .sum();
         assert!(chi < 27.88, "chi-square {chi} over {pairs:?}");
     }
 }

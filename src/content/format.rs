@@ -65,7 +65,7 @@ struct EntryFile {
 }
 
 enum Entry {
-    Question(QuestionFile),
+    Question(Box<QuestionFile>),
     Slot(Slot),
 }
 
@@ -104,10 +104,7 @@ impl EntryFile {
             let draw = match self.draw {
                 Some(d) if d >= 1 => u32::try_from(d).unwrap_or(u32::MAX),
                 Some(d) => {
-                    errs.add(
-                        sn,
-                        format!("draw = {d}: a slot draws at least 1 question"),
-                    );
+                    errs.add(sn, format!("draw = {d}: a slot draws at least 1 question"));
                     return None;
                 }
                 None => {
@@ -133,7 +130,7 @@ impl EntryFile {
             missing("prompt", self.prompt),
             missing("explanation", self.explanation),
         );
-        Some(Entry::Question(QuestionFile {
+        Some(Entry::Question(Box::new(QuestionFile {
             key: key?,
             kind: kind?,
             points: self.points,
@@ -146,7 +143,7 @@ impl EntryFile {
             case_sensitive: self.case_sensitive,
             wrong_feedback: self.wrong_feedback,
             tags: self.tags,
-        }))
+        })))
     }
 }
 
@@ -178,7 +175,11 @@ fn check_slots(layout: &[Slot], banks: &[Bank], questions: &[Question], errs: &m
                 sn,
                 format!(
                     "unknown bank '{bank}' (the quiz's banks: {})",
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
             );
             continue;
@@ -396,7 +397,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
                 layout.push(Slot::Fixed {
                     question: q.key.clone(),
                 });
-                add_question(q, &label, &mut errs, &mut questions);
+                add_question(*q, &label, &mut errs, &mut questions);
             }
             Some(Entry::Slot(slot)) => layout.push(slot),
             None => {}
@@ -455,7 +456,6 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     if banks.is_empty() && layout.iter().all(|s| matches!(s, Slot::Fixed { .. })) {
         layout.clear();
     }
-
 
     let mut content = QuizContent {
         slug: file.slug,

@@ -9,8 +9,8 @@ use quizd::content::{QuizSource, SourceFile, compile};
 use serde_json::{Value, json};
 
 use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, register,
-    send_quiz, token_for,
+    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, register, send_quiz,
+    token_for,
 };
 
 /// A private exam: one fixed question (1 point), then 2 drawn from bank `pool` (6 true/false
@@ -39,9 +39,19 @@ struct Exam {
 
 async fn exam(app: &TestApp, policy: Value) -> Exam {
     let teacher = token_for(app, "teacher@example.org", "instructor").await;
-    expect_status(send_quiz(app, &teacher.access, None, &bank_quiz()).await, 201).await;
+    expect_status(
+        send_quiz(app, &teacher.access, None, &bank_quiz()).await,
+        201,
+    )
+    .await;
     let course = expect_status(
-        post_as(app, &teacher.access, "/v1/courses", &json!({"title": "Banks"})).await,
+        post_as(
+            app,
+            &teacher.access,
+            "/v1/courses",
+            &json!({"title": "Banks"}),
+        )
+        .await,
         201,
     )
     .await;
@@ -96,7 +106,13 @@ async fn answer_true(app: &TestApp, who: &Person, attempt: &Value, q: &Value) ->
         attempt["id"].as_str().unwrap(),
         q["id"].as_str().unwrap()
     );
-    put_as(app, &who.access, &path, &json!({"selected": [q["options"][0]["id"]]})).await
+    put_as(
+        app,
+        &who.access,
+        &path,
+        &json!({"selected": [q["options"][0]["id"]]}),
+    )
+    .await
 }
 
 /// The question keys an attempt serves, as stored.
@@ -141,7 +157,10 @@ async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_wit
     // The served ids are the HMACs of the drawn keys, in this attempt's seed.
     let s = seed(&app, &attempt).await;
     let keys = AttemptKeys { seed: &s };
-    let expected: Vec<String> = set.iter().map(|k| keys.question_id(k).to_string()).collect();
+    let expected: Vec<String> = set
+        .iter()
+        .map(|k| keys.question_id(k).to_string())
+        .collect();
     assert_eq!(ids(&attempt), expected);
     // max_score: the fixed point and two questions of 2 points.
     let id: uuid::Uuid = attempt["id"].as_str().unwrap().parse().unwrap();
@@ -155,7 +174,10 @@ async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_wit
     let path = format!("/v1/attempts/{}", attempt["id"].as_str().unwrap());
     let resumed = expect_status(get_as(&app, &e.learner.access, &path).await, 200).await;
     assert_eq!(ids(&resumed), ids(&attempt));
-    assert_eq!(ids(&start(&app, &e.learner, &e.assignment).await), ids(&attempt));
+    assert_eq!(
+        ids(&start(&app, &e.learner, &e.assignment).await),
+        ids(&attempt)
+    );
     // The learner's view never names a key, a bank or its size.
     let text = resumed.to_string();
     for hidden in ["pool", "p1", "p2", "p3", "p4", "p5", "p6", "\"6\""] {
@@ -178,12 +200,24 @@ async fn an_answer_to_a_question_the_attempt_did_not_draw_is_refused_as_unknown(
     let keys = AttemptKeys { seed: &s };
     let qid = keys.question_id(&undrawn).to_string();
     let oid = keys.option_id(&undrawn, "true").to_string();
-    let path = format!("/v1/attempts/{}/responses/{qid}", attempt["id"].as_str().unwrap());
+    let path = format!(
+        "/v1/attempts/{}/responses/{qid}",
+        attempt["id"].as_str().unwrap()
+    );
     let res = put_as(&app, &e.learner.access, &path, &json!({"selected": [oid]})).await;
     let refused = assert_problem(res, 404, "question_not_found").await;
     // Exactly as a made-up id is refused.
-    let made_up = format!("/v1/attempts/{}/responses/0123456789abcdef", attempt["id"].as_str().unwrap());
-    let res = put_as(&app, &e.learner.access, &made_up, &json!({"selected": [oid]})).await;
+    let made_up = format!(
+        "/v1/attempts/{}/responses/0123456789abcdef",
+        attempt["id"].as_str().unwrap()
+    );
+    let res = put_as(
+        &app,
+        &e.learner.access,
+        &made_up,
+        &json!({"selected": [oid]}),
+    )
+    .await;
     let unknown = assert_problem(res, 404, "question_not_found").await;
     assert_eq!(refused["detail"], unknown["detail"]);
     let answered: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
@@ -203,7 +237,10 @@ async fn a_second_attempt_draws_the_questions_the_learner_has_not_seen() {
         let attempt = start(&app, &e.learner, &e.assignment).await;
         let drawn: Vec<String> = question_set(&app, &attempt).await[1..].to_vec();
         for k in &drawn {
-            assert!(seen.insert(k.clone()), "{k} drawn again before the bank was used up");
+            assert!(
+                seen.insert(k.clone()),
+                "{k} drawn again before the bank was used up"
+            );
         }
         finish(&app, &e.learner, &attempt).await;
     }
@@ -243,18 +280,23 @@ async fn finishing_grades_only_the_drawn_questions_over_their_points() {
 #[tokio::test]
 async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
     let app = TestApp::spawn().await;
-    let e = exam(&app, json!({"feedback": "on_finish", "grading_method": "average"})).await;
+    let e = exam(
+        &app,
+        json!({"feedback": "on_finish", "grading_method": "average"}),
+    )
+    .await;
     let mut saw = std::collections::HashMap::<String, usize>::new();
     let mut learners = vec![e.learner.clone()];
     for i in 0..3 {
         learners.push(register(&app, &format!("more{i}@example.org")).await);
     }
     // The other learners are enrolled through the course of the assignment.
-    let course: uuid::Uuid = sqlx::query_scalar("SELECT course_id FROM assignments WHERE id = $1::uuid")
-        .bind(&e.assignment)
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let course: uuid::Uuid =
+        sqlx::query_scalar("SELECT course_id FROM assignments WHERE id = $1::uuid")
+            .bind(&e.assignment)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
     for l in &learners[1..] {
         expect_status(
             post_as(
@@ -299,7 +341,10 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
             "{key}: {q}"
         );
     }
-    assert_eq!(v["questions"][0]["attempts"], 6, "the fixed question: every attempt");
+    assert_eq!(
+        v["questions"][0]["attempts"], 6,
+        "the fixed question: every attempt"
+    );
     // The test statistics are on each attempt's own maximum (5 points here).
     let mean = v["test"]["mean"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&mean), "{mean}");
@@ -336,7 +381,11 @@ fn a_slot_drawing_more_than_its_bank_holds_is_refused() {
 fn a_slot_drawing_more_than_its_tag_filter_leaves_is_refused() {
     let quiz = bank_quiz()
         .replace("draw = 2", "draw = 2\ntag = \"hard\"")
-        .replacen("answer = true\n\n[[banks.questions]]\nkey = \"p2\"", "answer = true\ntags = [\"hard\"]\n\n[[banks.questions]]\nkey = \"p2\"", 1);
+        .replacen(
+            "answer = true\n\n[[banks.questions]]\nkey = \"p2\"",
+            "answer = true\ntags = [\"hard\"]\n\n[[banks.questions]]\nkey = \"p2\"",
+            1,
+        );
     let all = refused(&quiz);
     assert!(
         all.contains("draws 2 questions tagged 'hard', but bank 'pool' holds 1 so tagged"),
@@ -365,7 +414,10 @@ fn a_slot_naming_an_unknown_bank_is_refused() {
 #[test]
 fn a_slot_drawing_fewer_than_one_question_is_refused() {
     let all = refused(&bank_quiz().replace("draw = 2", "draw = 0"));
-    assert!(all.contains("draw = 0: a slot draws at least 1 question"), "{all}");
+    assert!(
+        all.contains("draw = 0: a slot draws at least 1 question"),
+        "{all}"
+    );
 }
 
 #[tokio::test]
@@ -376,7 +428,13 @@ async fn a_refused_bank_quiz_is_a_problem_naming_the_slot_and_nothing_is_stored(
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    let res = send_quiz(&app, &teacher.access, None, &bank_quiz().replace("draw = 2", "draw = 9")).await;
+    let res = send_quiz(
+        &app,
+        &teacher.access,
+        None,
+        &bank_quiz().replace("draw = 2", "draw = 9"),
+    )
+    .await;
     let body = assert_problem(res, 422, "invalid_content").await;
     assert!(body.to_string().contains("draws 9 questions"), "{body}");
     let after: i64 = sqlx::query_scalar("SELECT count(*) FROM quiz_versions")
