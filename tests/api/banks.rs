@@ -287,7 +287,7 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
     .await;
     let mut saw = std::collections::HashMap::<String, usize>::new();
     let mut learners = vec![e.learner.clone()];
-    for i in 0..3 {
+    for i in 0..7 {
         learners.push(register(&app, &format!("more{i}@example.org")).await);
     }
     // The other learners are enrolled through the course of the assignment.
@@ -310,14 +310,29 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
         )
         .await;
     }
+    let mut k = 0usize;
     for (n, l) in learners.iter().enumerate() {
         for _ in 0..=n % 2 {
             let attempt = start(&app, l, &e.assignment).await;
-            for k in question_set(&app, &attempt).await {
-                *saw.entry(k).or_default() += 1;
+            for key in question_set(&app, &attempt).await {
+                *saw.entry(key).or_default() += 1;
             }
-            let first = attempt["questions"][0].clone();
-            expect_status(answer_true(&app, l, &attempt, &first).await, 200).await;
+            // Right or wrong (or unanswered) by a fixed pattern, so that scores vary.
+            for (j, q) in attempt["questions"].as_array().unwrap().iter().enumerate() {
+                let option = match (k * 7 + j * 3 + n) % 5 {
+                    0 => continue,
+                    1 | 2 => 1,
+                    _ => 0,
+                };
+                let path = format!(
+                    "/v1/attempts/{}/responses/{}",
+                    attempt["id"].as_str().unwrap(),
+                    q["id"].as_str().unwrap()
+                );
+                let body = json!({"selected": [q["options"][option]["id"]]});
+                expect_status(put_as(&app, &l.access, &path, &body).await, 200).await;
+            }
+            k += 1;
             finish(&app, l, &attempt).await;
         }
     }
@@ -332,7 +347,7 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
     )
     .await;
     let v = &report["versions"][0];
-    assert_eq!(v["counts"]["counted"], 6);
+    assert_eq!(v["counts"]["counted"], 12);
     for q in v["questions"].as_array().unwrap() {
         let key = q["key"].as_str().unwrap();
         assert_eq!(
@@ -342,12 +357,55 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
         );
     }
     assert_eq!(
-        v["questions"][0]["attempts"], 6,
+        v["questions"][0]["attempts"], 12,
         "the fixed question: every attempt"
     );
     // The test statistics are on each attempt's own maximum (5 points here).
     let mean = v["test"]["mean"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&mean), "{mean}");
+
+    // For the independent check (tests/stats/verify.py reads banks.json beside analytics.json):
+    // each attempt's served keys, points and maximum, straight from the database.
+    let rows: Vec<(uuid::Uuid, String, f64, Vec<String>)> = sqlx::query_as(
+        "SELECT id, locale, max_score, question_set FROM attempts
+          WHERE assignment_id = $1::uuid ORDER BY id",
+    )
+    .bind(&e.assignment)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let mut attempts = Vec::new();
+    for (id, locale, max_score, set) in rows {
+        let points: Vec<(String, f64)> =
+            sqlx::query_as("SELECT question_key, points FROM responses WHERE attempt_id = $1")
+                .bind(id)
+                .fetch_all(&app.pool)
+                .await
+                .unwrap();
+        let points: serde_json::Map<String, Value> = set
+            .iter()
+            .map(|k| {
+                let p = points.iter().find(|(q, _)| q == k).map_or(0.0, |(_, p)| *p);
+                (k.clone(), json!(p))
+            })
+            .collect();
+        attempts.push(json!({"locale": locale, "max_score": max_score, "points": points}));
+    }
+    let pool: Vec<String> = (1..=6).map(|i| format!("p{i}")).collect();
+    let fixture = json!({
+        "attempts": attempts,
+        "max": {"fixed": 1.0, "p1": 2.0, "p2": 2.0, "p3": 2.0, "p4": 2.0, "p5": 2.0, "p6": 2.0},
+        "slots": [{"questions": ["fixed"], "draw": 1}, {"questions": pool, "draw": 2}],
+        "nominal_max": 5.0,
+        "report": v,
+    });
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("stats-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("banks.json"),
+        serde_json::to_string_pretty(&fixture).unwrap(),
+    )
+    .unwrap();
 }
 
 fn refused(quiz: &str) -> String {
