@@ -37,3 +37,30 @@ LANGUAGE sql STABLE AS $$
            sum(points) OVER (PARTITION BY id), key, points, answered, seconds
       FROM scored
 $$;
+
+-- BI tools see what each attempt served (a column added at the end, as the schema promises).
+CREATE OR REPLACE VIEW analytics.attempts AS
+SELECT t.id                                    AS attempt_id,
+       t.assignment_id,
+       a.course_id,
+       q.slug                                  AS quiz,
+       v.version                               AS quiz_version,
+       t.quiz_version_id,
+       t.user_id,
+       t.number,
+       t.locale,
+       t.started_at,
+       t.finished_at,
+       CASE WHEN t.finished_at IS NULL THEN 'in_progress'
+            WHEN t.finish_reason = 'deadline' THEN 'abandoned'
+            ELSE 'submitted' END               AS state,
+       t.score,
+       t.max_score,
+       100 * t.score / nullif(t.max_score, 0)  AS percentage,
+       a.grading_method,
+       t.question_set
+  FROM attempts t
+  JOIN assignments a ON a.id = t.assignment_id
+  JOIN quiz_versions v ON v.id = t.quiz_version_id
+  JOIN quizzes q ON q.id = v.quiz_id;
+COMMENT ON VIEW analytics.attempts IS 'One row per attempt. state: in_progress | submitted | abandoned (finished by its deadline without being submitted). percentage: 0-100, NULL until finished. question_set: the question keys the attempt served (a quiz with banks), NULL = every question of its version.';
