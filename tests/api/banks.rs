@@ -501,3 +501,31 @@ async fn a_refused_bank_quiz_is_a_problem_naming_the_slot_and_nothing_is_stored(
         .unwrap();
     assert_eq!(before, after);
 }
+
+#[tokio::test]
+async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a_draw() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "author@example.org", "instructor").await;
+    let public = bank_quiz().replace(
+        "title = \"Banked\"\n",
+        "title = \"Banked\"\nvisibility = \"public\"\n\n[practice]\n",
+    );
+    expect_status(send_quiz(&app, &author.access, None, &public).await, 201).await;
+    let learner = register(&app, "learner@example.org").await;
+    let quiz = expect_status(
+        get_as(&app, &learner.access, "/v1/quizzes/banked").await,
+        200,
+    )
+    .await;
+    let listed = quiz["questions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{quiz}");
+    assert_eq!(listed[0]["key"], "fixed");
+    let text = quiz.to_string();
+    for hidden in ["pool", "p1", "p2", "p3", "p4", "p5", "p6", "Pool question"] {
+        assert!(!text.contains(hidden), "{hidden} in {text}");
+    }
+    let practice = quiz["practice_assignment_id"].as_str().unwrap();
+    let attempt = start(&app, &learner, practice).await;
+    assert_eq!(attempt["question_count"], 3);
+    assert_eq!(question_set(&app, &attempt).await.len(), 3);
+}
