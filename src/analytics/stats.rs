@@ -718,18 +718,23 @@ pub struct ScoreTable {
     pub subsets: Option<Subsets>,
 }
 
-/// The test statistics of attempts that served different questions, as Moodle's
-/// `quiz_statistics` defines them for random questions (mod/quiz/report/statistics,
-/// `calculator.php` and `calculated.php`): the items of the test are its slots, not its
-/// questions. Per question (a bank's included) facility, SD, discrimination and efficiency
-/// are over the attempts that saw it, the rest score being the attempt's total minus it
-/// (Moodle's per-subquestion statistics). The test's CIC is P/(P−1)·(1 − ΣV(slot)/V(T)) with
-/// P the questions an attempt serves and V(slot) the variance of the slot's mark over all
-/// attempts; a slot drawing k questions counts as k slots (Moodle's k random slots on one
-/// category), each with the variance of one drawn question's mark, pooled over the
-/// (attempt, question) pairs it drew. Where quizd differs from Moodle: a bank's questions may
-/// carry different points (Moodle scales each to its slot's mark), so an attempt's percentage
-/// is of its own `max_score`, and a question's intended weight is of the nominal maximum.
+/// The test statistics of attempts that served different questions, after Moodle's quiz
+/// statistics report for random questions (`mod/quiz/report/statistics`, which computes them
+/// with core_question's `question/classes/statistics/questions/calculator.php`): the items of
+/// the test are its slots, not its questions. Moodle's CIC is P/(P−1)·(1 − ΣV(slot)/V(T)),
+/// P the number of slots and V(slot) the variance of the slot's mark over all attempts,
+/// whichever question each attempt drew into it (`sumofmarkvariance`). Here a slot drawing k
+/// questions counts as k slots (as k Moodle random slots on one category would), each with the
+/// variance of one drawn question's mark pooled over the (attempt, question) pairs it drew:
+/// for k = 1 exactly Moodle's slot variance, for k > 1 the same under exchangeable positions
+/// (quizd serves a slot's questions in bank order, so "the j-th question of the slot" is no
+/// stable item of its own). Per question (a bank's included), as for Moodle's sub-questions:
+/// n, facility and SD over the attempts that saw it. Where quizd differs from Moodle:
+/// discrimination and efficiency use the rest score (total − the question) for every
+/// question, where Moodle's sub-question rows correlate with the whole total; effective
+/// weights stay per question (Moodle gives them per slot only); a bank's questions may carry
+/// different points (Moodle scales each to its slot's mark), so an attempt's percentage is of
+/// its own `max_score`, and a question's intended weight is of the nominal maximum.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Subsets {
     /// (100 × total / the attempt's max_score, attempts).
