@@ -210,7 +210,11 @@ pub fn version_report(
         .iter()
         .map(|q| (q.key.as_str(), q.points))
         .collect();
-    let table = sums.score_table(&keyed, None);
+    let with_subsets = |mut t: ScoreTable, locale: Option<&str>| {
+        t.subsets = sums.subsets(&version.content, locale);
+        t
+    };
+    let table = with_subsets(sums.score_table(&keyed, None), None);
     let test = table.test_stats();
     let qstats = table.question_stats();
     let counted = sums.attempts(None) as usize;
@@ -287,7 +291,7 @@ pub fn version_report(
     let locale_names = sums.locales();
     let locale_tables: Vec<(&str, ScoreTable)> = locale_names
         .iter()
-        .map(|l| (*l, sums.score_table(&keyed, Some(l))))
+        .map(|l| (*l, with_subsets(sums.score_table(&keyed, Some(l)), Some(l))))
         .collect();
     let locales: Vec<LocaleReport> = locale_tables
         .iter()
@@ -320,7 +324,8 @@ pub fn version_report(
                         .filter(|(x, _, _)| *x >= max[q] - 1e-9)
                         .map(|(_, _, c)| c)
                         .sum();
-                    (full, stats::w_count(&m.totals))
+                    // Trials: the attempts that served the question.
+                    (full, m.cells[q].iter().map(|(_, _, c)| c).sum())
                 })
                 .collect();
             let mantel_haenszel = pair_difs(version, sums, &max, q, &locale_names);

@@ -711,9 +711,39 @@ pub struct ScoreTable {
     pub max: Vec<f64>,
     /// (total, attempts).
     pub totals: Vec<(f64, u64)>,
-    /// Per question: (points on it, total, attempts). Every attempt is in every question's
-    /// cells (an unanswered question scores 0).
+    /// Per question: (points on it, total, attempts). Every attempt is in the cells of every
+    /// question it served (an unanswered question scores 0): of every question, without banks.
     pub cells: Vec<Vec<(f64, f64, u64)>>,
+    /// For a quiz with banks, where attempts serve different questions; `None` otherwise.
+    pub subsets: Option<Subsets>,
+}
+
+/// The test statistics of attempts that served different questions, after Moodle's quiz
+/// statistics report for random questions (`mod/quiz/report/statistics`, which computes them
+/// with core_question's `question/classes/statistics/questions/calculator.php`): the items of
+/// the test are its slots, not its questions. Moodle's CIC is P/(P−1)·(1 − ΣV(slot)/V(T)),
+/// P the number of slots and V(slot) the variance of the slot's mark over all attempts,
+/// whichever question each attempt drew into it (`sumofmarkvariance`). Here a slot drawing k
+/// questions counts as k slots (as k Moodle random slots on one category would), each with the
+/// variance of one drawn question's mark pooled over the (attempt, question) pairs it drew:
+/// for k = 1 exactly Moodle's slot variance, for k > 1 the same under exchangeable positions
+/// (quizd serves a slot's questions in bank order, so "the j-th question of the slot" is no
+/// stable item of its own). Per question (a bank's included), as for Moodle's sub-questions:
+/// n, facility and SD over the attempts that saw it. Where quizd differs from Moodle:
+/// discrimination and efficiency use the rest score (total − the question) for every
+/// question, where Moodle's sub-question rows correlate with the whole total; effective
+/// weights stay per question (Moodle gives them per slot only); a bank's questions may carry
+/// different points (Moodle scales each to its slot's mark), so an attempt's percentage is of
+/// its own `max_score`, and a question's intended weight is of the nominal maximum.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Subsets {
+    /// (100 × total / the attempt's max_score, attempts).
+    pub percent: Vec<(f64, u64)>,
+    /// The nominal maximum ([`crate::content::QuizContent::nominal_max_score`]).
+    pub max_total: f64,
+    /// The slots: the questions a slot serves one of (indices into `cells`), and how many it
+    /// serves (1 for a fixed question).
+    pub items: Vec<(Vec<usize>, usize)>,
 }
 
 impl ScoreTable {
@@ -731,6 +761,7 @@ impl ScoreTable {
         }
         Self {
             max: m.max.to_vec(),
+            subsets: None,
             totals: totals
                 .into_iter()
                 .map(|(t, c)| (f64::from_bits(t), c))
@@ -756,28 +787,54 @@ impl ScoreTable {
         self.cells[q].iter().map(|(x, t, c)| (t - x, *c)).collect()
     }
 
-    /// [`ScoreMatrix::test_stats`] from the table.
+    /// The nominal maximum of a test: the sum of the questions' points without banks.
+    fn max_total(&self) -> f64 {
+        match &self.subsets {
+            Some(s) => s.max_total,
+            None => self.max.iter().sum(),
+        }
+    }
+
+    /// [`ScoreMatrix::test_stats`] from the table (and, with banks, as [`Subsets`] says).
     pub fn test_stats(&self) -> TestStats {
-        let max_total: f64 = self.max.iter().sum();
-        let pct: Vec<(f64, u64)> = self
-            .totals
-            .iter()
-            .map(|(t, c)| {
-                let p = if max_total > 0.0 {
-                    100.0 * t / max_total
-                } else {
-                    0.0
-                };
-                (p, *c)
-            })
-            .collect();
+        let max_total = self.max_total();
+        let pct: Vec<(f64, u64)> = match &self.subsets {
+            Some(s) => s.percent.clone(),
+            None => self
+                .totals
+                .iter()
+                .map(|(t, c)| {
+                    let p = if max_total > 0.0 {
+                        100.0 * t / max_total
+                    } else {
+                        0.0
+                    };
+                    (p, *c)
+                })
+                .collect(),
+        };
         let sd = w_variance(&pct).map(f64::sqrt);
         let (skewness, kurtosis) = w_skewness_kurtosis(&pct);
-        let p = self.max.len() as f64;
         let var_total = w_variance(&self.totals);
-        let sum_item_var: Option<f64> = (0..self.max.len())
-            .map(|q| w_variance(&self.column(q)))
-            .sum();
+        let (p, sum_item_var): (f64, Option<f64>) = match &self.subsets {
+            None => (
+                self.max.len() as f64,
+                (0..self.max.len())
+                    .map(|q| w_variance(&self.column(q)))
+                    .sum(),
+            ),
+            Some(s) => (
+                s.items.iter().map(|(_, k)| *k as f64).sum(),
+                s.items
+                    .iter()
+                    .map(|(qs, k)| {
+                        let pooled: Vec<(f64, u64)> =
+                            qs.iter().flat_map(|&q| self.column(q)).collect();
+                        w_variance(&pooled).map(|v| *k as f64 * v)
+                    })
+                    .sum(),
+            ),
+        };
         let alpha = match (var_total, sum_item_var) {
             (Some(vt), Some(vi)) if vt > EPS && p > 1.0 => finite(p / (p - 1.0) * (1.0 - vi / vt)),
             _ => None,
@@ -803,9 +860,10 @@ impl ScoreTable {
         }
     }
 
-    /// [`ScoreMatrix::question_stats`] from the table.
+    /// [`ScoreMatrix::question_stats`] from the table: each question's over the attempts
+    /// that served it.
     pub fn question_stats(&self) -> Vec<QuestionStats> {
-        let max_total: f64 = self.max.iter().sum();
+        let max_total = self.max_total();
         let covs: Vec<Option<f64>> = self.cells.iter().map(|q| w_covariance(q)).collect();
         let (roots, root_sum) = effective_roots(&covs);
         (0..self.max.len())

@@ -21,7 +21,7 @@ pub struct Scope {
 /// assignment that makes the grade under the assignment's method.
 const COUNTED: &str = "WITH ranked AS (
     SELECT t.id AS attempt_id, t.locale, t.score, t.max_score, a.grading_method,
-           t.question_keys, t.question_points, t.question_seconds, t.choices,
+           t.question_keys, t.question_points, t.question_seconds, t.choices, t.question_set,
            row_number() OVER (
                PARTITION BY t.assignment_id, t.user_id
                ORDER BY CASE a.grading_method WHEN 'highest' THEN -t.score
@@ -50,6 +50,8 @@ pub struct AttemptScores {
     pub seconds: Vec<f64>,
     /// `question_key:option_key` for each option chosen.
     pub choices: Vec<String>,
+    /// The questions the attempt served (a quiz with banks); `None`: all of its version's.
+    pub question_set: Option<Vec<String>>,
 }
 
 /// Every counted attempt with its score vector: one row per attempt, no join.
@@ -61,7 +63,8 @@ pub async fn counted_scores(
         "{COUNTED}
          SELECT attempt_id, locale, score, max_score,
                 coalesce(question_keys, '{{}}') AS keys, coalesce(question_points, '{{}}') AS points,
-                coalesce(question_seconds, '{{}}') AS seconds, coalesce(choices, '{{}}') AS choices
+                coalesce(question_seconds, '{{}}') AS seconds, coalesce(choices, '{{}}') AS choices,
+                question_set
            FROM counted"
     )))
     .bind(&s.assignments)

@@ -16,8 +16,9 @@ use sqlx::FromRow;
 
 #[cfg(test)]
 use super::stats::ScoreMatrix;
-use super::stats::ScoreTable;
+use super::stats::{ScoreTable, Subsets};
 use super::store::AttemptScores;
+use crate::content::{QuizContent, Slot};
 
 /// Attempts with one total (and score as stored), in one locale.
 #[derive(Debug, Clone, PartialEq, FromRow)]
@@ -160,10 +161,22 @@ impl Builder {
     }
 
     /// Adds (sign 1) or removes (sign −1) one attempt, as `item_sums_apply` does.
+    /// Only the questions the attempt served count (migration 0017): an attempt with a
+    /// question set is in the cells of those questions alone, and its total is over them.
     fn apply(&mut self, questions: &[&str], a: &AttemptScores, sign: i64) {
+        let served: Vec<bool> = questions
+            .iter()
+            .map(|q| {
+                a.question_set
+                    .as_ref()
+                    .is_none_or(|s| s.iter().any(|k| k == q))
+            })
+            .collect();
         let mut points = vec![None; questions.len()];
         for ((key, x), secs) in a.keys.iter().zip(&a.points).zip(&a.seconds) {
-            if let Some(q) = questions.iter().position(|k| *k == key) {
+            if let Some(q) = questions.iter().position(|k| *k == key)
+                && served[q]
+            {
                 points[q] = Some((*x, *secs));
             }
         }
@@ -178,7 +191,12 @@ impl Builder {
             ))
             .or_default();
         t.0 += sign;
-        for (q, p) in questions.iter().zip(&points) {
+        for ((q, p), _) in questions
+            .iter()
+            .zip(&points)
+            .zip(&served)
+            .filter(|(_, s)| **s)
+        {
             let x = p.map_or(0.0, |p| p.0);
             let c = self
                 .cells
@@ -305,6 +323,7 @@ impl VersionSums {
             }
         }
         ScoreTable {
+            subsets: None,
             max: questions.iter().map(|(_, m)| *m).collect(),
             totals: self
                 .totals
@@ -314,6 +333,49 @@ impl VersionSums {
                 .collect(),
             cells,
         }
+    }
+}
+
+impl VersionSums {
+    /// What the test statistics of a quiz with banks need beyond the score table (see
+    /// [`Subsets`]); `None` for a quiz without banks. `questions`: the version's, in order.
+    pub fn subsets(&self, content: &QuizContent, locale: Option<&str>) -> Option<Subsets> {
+        if !content.draws() {
+            return None;
+        }
+        let index = |key: &str| content.questions.iter().position(|q| q.key == key);
+        let items = content
+            .layout
+            .iter()
+            .map(|slot| match slot {
+                Slot::Fixed { question } => (index(question).into_iter().collect(), 1),
+                Slot::Draw { draw, .. } => (
+                    content
+                        .candidates(slot)
+                        .iter()
+                        .filter_map(|q| index(&q.key))
+                        .collect(),
+                    *draw as usize,
+                ),
+            })
+            .collect();
+        Some(Subsets {
+            percent: self
+                .totals
+                .iter()
+                .filter(|t| locale.is_none_or(|l| t.locale == l) && t.attempts > 0)
+                .map(|t| {
+                    let p = if t.max_score > 0.0 {
+                        100.0 * t.total / t.max_score
+                    } else {
+                        0.0
+                    };
+                    (p, t.attempts as u64)
+                })
+                .collect(),
+            max_total: content.nominal_max_score(),
+            items,
+        })
     }
 }
 
@@ -337,6 +399,7 @@ mod tests {
             points: vec![],
             seconds: vec![],
             choices: vec![],
+            question_set: None,
         };
         for (q, answer) in QUESTIONS.iter().zip(answers) {
             if let Some((x, secs, option)) = answer {
@@ -358,6 +421,35 @@ mod tests {
                 proptest::collection::vec(proptest::option::of((0u8..=4, 0u16..600, 0u8..4)), 4),
             )
                 .prop_map(|(l, a)| attempt(l, &a)),
+            0..40,
+        )
+    }
+
+    /// Attempts that served only some questions (a quiz with banks): each either serves all
+    /// (no question set) or the questions its mask says, and answered only those.
+    fn subset_attempts() -> impl Strategy<Value = Vec<AttemptScores>> {
+        proptest::collection::vec(
+            (
+                0u8..3,
+                proptest::collection::vec(proptest::option::of((0u8..=4, 0u16..600, 0u8..4)), 4),
+                proptest::option::of(0u8..16),
+            )
+                .prop_map(|(l, answers, mask)| {
+                    let served = |q: usize| mask.is_none_or(|m| m & (1 << q) != 0);
+                    let answers: Vec<_> = answers
+                        .iter()
+                        .enumerate()
+                        .map(|(q, a)| a.filter(|_| served(q)))
+                        .collect();
+                    let mut a = attempt(l, &answers);
+                    a.question_set = mask.map(|_| {
+                        (0..4)
+                            .filter(|&q| served(q))
+                            .map(|q| QUESTIONS[q].to_string())
+                            .collect()
+                    });
+                    a
+                }),
             0..40,
         )
     }
@@ -413,6 +505,64 @@ mod tests {
             .normalized();
             prop_assert_eq!(&merged, &at_once);
             prop_assert_eq!(at_once.attempts(None), kept.len() as u64);
+        }
+
+        #[test]
+        fn with_question_sets_finishing_one_by_one_keeps_the_tables_built_at_once(
+            kept in subset_attempts(),
+            replaced in subset_attempts(),
+        ) {
+            let mut history: Vec<(&AttemptScores, i64)> = kept.iter().map(|a| (a, 1)).collect();
+            for a in &replaced {
+                history.insert(history.len() / 2, (a, 1));
+                history.push((a, -1));
+            }
+            prop_assert_eq!(
+                VersionSums::from_history(&QUESTIONS, &history),
+                VersionSums::from_attempts(&QUESTIONS, &kept)
+            );
+        }
+
+        #[test]
+        fn with_question_sets_each_question_is_counted_over_the_attempts_that_served_it(
+            kept in subset_attempts(),
+        ) {
+            let sums = VersionSums::from_attempts(&QUESTIONS, &kept);
+            let max: Vec<(&str, f64)> = QUESTIONS.iter().map(|q| (*q, 1.0)).collect();
+            let served = |a: &AttemptScores, q: &str| {
+                a.question_set.as_ref().is_none_or(|s| s.iter().any(|k| k == q))
+            };
+            let points = |a: &AttemptScores, q: &str| {
+                a.keys.iter().position(|k| k == q).map_or(0.0, |i| a.points[i])
+            };
+            for locale in [None, Some("en"), Some("bn"), Some("id")] {
+                let mine: Vec<&AttemptScores> =
+                    kept.iter().filter(|a| locale.is_none_or(|l| a.locale == l)).collect();
+                let total = |a: &AttemptScores| -> f64 {
+                    QUESTIONS.iter().filter(|q| served(a, q)).map(|q| points(a, q)).sum()
+                };
+                // The per-attempt matrix, each question's column over the attempts it served.
+                let mut totals = BTreeMap::new();
+                for a in &mine {
+                    *totals.entry(bits(total(a))).or_insert(0u64) += 1;
+                }
+                let cells: Vec<BTreeMap<(u64, u64), u64>> = QUESTIONS
+                    .iter()
+                    .map(|q| {
+                        let mut m = BTreeMap::new();
+                        for a in mine.iter().filter(|a| served(a, q)) {
+                            *m.entry((bits(points(a, q)), bits(total(a)))).or_default() += 1;
+                        }
+                        m
+                    })
+                    .collect();
+                let table = sums.score_table(&max, locale);
+                prop_assert_eq!(collapse(&table), (totals, cells));
+                for (q, key) in QUESTIONS.iter().enumerate() {
+                    let n = mine.iter().filter(|a| served(a, key)).count();
+                    prop_assert_eq!(table.question_stats()[q].n, n);
+                }
+            }
         }
 
         #[test]

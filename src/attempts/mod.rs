@@ -1,5 +1,6 @@
 //! Attempts: one learner taking one assignment, graded on the server as they answer.
 
+pub mod draw;
 pub mod models;
 pub mod review;
 pub mod routes;
@@ -339,7 +340,23 @@ pub async fn start(
     let deadline = rules.deadline(now);
     let mut seed = [0u8; 32];
     rand::rng().fill_bytes(&mut seed);
-    let max_score = version.content.questions.iter().map(|q| q.points).sum();
+    // A quiz with banks: the draw, from this seed, preferring what the learner has not seen
+    // in an earlier attempt of this assignment (read under the share lock, after any earlier
+    // attempt of theirs was inserted: two starts at once collide on the number below).
+    let question_set = if version.content.draws() {
+        let seen = store::seen_questions(&mut *tx, assignment.id, user.id).await?;
+        draw::draw(&version.content, &seed, &seen.into_iter().collect())
+    } else {
+        None
+    };
+    let max_score = match &question_set {
+        Some(keys) => keys
+            .iter()
+            .filter_map(|k| version.content.question(k))
+            .map(|q| q.points)
+            .sum(),
+        None => version.content.questions.iter().map(|q| q.points).sum(),
+    };
     let inserted = store::insert(
         &mut *tx,
         NewAttempt {
@@ -355,6 +372,7 @@ pub async fn start(
             shuffle_questions: policy.shuffle_questions,
             shuffle_options: policy.shuffle_options,
             navigation: policy.navigation,
+            question_set: question_set.as_deref(),
         },
     )
     .await

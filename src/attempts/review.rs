@@ -23,11 +23,14 @@ use crate::quizzes::QuizVersion;
 pub struct Served {
     pub version: Arc<QuizVersion>,
     chain: Vec<String>,
-    /// Indices into the version's questions, in this attempt's order.
+    /// Indices into the version's questions, in this attempt's order: only the questions it
+    /// serves (its drawn set, for a quiz with banks). Nothing else of the version is reachable
+    /// through this layout: no id, no view, no answer.
     order: Box<[u16]>,
     /// By question index: the question's id in this attempt.
     question_ids: Box<[Id]>,
-    /// By question index: where its options start in `option_order` and `option_ids`.
+    /// By question index: where its options start in `option_order` and `option_ids` (served
+    /// questions only have options there).
     option_start: Box<[u16]>,
     /// Each question's option indices in this attempt's order, one question after another.
     option_order: Box<[u16]>,
@@ -42,11 +45,28 @@ impl Served {
         };
         let questions = &version.content.questions;
         let small = |i: usize| u16::try_from(i).expect("content limits keep indices small");
+        // The served questions, before any shuffle: the drawn set, or all of them.
+        let served: Vec<usize> = match &attempt.question_set {
+            Some(keys) => keys
+                .iter()
+                .filter_map(|k| questions.iter().position(|q| q.key == *k))
+                .collect(),
+            None => (0..questions.len()).collect(),
+        };
         let mut option_start = Vec::with_capacity(questions.len());
         let mut option_order = Vec::new();
         let mut option_ids = Vec::new();
-        for q in questions {
+        let mut is_served = vec![false; questions.len()];
+        for &i in &served {
+            is_served[i] = true;
+        }
+        for (i, q) in questions.iter().enumerate() {
             option_start.push(small(option_order.len()));
+            // A question not served has no option layout (only served questions are looked
+            // up): a large bank costs an attempt 8 bytes per question, not per option.
+            if !is_served[i] {
+                continue;
+            }
             // True comes before False, always: shuffling them would only confuse.
             let shuffle = attempt.shuffle_options && q.kind != QuestionKind::TrueFalse;
             option_order.extend(
@@ -59,9 +79,9 @@ impl Served {
         Self {
             chain: version.locale_chain(std::slice::from_ref(&attempt.locale)),
             order: keys
-                .question_order(questions.len(), attempt.shuffle_questions)
+                .question_order(served.len(), attempt.shuffle_questions)
                 .into_iter()
-                .map(small)
+                .map(|i| small(served[i]))
                 .collect(),
             question_ids: questions.iter().map(|q| keys.question_id(&q.key)).collect(),
             option_start: option_start.into(),
@@ -112,7 +132,13 @@ impl Served {
 
     pub fn question_by_id(&self, id: &str) -> Option<&Question> {
         let id = Id::parse(id)?;
-        let i = self.question_ids.iter().position(|x| *x == id)?;
+        // Only the questions this attempt serves: any other question of the version is as
+        // unknown here as a made-up id.
+        let i = self
+            .order
+            .iter()
+            .map(|&i| usize::from(i))
+            .find(|&i| self.question_ids[i] == id)?;
         Some(&self.version.content.questions[i])
     }
 

@@ -79,6 +79,13 @@ impl AttemptKeys<'_> {
         }
     }
 
+    /// The seed of slot `slot`'s draw (see `draw.rs`). The label names the draw's algorithm:
+    /// a change to it gets a new label, so stored attempts (which store what they drew) and
+    /// new ones never disagree about what a seed means.
+    pub fn draw_seed(&self, slot: usize) -> u64 {
+        self.seed_for("draw-v1", &slot.to_string())
+    }
+
     /// The order of one question's options.
     pub fn option_order(&self, question_key: &str, n: usize, shuffle: bool) -> Vec<usize> {
         if shuffle {

@@ -40,13 +40,17 @@ pub struct AttemptRow {
     pub regraded_at: Option<DateTime<Utc>>,
     /// The grade course staff set by hand, which counts instead of `score`.
     pub override_points: Option<f64>,
+    /// The keys of the questions this attempt serves, as drawn at start (layout order, before
+    /// any shuffle), or as kept by a regrade to a version with other questions; `None`: every
+    /// question of its version (a quiz without banks).
+    pub question_set: Option<Vec<String>>,
 }
 
 const SELECT: &str =
     "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
         a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
-        t.navigation, a.closes_at, t.regraded_at, t.override_points
+        t.navigation, a.closes_at, t.regraded_at, t.override_points, t.question_set
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -122,6 +126,8 @@ pub struct NewAttempt<'a> {
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
     pub navigation: Navigation,
+    /// What it serves, when its quiz has banks (see [`AttemptRow::question_set`]).
+    pub question_set: Option<&'a [String]>,
 }
 
 /// Inserts the learner's next attempt, numbered after their last one; `None` when the
@@ -135,8 +141,9 @@ pub async fn insert(
         "WITH started AS (
             INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
                                   started_at, deadline, max_score, shuffle_questions,
-                                  shuffle_options, navigation)
-            SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9, $11, $12, $13
+                                  shuffle_options, navigation, question_set)
+            SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9, $11, $12, $13,
+                   $14
               FROM attempts WHERE assignment_id = $2 AND user_id = $3
             HAVING $10::integer IS NULL OR count(*) < $10
             RETURNING id
@@ -161,7 +168,33 @@ pub async fn insert(
     .bind(a.shuffle_questions)
     .bind(a.shuffle_options)
     .bind(a.navigation.as_str())
+    .bind(a.question_set)
     .fetch_optional(db)
+    .await
+}
+
+/// The question keys the learner was served in their earlier attempts of an assignment: each
+/// attempt's question set, or every question of its version where it has none.
+pub async fn seen_questions(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    user: Uuid,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT k.key
+           FROM attempts t
+           JOIN quiz_versions v ON v.id = t.quiz_version_id
+           CROSS JOIN LATERAL (
+               SELECT unnest(t.question_set) AS key WHERE t.question_set IS NOT NULL
+               UNION ALL
+               SELECT e.q ->> 'key' FROM jsonb_array_elements(v.content -> 'questions') AS e(q)
+                WHERE t.question_set IS NULL
+           ) k
+          WHERE t.assignment_id = $1 AND t.user_id = $2",
+    )
+    .bind(assignment)
+    .bind(user)
+    .fetch_all(db)
     .await
 }
 

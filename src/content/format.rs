@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Deserialize;
 
-use super::model::{Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey, Visibility};
+use super::model::{
+    Bank, Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey, Slot, Visibility,
+};
 use super::{ContentError, Question};
 use crate::i18n::{Text, canonical_tag};
 use crate::policy::Policy;
@@ -35,7 +37,196 @@ struct QuizFile {
     visibility: Visibility,
     practice: Option<Policy>,
     #[serde(default)]
+    questions: Vec<EntryFile>,
+    #[serde(default)]
+    banks: Vec<BankFile>,
+}
+
+/// One `[[questions]]` entry: a fixed question, or a slot (`bank`, `draw`, optional `tag`)
+/// that draws from a bank in each attempt.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryFile {
+    key: Option<String>,
+    kind: Option<String>,
+    points: Option<f64>,
+    prompt: Option<String>,
+    explanation: Option<String>,
+    options: Option<Vec<OptionFile>>,
+    answer: Option<toml::Value>,
+    tolerance: Option<f64>,
+    accepted: Option<Vec<String>>,
+    case_sensitive: Option<bool>,
+    wrong_feedback: Option<String>,
+    tags: Option<Vec<String>>,
+    bank: Option<String>,
+    draw: Option<i64>,
+    tag: Option<String>,
+}
+
+enum Entry {
+    Question(Box<QuestionFile>),
+    Slot(Slot),
+}
+
+impl EntryFile {
+    /// The entry as a question or a slot; `None` (with the problems in `errs`) when it is
+    /// neither.
+    fn into_slot_or_question(self, label: &str, errs: &mut Errors<'_>) -> Option<Entry> {
+        if self.bank.is_some() || self.draw.is_some() || self.tag.is_some() {
+            let slot = format!("slot {label}");
+            let sn = Some(slot.as_str());
+            for (field, present) in [
+                ("key", self.key.is_some()),
+                ("kind", self.kind.is_some()),
+                ("points", self.points.is_some()),
+                ("prompt", self.prompt.is_some()),
+                ("explanation", self.explanation.is_some()),
+                ("options", self.options.is_some()),
+                ("answer", self.answer.is_some()),
+                ("tolerance", self.tolerance.is_some()),
+                ("accepted", self.accepted.is_some()),
+                ("case_sensitive", self.case_sensitive.is_some()),
+                ("wrong_feedback", self.wrong_feedback.is_some()),
+                ("tags", self.tags.is_some()),
+            ] {
+                if present {
+                    errs.add(
+                        sn,
+                        format!("a slot drawing from a bank has no `{field}` (its bank's questions have)"),
+                    );
+                }
+            }
+            let Some(bank) = self.bank else {
+                errs.add(sn, "a slot needs the `bank` it draws from");
+                return None;
+            };
+            let draw = match self.draw {
+                Some(d) if d >= 1 => u32::try_from(d).unwrap_or(u32::MAX),
+                Some(d) => {
+                    errs.add(sn, format!("draw = {d}: a slot draws at least 1 question"));
+                    return None;
+                }
+                None => {
+                    errs.add(sn, "a slot needs `draw`, how many questions it draws (≥ 1)");
+                    return None;
+                }
+            };
+            return Some(Entry::Slot(Slot::Draw {
+                bank,
+                draw,
+                tag: self.tag,
+            }));
+        }
+        let mut missing = |field: &str, v: Option<String>| {
+            if v.is_none() {
+                errs.add(Some(label), format!("missing field `{field}`"));
+            }
+            v
+        };
+        let (key, kind, prompt, explanation) = (
+            missing("key", self.key),
+            missing("kind", self.kind),
+            missing("prompt", self.prompt),
+            missing("explanation", self.explanation),
+        );
+        Some(Entry::Question(Box::new(QuestionFile {
+            key: key?,
+            kind: kind?,
+            points: self.points,
+            prompt: prompt?,
+            explanation: explanation?,
+            options: self.options,
+            answer: self.answer,
+            tolerance: self.tolerance,
+            accepted: self.accepted,
+            case_sensitive: self.case_sensitive,
+            wrong_feedback: self.wrong_feedback,
+            tags: self.tags,
+        })))
+    }
+}
+
+/// A `[[banks]]` table: a key and its questions (each as a fixed question is written, with
+/// optional `tags`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BankFile {
+    key: String,
+    #[serde(default)]
     questions: Vec<QuestionFile>,
+}
+
+/// Refuses slots that cannot be filled in every attempt: an unknown bank, more drawn than the
+/// bank (or its tag filter) holds, and two slots of one bank that could draw one question
+/// (their candidates must be disjoint, so each slot draws on its own and an attempt never
+/// serves a question twice).
+fn check_slots(layout: &[Slot], banks: &[Bank], questions: &[Question], errs: &mut Errors<'_>) {
+    let mut taken: Vec<(&str, &str, usize)> = Vec::new();
+    for (i, slot) in layout.iter().enumerate() {
+        let Slot::Draw { bank, draw, tag } = slot else {
+            continue;
+        };
+        let label = format!("slot #{} (bank '{bank}')", i + 1);
+        let sn = Some(label.as_str());
+        let Some(b) = banks.iter().find(|b| b.key == *bank) else {
+            let known: Vec<&str> = banks.iter().map(|b| b.key.as_str()).collect();
+            errs.add(
+                sn,
+                format!(
+                    "unknown bank '{bank}' (the quiz's banks: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            );
+            continue;
+        };
+        let candidates: Vec<&str> = b
+            .questions
+            .iter()
+            .filter(|k| {
+                questions
+                    .iter()
+                    .find(|q| q.key == **k)
+                    .is_some_and(|q| tag.as_ref().is_none_or(|t| q.tags.contains(t)))
+            })
+            .map(String::as_str)
+            .collect();
+        if *draw as usize > candidates.len() {
+            match tag {
+                Some(t) => errs.add(
+                    sn,
+                    format!(
+                        "draws {draw} questions tagged '{t}', but bank '{bank}' holds {} so tagged",
+                        candidates.len()
+                    ),
+                ),
+                None => errs.add(
+                    sn,
+                    format!(
+                        "draws {draw} questions, but bank '{bank}' holds {}",
+                        candidates.len()
+                    ),
+                ),
+            }
+        }
+        for k in &candidates {
+            if let Some((_, _, other)) = taken.iter().find(|(b2, k2, _)| *b2 == bank && k2 == k) {
+                errs.add(
+                    sn,
+                    format!(
+                        "can draw question '{k}', which slot #{} draws from too: slots of one bank need disjoint tags",
+                        other + 1
+                    ),
+                );
+                break;
+            }
+        }
+        taken.extend(candidates.iter().map(|k| (bank.as_str(), *k, i)));
+    }
 }
 
 #[derive(Deserialize)]
@@ -52,6 +243,7 @@ struct QuestionFile {
     accepted: Option<Vec<String>>,
     case_sensitive: Option<bool>,
     wrong_feedback: Option<String>,
+    tags: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -179,191 +371,90 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
 
     let mut questions = Vec::new();
     let mut seen = HashSet::new();
-    for (i, q) in file.questions.into_iter().enumerate() {
-        let label = if q.key.is_empty() {
-            format!("#{}", i + 1)
-        } else {
-            q.key.clone()
+    let mut layout = Vec::new();
+    // Checks a question's key and compiles it.
+    let mut add_question =
+        |q: QuestionFile, label: &str, errs: &mut Errors<'_>, questions: &mut Vec<Question>| {
+            let qn = Some(label);
+            if !valid_key(&q.key) {
+                errs.add(qn, "key must be 1-64 lowercase letters, digits, '-' or '_'");
+            } else if !seen.insert(q.key.clone()) {
+                errs.add(qn, "duplicate question key");
+            }
+            if let Some(question) = compile_question(q, qn, sl, errs) {
+                questions.push(question);
+            }
         };
-        let qn = Some(label.as_str());
-        if !valid_key(&q.key) {
-            errs.add(qn, "key must be 1-64 lowercase letters, digits, '-' or '_'");
-        } else if !seen.insert(q.key.clone()) {
-            errs.add(qn, "duplicate question key");
-        }
-        let Some(kind) = QuestionKind::parse(&q.kind) else {
-            let known: Vec<&str> = QuestionKind::ALL.iter().map(|(n, _)| *n).collect();
-            errs.add(
-                qn,
-                format!(
-                    "unknown kind '{}' (expected one of: {})",
-                    q.kind,
-                    known.join(", ")
-                ),
-            );
-            continue;
+    let mut fixed_keys = Vec::new();
+    for (i, entry) in file.questions.into_iter().enumerate() {
+        let label = match entry.key.as_deref() {
+            Some(k) if !k.is_empty() => k.to_string(),
+            _ => format!("#{}", i + 1),
         };
-        let points = q.points.unwrap_or(1.0);
-        if !(points.is_finite() && points > 0.0) {
-            errs.add(qn, "points must be a positive number");
-        }
-        if q.prompt.trim().is_empty() {
-            errs.add(qn, "prompt is empty");
-        }
-        if q.explanation.trim().is_empty() {
-            errs.add(qn, "explanation is empty");
-        }
-        let not_for = |field: &str| format!("field `{field}` does not apply to kind '{}'", q.kind);
-        let mut options = Vec::new();
-        let mut numeric = None;
-        let mut short_text = None;
-        match kind {
-            QuestionKind::Single | QuestionKind::Multiple => {
-                let given = q.options.unwrap_or_default();
-                if given.len() < 2 {
-                    errs.add(qn, "a choice question needs at least 2 options");
-                }
-                let mut keys = HashSet::new();
-                for o in given {
-                    if !valid_key(&o.key) {
-                        errs.add(
-                            qn,
-                            format!(
-                                "option key '{}' must be 1-64 lowercase letters, digits, '-' or '_'",
-                                o.key
-                            ),
-                        );
-                    } else if !keys.insert(o.key.clone()) {
-                        errs.add(qn, format!("duplicate option key '{}'", o.key));
-                    }
-                    if o.text.trim().is_empty() {
-                        errs.add(qn, format!("option '{}' has no text", o.key));
-                    }
-                    options.push(Choice {
-                        key: o.key,
-                        text: text_in(sl, &o.text),
-                        correct: o.correct,
-                        feedback: o.feedback.map(|f| text_in(sl, &f)),
-                    });
-                }
-                let correct = options.iter().filter(|o| o.correct).count();
-                if kind == QuestionKind::Single && correct != 1 {
-                    errs.add(
-                        qn,
-                        format!(
-                            "a single-choice question needs exactly one correct option, found {correct}"
-                        ),
-                    );
-                }
-                if kind == QuestionKind::Multiple && correct == 0 {
-                    errs.add(qn, "a multiple-choice question needs a correct option");
-                }
-                for (field, present) in [
-                    ("answer", q.answer.is_some()),
-                    ("tolerance", q.tolerance.is_some()),
-                    ("accepted", q.accepted.is_some()),
-                    ("case_sensitive", q.case_sensitive.is_some()),
-                ] {
-                    if present {
-                        errs.add(qn, not_for(field));
-                    }
-                }
-                if q.wrong_feedback.is_some() {
-                    errs.add(
-                        qn,
-                        "choice questions give feedback per option (`feedback`), not `wrong_feedback`",
-                    );
-                }
-            }
-            QuestionKind::TrueFalse => {
-                let answer = match q.answer {
-                    Some(toml::Value::Boolean(b)) => b,
-                    _ => {
-                        errs.add(qn, "a true_false question needs `answer = true` or `false`");
-                        false
-                    }
-                };
-                for (field, present) in [
-                    ("options", q.options.is_some()),
-                    ("tolerance", q.tolerance.is_some()),
-                    ("accepted", q.accepted.is_some()),
-                    ("case_sensitive", q.case_sensitive.is_some()),
-                ] {
-                    if present {
-                        errs.add(qn, not_for(field));
-                    }
-                }
-                for (key, truth) in [("true", true), ("false", false)] {
-                    let text = TRUE_FALSE_LABELS
-                        .iter()
-                        .map(|(l, t, f)| (l.to_string(), if truth { *t } else { *f }.to_string()))
-                        .collect();
-                    options.push(Choice {
-                        key: key.to_string(),
-                        text,
-                        correct: truth == answer,
-                        feedback: None,
-                    });
-                }
-            }
-            QuestionKind::Numeric => {
-                let answer = match q.answer {
-                    Some(toml::Value::Float(f)) if f.is_finite() => f,
-                    Some(toml::Value::Integer(i)) => i as f64,
-                    _ => {
-                        errs.add(qn, "a numeric question needs a number `answer`");
-                        0.0
-                    }
-                };
-                let tolerance = q.tolerance.unwrap_or(0.0);
-                if !(tolerance.is_finite() && tolerance >= 0.0) {
-                    errs.add(qn, "tolerance must be a number ≥ 0");
-                }
-                for (field, present) in [
-                    ("options", q.options.is_some()),
-                    ("accepted", q.accepted.is_some()),
-                    ("case_sensitive", q.case_sensitive.is_some()),
-                ] {
-                    if present {
-                        errs.add(qn, not_for(field));
-                    }
-                }
-                numeric = Some(NumericKey { answer, tolerance });
-            }
-            QuestionKind::ShortText => {
-                let accepted = q.accepted.unwrap_or_default();
-                if accepted.is_empty() || accepted.iter().any(|a| a.trim().is_empty()) {
-                    errs.add(
-                        qn,
-                        "a short_text question needs `accepted` answers, none of them empty",
-                    );
-                }
-                for (field, present) in [
-                    ("options", q.options.is_some()),
-                    ("answer", q.answer.is_some()),
-                    ("tolerance", q.tolerance.is_some()),
-                ] {
-                    if present {
-                        errs.add(qn, not_for(field));
-                    }
-                }
-                short_text = Some(ShortTextKey {
-                    accepted,
-                    case_sensitive: q.case_sensitive.unwrap_or(false),
+        match entry.into_slot_or_question(&label, &mut errs) {
+            Some(Entry::Question(q)) => {
+                fixed_keys.push(q.key.clone());
+                layout.push(Slot::Fixed {
+                    question: q.key.clone(),
                 });
+                add_question(*q, &label, &mut errs, &mut questions);
             }
+            Some(Entry::Slot(slot)) => layout.push(slot),
+            None => {}
         }
-        questions.push(Question {
-            key: q.key,
-            kind,
-            points,
-            prompt: text_in(sl, &q.prompt),
-            explanation: text_in(sl, &q.explanation),
-            options,
-            numeric,
-            short_text,
-            wrong_feedback: q.wrong_feedback.map(|f| text_in(sl, &f)),
+    }
+    let mut banks = Vec::new();
+    for bank in file.banks {
+        let bn = format!("bank '{}'", bank.key);
+        if !valid_key(&bank.key) {
+            errs.add(
+                Some(&bn),
+                "key must be 1-64 lowercase letters, digits, '-' or '_'",
+            );
+        } else if banks.iter().any(|b: &Bank| b.key == bank.key) {
+            errs.add(Some(&bn), "duplicate bank key");
+        }
+        if bank.questions.is_empty() {
+            errs.add(Some(&bn), "the bank has no questions");
+        }
+        let mut keys = Vec::new();
+        for (i, q) in bank.questions.into_iter().enumerate() {
+            let label = if q.key.is_empty() {
+                format!("#{} of bank '{}'", i + 1, bank.key)
+            } else {
+                q.key.clone()
+            };
+            if fixed_keys.contains(&q.key) {
+                errs.add(
+                    Some(&label),
+                    format!(
+                        "is both a fixed question and a question of bank '{}': a key names one question",
+                        bank.key
+                    ),
+                );
+                continue;
+            }
+            keys.push(q.key.clone());
+            add_question(q, &label, &mut errs, &mut questions);
+        }
+        banks.push(Bank {
+            key: bank.key,
+            questions: keys,
         });
+    }
+    for question in &questions {
+        if fixed_keys.contains(&question.key) && !question.tags.is_empty() {
+            errs.add(
+                Some(&question.key),
+                "`tags` apply to bank questions only (a slot filters a bank by tag)",
+            );
+        }
+    }
+    check_slots(&layout, &banks, &questions, &mut errs);
+    // Without banks the layout is every question in order: stored as none, so content without
+    // banks is stored (and hashed) exactly as before.
+    if banks.is_empty() && layout.iter().all(|s| matches!(s, Slot::Fixed { .. })) {
+        layout.clear();
     }
 
     let mut content = QuizContent {
@@ -375,6 +466,8 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         visibility: file.visibility,
         practice: file.practice,
         questions,
+        banks,
+        layout,
         translated_from: BTreeMap::new(),
     };
     let mut list = errs.list;
@@ -388,6 +481,189 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     } else {
         Err(list)
     }
+}
+
+/// Compiles one question (fixed or in a bank), adding its problems to `errs`.
+fn compile_question(
+    q: QuestionFile,
+    qn: Option<&str>,
+    sl: &str,
+    errs: &mut Errors<'_>,
+) -> Option<Question> {
+    let Some(kind) = QuestionKind::parse(&q.kind) else {
+        let known: Vec<&str> = QuestionKind::ALL.iter().map(|(n, _)| *n).collect();
+        errs.add(
+            qn,
+            format!(
+                "unknown kind '{}' (expected one of: {})",
+                q.kind,
+                known.join(", ")
+            ),
+        );
+        return None;
+    };
+    let points = q.points.unwrap_or(1.0);
+    if !(points.is_finite() && points > 0.0) {
+        errs.add(qn, "points must be a positive number");
+    }
+    if q.prompt.trim().is_empty() {
+        errs.add(qn, "prompt is empty");
+    }
+    if q.explanation.trim().is_empty() {
+        errs.add(qn, "explanation is empty");
+    }
+    let not_for = |field: &str| format!("field `{field}` does not apply to kind '{}'", q.kind);
+    let mut options = Vec::new();
+    let mut numeric = None;
+    let mut short_text = None;
+    match kind {
+        QuestionKind::Single | QuestionKind::Multiple => {
+            let given = q.options.unwrap_or_default();
+            if given.len() < 2 {
+                errs.add(qn, "a choice question needs at least 2 options");
+            }
+            let mut keys = HashSet::new();
+            for o in given {
+                if !valid_key(&o.key) {
+                    errs.add(
+                        qn,
+                        format!(
+                            "option key '{}' must be 1-64 lowercase letters, digits, '-' or '_'",
+                            o.key
+                        ),
+                    );
+                } else if !keys.insert(o.key.clone()) {
+                    errs.add(qn, format!("duplicate option key '{}'", o.key));
+                }
+                if o.text.trim().is_empty() {
+                    errs.add(qn, format!("option '{}' has no text", o.key));
+                }
+                options.push(Choice {
+                    key: o.key,
+                    text: text_in(sl, &o.text),
+                    correct: o.correct,
+                    feedback: o.feedback.map(|f| text_in(sl, &f)),
+                });
+            }
+            let correct = options.iter().filter(|o| o.correct).count();
+            if kind == QuestionKind::Single && correct != 1 {
+                errs.add(
+                    qn,
+                    format!(
+                        "a single-choice question needs exactly one correct option, found {correct}"
+                    ),
+                );
+            }
+            if kind == QuestionKind::Multiple && correct == 0 {
+                errs.add(qn, "a multiple-choice question needs a correct option");
+            }
+            for (field, present) in [
+                ("answer", q.answer.is_some()),
+                ("tolerance", q.tolerance.is_some()),
+                ("accepted", q.accepted.is_some()),
+                ("case_sensitive", q.case_sensitive.is_some()),
+            ] {
+                if present {
+                    errs.add(qn, not_for(field));
+                }
+            }
+            if q.wrong_feedback.is_some() {
+                errs.add(
+                    qn,
+                    "choice questions give feedback per option (`feedback`), not `wrong_feedback`",
+                );
+            }
+        }
+        QuestionKind::TrueFalse => {
+            let answer = match q.answer {
+                Some(toml::Value::Boolean(b)) => b,
+                _ => {
+                    errs.add(qn, "a true_false question needs `answer = true` or `false`");
+                    false
+                }
+            };
+            for (field, present) in [
+                ("options", q.options.is_some()),
+                ("tolerance", q.tolerance.is_some()),
+                ("accepted", q.accepted.is_some()),
+                ("case_sensitive", q.case_sensitive.is_some()),
+            ] {
+                if present {
+                    errs.add(qn, not_for(field));
+                }
+            }
+            for (key, truth) in [("true", true), ("false", false)] {
+                let text = TRUE_FALSE_LABELS
+                    .iter()
+                    .map(|(l, t, f)| (l.to_string(), if truth { *t } else { *f }.to_string()))
+                    .collect();
+                options.push(Choice {
+                    key: key.to_string(),
+                    text,
+                    correct: truth == answer,
+                    feedback: None,
+                });
+            }
+        }
+        QuestionKind::Numeric => {
+            let answer = match q.answer {
+                Some(toml::Value::Float(f)) if f.is_finite() => f,
+                Some(toml::Value::Integer(i)) => i as f64,
+                _ => {
+                    errs.add(qn, "a numeric question needs a number `answer`");
+                    0.0
+                }
+            };
+            let tolerance = q.tolerance.unwrap_or(0.0);
+            if !(tolerance.is_finite() && tolerance >= 0.0) {
+                errs.add(qn, "tolerance must be a number ≥ 0");
+            }
+            for (field, present) in [
+                ("options", q.options.is_some()),
+                ("accepted", q.accepted.is_some()),
+                ("case_sensitive", q.case_sensitive.is_some()),
+            ] {
+                if present {
+                    errs.add(qn, not_for(field));
+                }
+            }
+            numeric = Some(NumericKey { answer, tolerance });
+        }
+        QuestionKind::ShortText => {
+            let accepted = q.accepted.unwrap_or_default();
+            if accepted.is_empty() || accepted.iter().any(|a| a.trim().is_empty()) {
+                errs.add(
+                    qn,
+                    "a short_text question needs `accepted` answers, none of them empty",
+                );
+            }
+            for (field, present) in [
+                ("options", q.options.is_some()),
+                ("answer", q.answer.is_some()),
+                ("tolerance", q.tolerance.is_some()),
+            ] {
+                if present {
+                    errs.add(qn, not_for(field));
+                }
+            }
+            short_text = Some(ShortTextKey {
+                accepted,
+                case_sensitive: q.case_sensitive.unwrap_or(false),
+            });
+        }
+    }
+    Some(Question {
+        key: q.key,
+        kind,
+        points,
+        prompt: text_in(sl, &q.prompt),
+        explanation: text_in(sl, &q.explanation),
+        options,
+        numeric,
+        short_text,
+        wrong_feedback: q.wrong_feedback.map(|f| text_in(sl, &f)),
+        tags: q.tags.unwrap_or_default(),
+    })
 }
 
 fn apply_translation(

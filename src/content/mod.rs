@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use format::{QuizSource, SourceFile, compile, retranslate};
-pub use model::{Choice, Question, QuestionKind, QuizContent, Visibility};
+pub use model::{Bank, Choice, Question, QuestionKind, QuizContent, Slot, Visibility};
 
 /// One problem in one content file.
 #[derive(Debug, Clone, PartialEq, Eq)]

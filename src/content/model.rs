@@ -26,7 +26,18 @@ pub struct QuizContent {
     /// quiz may: a practice attempt shows the key under immediate feedback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub practice: Option<Policy>,
+    /// Every question of the version: the fixed ones in display order, then each bank's, bank
+    /// by bank. Translations, texts, grading and analytics read them all; what an attempt
+    /// serves is decided by `layout`.
     pub questions: Vec<Question>,
+    /// The question banks (`[[banks]]` in the file): which questions each holds. Empty for a
+    /// quiz without banks, so content stored before banks existed reads (and hashes) as it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub banks: Vec<Bank>,
+    /// What an attempt serves, in display order: fixed questions and slots that draw from a
+    /// bank. Empty: every question, in order (a quiz without banks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<Slot>,
     /// Translations that were not made from the current source text: text id (see
     /// [`QuizContent::texts`]) → locale → the hash ([`source_hash`]) of the source text they
     /// translated. Every other translation was made from the current source (a translation is
@@ -37,6 +48,31 @@ pub struct QuizContent {
     /// before this field existed reads (and hashes) as it did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub translated_from: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// A question bank: questions an attempt draws from, never served as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bank {
+    pub key: String,
+    /// The keys of its questions (in [`QuizContent::questions`]), in authored order.
+    pub questions: Vec<String>,
+}
+
+/// One place in an attempt's layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "slot")]
+pub enum Slot {
+    /// A fixed question, served in every attempt.
+    Fixed { question: String },
+    /// `draw` questions from bank `bank` (only those tagged `tag`, if given), drawn per
+    /// attempt. The importer makes sure the bank holds enough, and that two slots drawing from
+    /// one bank can never draw the same question (their candidates are disjoint).
+    Draw {
+        bank: String,
+        draw: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tag: Option<String>,
+    },
 }
 
 /// The hash that identifies a source text: a translation remembers the hash of the source it
@@ -154,6 +190,9 @@ pub struct Question {
     /// Shown for a wrong answer to a kind without per-option feedback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrong_feedback: Option<Text>,
+    /// A bank question's tags, which a slot may filter on. Never served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -181,6 +220,82 @@ pub struct ShortTextKey {
 }
 
 impl QuizContent {
+    /// Whether attempts draw their questions (the quiz has banks): then each attempt stores
+    /// the keys it serves.
+    pub fn draws(&self) -> bool {
+        !self.layout.is_empty()
+    }
+
+    pub fn question(&self, key: &str) -> Option<&Question> {
+        self.questions.iter().find(|q| q.key == key)
+    }
+
+    /// The questions a slot may draw from, in bank order (empty for a fixed slot or an unknown
+    /// bank).
+    pub fn candidates(&self, slot: &Slot) -> Vec<&Question> {
+        let Slot::Draw { bank, tag, .. } = slot else {
+            return Vec::new();
+        };
+        let Some(bank) = self.banks.iter().find(|b| b.key == *bank) else {
+            return Vec::new();
+        };
+        bank.questions
+            .iter()
+            .filter_map(|k| self.question(k))
+            .filter(|q| tag.as_ref().is_none_or(|t| q.tags.contains(t)))
+            .collect()
+    }
+
+    /// The questions every attempt serves whatever it draws (all of them, without banks).
+    pub fn fixed_questions(&self) -> Vec<&Question> {
+        if !self.draws() {
+            return self.questions.iter().collect();
+        }
+        self.layout
+            .iter()
+            .filter_map(|s| match s {
+                Slot::Fixed { question } => self.question(question),
+                Slot::Draw { .. } => None,
+            })
+            .collect()
+    }
+
+    /// How many questions an attempt serves.
+    pub fn served_count(&self) -> usize {
+        if !self.draws() {
+            return self.questions.len();
+        }
+        self.layout
+            .iter()
+            .map(|s| match s {
+                Slot::Fixed { .. } => 1,
+                Slot::Draw { draw, .. } => *draw as usize,
+            })
+            .sum()
+    }
+
+    /// The most an attempt can score: every question without banks; with banks, the fixed
+    /// questions and, per slot, its `draw` highest-scoring candidates (exact when a bank's
+    /// questions carry equal points, as they usually do). What an LMS line item is created
+    /// with; each attempt's own `max_score` is the sum over the questions it serves.
+    pub fn nominal_max_score(&self) -> f64 {
+        if !self.draws() {
+            return self.questions.iter().map(|q| q.points).sum();
+        }
+        self.layout
+            .iter()
+            .map(|s| match s {
+                Slot::Fixed { question } => self.question(question).map_or(0.0, |q| q.points),
+                Slot::Draw { draw, .. } => {
+                    let mut points: Vec<f64> =
+                        self.candidates(s).iter().map(|q| q.points).collect();
+                    points.sort_by(|a, b| b.total_cmp(a));
+                    points.iter().take(*draw as usize).sum()
+                }
+            })
+            .sum()
+    }
+
     /// The hash that decides whether an import is a new version: equal content, equal hash.
     pub fn content_hash(&self) -> String {
         let bytes = serde_json::to_vec(self).expect("content serializes");

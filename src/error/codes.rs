@@ -201,7 +201,6 @@ error_codes! {
     IdempotencyKeyReused = "idempotency_key_reused", UNPROCESSABLE_ENTITY, "This Idempotency-Key was used with another request (method, path or body).";
     InvalidIdempotencyKey = "invalid_idempotency_key", BAD_REQUEST, "`Idempotency-Key` must be 1 to 255 visible ASCII characters, sent once.";
     AttemptRegraded = "attempt_regraded", CONFLICT, "A regrade moved the attempt to a corrected version of its quiz while the request was on its way; read the attempt again.";
-    RegradeAddsQuestions = "regrade_adds_questions", UNPROCESSABLE_ENTITY, "The version has questions the assigned one lacks: finished attempts never saw them; place it as a new assignment.";
     RegradeConflict = "regrade_conflict", CONFLICT, "Another regrade of this assignment ran at the same moment; read it and retry.";
     RegradeSameVersion = "regrade_same_version", UNPROCESSABLE_ENTITY, "The assignment already uses this version; there is nothing to regrade to.";
     WeakPassword = "weak_password", UNPROCESSABLE_ENTITY, "The password is too short or too long.";

@@ -8,11 +8,13 @@
 //!   response keeps what the learner chose, only its points and correctness change. An answer
 //!   that no longer fits the question (an option removed, the kind changed) scores 0.
 //! - A question the new version no longer has counts for nothing: its responses score 0 and it
-//!   leaves the attempt's maximum. A version that adds a question is refused (see
-//!   [`Refusal::AddsQuestions`]): finished attempts never saw it, so it is a new quiz, not a
-//!   correction; place it as a new assignment.
-//! - An attempt's score is the sum of its responses' new points; its maximum the new points of
-//!   the questions it serves that the new version still has.
+//!   leaves the attempt's maximum. A question the new version adds is not added to the attempts
+//!   made already (finished ones never saw it; one in progress keeps the questions it was
+//!   served): it is served to attempts started from now on.
+//! - An attempt keeps the questions it serves (a quiz with banks: its draw): its score is the sum
+//!   of its responses' new points; its maximum the new points of those questions that the new
+//!   version still has. Where the version's questions differ, the store pins each attempt's
+//!   served set (`attempts.question_set`) to those.
 //! - A staff override stands (it is someone's decision about this attempt); one above the new
 //!   maximum becomes the new maximum.
 //! - An attempt's grade changed when its effective grade (the override, else the score) or its
@@ -41,7 +43,10 @@ pub struct QuestionChange {
     pub key_changed: bool,
     /// The question is gone from the new version: it no longer counts.
     pub removed: bool,
-    pub from_points: f64,
+    /// The question is new in this version: served to attempts started from now on only.
+    pub added: bool,
+    /// Absent when added.
+    pub from_points: Option<f64>,
     /// Absent when removed.
     pub to_points: Option<f64>,
 }
@@ -130,13 +135,6 @@ pub struct Plan {
     pub grades: Vec<NewAttemptGrade>,
 }
 
-/// Why a regrade cannot be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// The new version has questions the old one lacks (their keys).
-    AddsQuestions(Vec<String>),
-}
-
 /// What grading reads of a question: its kind, its options' keys and correctness (as a set),
 /// the numeric key and the accepted texts. Points are compared on their own.
 fn grading_key(q: &Question) -> impl PartialEq + use<'_> {
@@ -163,47 +161,56 @@ fn by_key(content: &QuizContent) -> HashMap<&str, &Question> {
         .collect()
 }
 
-/// How the new version's questions differ from the old one's, in the old version's order.
-pub fn question_changes(
-    old: &QuizContent,
-    new: &QuizContent,
-) -> Result<Vec<QuestionChange>, Refusal> {
+/// How the new version's questions differ from the old one's: the old version's in its order,
+/// then those it adds.
+pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionChange> {
     let before = by_key(old);
-    let added: Vec<String> = new
+    let after = by_key(new);
+    let changed = old.questions.iter().filter_map(|o| {
+        let change = match after.get(o.key.as_str()) {
+            None => QuestionChange {
+                question_key: o.key.clone(),
+                key_changed: false,
+                removed: true,
+                added: false,
+                from_points: Some(o.points),
+                to_points: None,
+            },
+            Some(n) => QuestionChange {
+                question_key: o.key.clone(),
+                key_changed: grading_key(o) != grading_key(n),
+                removed: false,
+                added: false,
+                from_points: Some(o.points),
+                to_points: Some(n.points),
+            },
+        };
+        let differs = change.removed || change.key_changed || change.to_points != Some(o.points);
+        differs.then_some(change)
+    });
+    let added = new
         .questions
         .iter()
         .filter(|q| !before.contains_key(q.key.as_str()))
-        .map(|q| q.key.clone())
-        .collect();
-    if !added.is_empty() {
-        return Err(Refusal::AddsQuestions(added));
-    }
-    let after = by_key(new);
-    Ok(old
-        .questions
-        .iter()
-        .filter_map(|o| {
-            let change = match after.get(o.key.as_str()) {
-                None => QuestionChange {
-                    question_key: o.key.clone(),
-                    key_changed: false,
-                    removed: true,
-                    from_points: o.points,
-                    to_points: None,
-                },
-                Some(n) => QuestionChange {
-                    question_key: o.key.clone(),
-                    key_changed: grading_key(o) != grading_key(n),
-                    removed: false,
-                    from_points: o.points,
-                    to_points: Some(n.points),
-                },
-            };
-            let differs =
-                change.removed || change.key_changed || change.to_points != Some(o.points);
-            differs.then_some(change)
-        })
-        .collect())
+        .map(|q| QuestionChange {
+            question_key: q.key.clone(),
+            key_changed: false,
+            removed: false,
+            added: true,
+            from_points: None,
+            to_points: Some(q.points),
+        });
+    changed.chain(added).collect()
+}
+
+/// Whether the two versions have the same questions (by key): then an attempt that serves
+/// every question of the old one serves every question of the new one too.
+pub fn same_questions(old: &QuizContent, new: &QuizContent) -> bool {
+    let mut a: Vec<&str> = old.questions.iter().map(|q| q.key.as_str()).collect();
+    let mut b: Vec<&str> = new.questions.iter().map(|q| q.key.as_str()).collect();
+    a.sort_unstable();
+    b.sort_unstable();
+    a == b
 }
 
 /// A response graded against the new version's question (`None`: the question is gone).
@@ -218,12 +225,8 @@ fn regrade_response(q: Option<&Question>, r: &StoredResponse) -> (f64, f64, bool
 }
 
 /// The plan for moving these attempts from `old` to `new`.
-pub fn plan(
-    old: &QuizContent,
-    new: &QuizContent,
-    attempts: &[StoredAttempt],
-) -> Result<Plan, Refusal> {
-    let questions = question_changes(old, new)?;
+pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) -> Plan {
+    let questions = question_changes(old, new);
     let after = by_key(new);
     let mut out = Plan {
         questions,
@@ -303,7 +306,7 @@ pub fn plan(
             responses: changed_responses,
         });
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -334,6 +337,7 @@ mod tests {
             numeric: None,
             short_text: None,
             wrong_feedback: None,
+            tags: Vec::new(),
         }
     }
 
@@ -348,6 +352,8 @@ mod tests {
             practice: None,
             questions,
             translated_from: Default::default(),
+            banks: Default::default(),
+            layout: Default::default(),
         }
     }
 
@@ -393,7 +399,7 @@ mod tests {
         let right = attempt(true, &[("q1", "a", 1.0), ("q2", "a", 1.0)]);
         let fixed = attempt(true, &[("q1", "a", 1.0), ("q2", "b", 0.0)]);
         let untouched = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
-        let p = plan(&old(), &new, &[right.clone(), fixed.clone(), untouched]).unwrap();
+        let p = plan(&old(), &new, &[right.clone(), fixed.clone(), untouched]);
         assert_eq!(p.questions.len(), 1);
         assert!(p.questions[0].key_changed && !p.questions[0].removed);
         let changes: Vec<(Uuid, Option<f64>, Option<f64>)> = p
@@ -419,7 +425,7 @@ mod tests {
             question("q2", QuestionKind::Single, 1.0, &["a"]),
         ]);
         let a = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
-        let p = plan(&old(), &new, &[a]).unwrap();
+        let p = plan(&old(), &new, &[a]);
         assert_eq!(p.questions[0].question_key, "q3");
         assert!(p.questions[0].removed);
         let c = &p.attempts[0];
@@ -429,12 +435,18 @@ mod tests {
     }
 
     #[test]
-    fn a_version_that_adds_a_question_is_refused() {
+    fn a_question_the_new_version_adds_is_listed_and_not_added_to_attempts_made_already() {
         let mut questions = old().questions;
         questions.push(question("q4", QuestionKind::Single, 1.0, &["a"]));
-        assert_eq!(
-            plan(&old(), &content(questions), &[]),
-            Err(Refusal::AddsQuestions(vec!["q4".into()]))
+        let new = content(questions);
+        assert!(!same_questions(&old(), &new) && same_questions(&old(), &old()));
+        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
+        assert_eq!(p.questions.len(), 1);
+        let q = &p.questions[0];
+        assert!(q.added && q.from_points.is_none() && q.to_points == Some(1.0));
+        assert!(
+            p.attempts.is_empty(),
+            "the maximum stays that of the questions served"
         );
     }
 
@@ -447,7 +459,7 @@ mod tests {
         ]);
         let mut a = attempt(true, &[("q1", "a", 1.0)]);
         a.override_points = Some(2.5);
-        let p = plan(&old(), &new, &[a]).unwrap();
+        let p = plan(&old(), &new, &[a]);
         let c = &p.attempts[0];
         assert_eq!(
             (c.from_points, c.to_points, c.to_max),
@@ -464,7 +476,7 @@ mod tests {
             question("q2", QuestionKind::Single, 1.0, &["a"]),
             question("q3", QuestionKind::Single, 1.0, &["a"]),
         ]);
-        let p = plan(&old(), &new, &[attempt(false, &[("q1", "b", 0.0)])]).unwrap();
+        let p = plan(&old(), &new, &[attempt(false, &[("q1", "b", 0.0)])]);
         let c = &p.attempts[0];
         assert_eq!(
             (c.to_score, c.to_points, c.grade_changed),
@@ -480,7 +492,7 @@ mod tests {
         new.questions[0].prompt =
             crate::i18n::Text::from([("en".to_string(), "Clearer?".to_string())]);
         new.questions[1].options.reverse();
-        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]).unwrap();
+        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
         assert!(p.questions.is_empty() && p.attempts.is_empty() && p.responses.is_empty());
     }
 
@@ -519,8 +531,8 @@ mod tests {
                     max_score: 3.0, served: keys.iter().map(|k| k.to_string()).collect(), responses,
                 }
             }).collect();
-            prop_assert!(plan(&old, &old, &attempts).unwrap().attempts.is_empty());
-            let p = plan(&old, &new, &attempts).unwrap();
+            prop_assert!(plan(&old, &old, &attempts).attempts.is_empty());
+            let p = plan(&old, &new, &attempts);
             // Apply the plan to the stored attempts, as the store does.
             let applied: Vec<StoredAttempt> = attempts.iter().map(|a| {
                 let mut a = a.clone();
@@ -534,7 +546,7 @@ mod tests {
                 }
                 a
             }).collect();
-            prop_assert!(plan(&new, &new, &applied).unwrap().attempts.is_empty());
+            prop_assert!(plan(&new, &new, &applied).attempts.is_empty());
             for a in &p.attempts {
                 if let (Some(to), true) = (a.to_points, a.finished) {
                     prop_assert!(to >= 0.0 && to <= a.to_max + EPS);

@@ -208,7 +208,8 @@ pub async fn gradebook(
 /// and changes nothing; `dry_run: false` changes it in one transaction, and answers the same
 /// report: every response graded again (the learner's choice kept), every attempt's score and
 /// maximum computed again (a staff override stands, capped at the new maximum), every attempt
-/// in progress moved to the new version with its answers so far, a `regrade` event in the
+/// in progress moved to the new version with its answers so far (every attempt keeps the
+/// questions it serves: a question the new version adds is for attempts started from now on), a `regrade` event in the
 /// history of every grade that changed, the LMS told of each (`attempt.regraded`), item
 /// analysis rebuilt, an audit entry. The rules are in `grades::regrade`.
 ///
@@ -225,7 +226,7 @@ pub async fn gradebook(
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses (`assignment_not_found`); no such version of its quiz, or not one you may place (`version_not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`), an archived one (`assignment_archived`), or another regrade of it ran at the same moment (`regrade_conflict`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The version is the one assigned (`regrade_same_version`) or adds questions (`regrade_adds_questions`), or `reason` is empty, too long or not one line (`invalid_field`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The version is the one assigned (`regrade_same_version`), or `reason` is empty, too long or not one line (`invalid_field`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn regrade(
     state: web::Data<AppState>,
@@ -234,7 +235,7 @@ pub async fn regrade(
     body: JsonObject<RegradeRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    use super::regrade::{Refusal, StoredAttempt, StoredResponse, plan};
+    use super::regrade::{StoredAttempt, StoredResponse, plan, same_questions};
     use crate::assignments::store as assignments;
     let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
     let body = body.into_inner();
@@ -326,29 +327,29 @@ pub async fn regrade(
             score: a.score,
             override_points: a.override_points,
             max_score: a.max_score,
-            served: own
-                .content
-                .questions
-                .iter()
-                .map(|q| q.key.clone())
-                .collect(),
+            served: a.question_set.clone().unwrap_or_else(|| {
+                own.content
+                    .questions
+                    .iter()
+                    .map(|q| q.key.clone())
+                    .collect()
+            }),
             responses: responses.remove(&a.id).unwrap_or_default(),
         });
     }
-    let plan = plan(&from.content, &to.content, &attempts).map_err(|e| match e {
-        Refusal::AddsQuestions(keys) => ApiError::new(
-            Code::RegradeAddsQuestions,
-            format!(
-                "Version {} adds questions ({}) that finished attempts never saw; place it as a new assignment instead.",
-                body.to_version,
-                keys.join(", ")
-            ),
-        ),
-    })?;
+    let plan = plan(&from.content, &to.content, &attempts);
     let grades_changed = plan.attempts.iter().filter(|a| a.grade_changed).count();
     if apply {
         let now = state.clock.now();
-        store::apply_regrade(&mut tx, row.id, to_id, &plan, user.id, now, &reason).await?;
+        let keys = |v: &crate::quizzes::QuizVersion| -> Vec<String> {
+            v.content.questions.iter().map(|q| q.key.clone()).collect()
+        };
+        let moves = store::Move {
+            old_keys: keys(from),
+            new_keys: keys(&to),
+            same_questions: same_questions(&from.content, &to.content),
+        };
+        store::apply_regrade(&mut tx, row.id, to_id, &moves, &plan, user.id, now, &reason).await?;
         crate::audit::store::record(
             &mut *tx,
             Entry::by(user.id, Action::AssignmentRegraded, &req).detail(json!({

@@ -269,6 +269,8 @@ pub struct RegradeAttemptRow {
     pub score: Option<f64>,
     pub override_points: Option<f64>,
     pub max_score: f64,
+    /// The questions it serves; `None`: every question of its version.
+    pub question_set: Option<Vec<String>>,
 }
 
 /// Every attempt of the assignment, in id order; `lock`: locked (`FOR NO KEY UPDATE`, which
@@ -282,7 +284,8 @@ pub async fn regrade_attempts(
     macro_rules! select {
         () => {
             "SELECT id, user_id, number, quiz_version_id,
-                    finished_at IS NOT NULL AS finished, score, override_points, max_score
+                    finished_at IS NOT NULL AS finished, score, override_points, max_score,
+                    question_set
                FROM attempts WHERE assignment_id = $1 ORDER BY id"
         };
     }
@@ -341,10 +344,20 @@ pub async fn regrade_responses(
 /// overrides (and the per-question points analytics keep on a finished attempt), every
 /// attempt and the assignment moved to `to_version`, a `regrade` grade event and an
 /// `attempt.regraded` outbox event (LMS grade passback) for every attempt whose grade changed.
+/// The question keys of the version an assignment's attempts move from and to, and whether
+/// they are the same set.
+pub struct Move {
+    pub old_keys: Vec<String>,
+    pub new_keys: Vec<String>,
+    pub same_questions: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
 pub async fn apply_regrade(
     db: &mut sqlx::PgConnection,
     assignment: Uuid,
     to_version: Uuid,
+    moves: &Move,
     plan: &super::regrade::Plan,
     actor: Uuid,
     at: DateTime<Utc>,
@@ -394,11 +407,24 @@ pub async fn apply_regrade(
     .bind(&ids)
     .execute(&mut *db)
     .await?;
-    sqlx::query("UPDATE attempts SET quiz_version_id = $2 WHERE assignment_id = $1")
-        .bind(assignment)
-        .bind(to_version)
-        .execute(&mut *db)
-        .await?;
+    // Moved, each keeping the questions it serves (those the new version still has); an
+    // attempt that served every question stays so only if the new version has the same ones.
+    sqlx::query(
+        "UPDATE attempts t SET quiz_version_id = $2,
+                question_set = CASE WHEN t.question_set IS NULL AND $5 THEN NULL
+                    ELSE ARRAY(SELECT u.key
+                                 FROM unnest(coalesce(t.question_set, $3::text[]))
+                                      WITH ORDINALITY AS u(key, i)
+                                WHERE u.key = ANY($4::text[]) ORDER BY u.i) END
+          WHERE t.assignment_id = $1",
+    )
+    .bind(assignment)
+    .bind(to_version)
+    .bind(&moves.old_keys)
+    .bind(&moves.new_keys)
+    .bind(moves.same_questions)
+    .execute(&mut *db)
+    .await?;
     sqlx::query("UPDATE assignments SET quiz_version_id = $2 WHERE id = $1")
         .bind(assignment)
         .bind(to_version)

@@ -182,6 +182,7 @@ mod tests {
             numeric: None,
             short_text: None,
             wrong_feedback: None,
+            tags: Vec::new(),
         }
     }
 

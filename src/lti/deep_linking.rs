@@ -173,7 +173,7 @@ pub async fn respond(
             }
             None => source_title.unwrap_or_else(|| choice.quiz.clone()),
         };
-        let max_score: f64 = version.content.questions.iter().map(|q| q.points).sum();
+        let max_score = version.content.nominal_max_score();
         items.push(content_item(
             &launch_url,
             &choice.quiz,

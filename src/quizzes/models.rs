@@ -311,7 +311,7 @@ impl QuizVersion {
             title: resolve(&self.content.title, &chain),
             visibility: self.content.visibility,
             locales: self.coverage.clone(),
-            question_count: self.content.questions.len(),
+            question_count: self.content.served_count(),
             practice_assignment_id: self.practice_assignment_id,
         }
     }
@@ -328,9 +328,10 @@ impl QuizVersion {
             intro: c.intro.as_ref().map(|i| resolve(i, chain)),
             locales: self.coverage.clone(),
             practice_assignment_id: self.practice_assignment_id,
+            // A bank's questions are served only in the attempts that draw them.
             questions: c
-                .questions
-                .iter()
+                .fixed_questions()
+                .into_iter()
                 .map(|q| {
                     let prompt = resolve(&q.prompt, chain);
                     QuestionView {
@@ -395,6 +396,8 @@ pub struct QuizView {
     pub locales: Vec<LocaleCoverage>,
     /// Start a practice attempt on it (any signed-in learner).
     pub practice_assignment_id: Option<Uuid>,
+    /// The questions every attempt serves; a quiz with question banks also draws questions
+    /// per attempt, which are not listed.
     pub questions: Vec<QuestionView>,
 }
 

@@ -263,7 +263,7 @@ async fn importing_unchanged_content_changes_nothing() {
         first.iter().map(|i| i.version_id).collect::<Vec<_>>(),
         second.iter().map(|i| i.version_id).collect::<Vec<_>>()
     );
-    assert_eq!(version_count(&app).await, 2);
+    assert_eq!(version_count(&app).await, quizzes.len() as i64);
 }
 
 #[tokio::test]
@@ -284,7 +284,7 @@ async fn a_changed_quiz_becomes_a_new_version_and_the_old_one_stays() {
         (dp_out.status, dp_out.version),
         (ImportStatus::NewVersion, 2)
     );
-    assert_eq!(version_count(&app).await, 3);
+    assert_eq!(version_count(&app).await, quizzes.len() as i64 + 1);
     // Other processes learn of the change from PostgreSQL's notification, within moments.
     let mut quiz: Value = app.get_json("/v1/quizzes/data-parallelism", 200).await;
     for _ in 0..100 {

@@ -5,6 +5,7 @@ mod analytics;
 mod attempts;
 mod auth;
 mod authoring;
+mod banks;
 mod catalogue;
 mod content;
 mod courses;

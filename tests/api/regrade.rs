@@ -1,6 +1,6 @@
 //! Regrading over HTTP (`POST /v1/assignments/{id}/regrade`): a dry run, then the same change
 //! applied; attempts in progress moved to the corrected version (also when their layout is
-//! cached by another instance); overrides, removed questions, refusals; a regrade racing
+//! cached by another instance); overrides, removed and added questions, refusals; a regrade racing
 //! learners' finishes and another regrade; the new grade reaching the LMS.
 
 use serde_json::{Value, json};
@@ -168,8 +168,8 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     assert_eq!(
         dry["questions"],
         json!([
-            {"question_key": "q2", "key_changed": true, "removed": false, "from_points": 1.0, "to_points": 1.0},
-            {"question_key": "q3", "key_changed": false, "removed": false, "from_points": 1.0, "to_points": 2.0},
+            {"question_key": "q2", "key_changed": true, "removed": false, "added": false, "from_points": 1.0, "to_points": 1.0},
+            {"question_key": "q3", "key_changed": false, "removed": false, "added": false, "from_points": 1.0, "to_points": 2.0},
         ])
     );
     assert_eq!(dry["attempts_total"], 3);
@@ -375,7 +375,7 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
     let applied = apply(&app, &c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
-        json!([{"question_key": "q3", "key_changed": false, "removed": true, "from_points": 1.0, "to_points": null}])
+        json!([{"question_key": "q3", "key_changed": false, "removed": true, "added": false, "from_points": 1.0, "to_points": null}])
     );
     let seen = attempt(&app, &c.learners[0], t1["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (1.0, 2.0));
@@ -400,19 +400,54 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
 }
 
 #[tokio::test]
+async fn a_question_the_new_version_adds_is_served_to_attempts_started_after_the_regrade_only() {
+    let app = TestApp::spawn().await;
+    let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
+    let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
+    let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
+    let done = take(&app, l1, &a, [Some("A"), Some("A"), Some("A")]).await;
+    let open = start(&app, l2, &a).await;
+    new_version(&app, &c.teacher, &exam("a", 1, false, true)).await;
+    let applied = apply(&app, &c.teacher, &a).await;
+    assert_eq!(
+        applied["questions"],
+        json!([{"question_key": "q4", "key_changed": false, "removed": false, "added": true, "from_points": null, "to_points": 1.0}])
+    );
+    assert_eq!(
+        applied["attempts"],
+        json!([]),
+        "no attempt's grade or maximum changes"
+    );
+    let prompts = |v: &Value| -> Vec<String> {
+        let mut p: Vec<String> = v["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| q["prompt"].as_str().unwrap().to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    let seen = attempt(&app, l1, done["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (seen["quiz_version"].as_i64(), score(&seen)),
+        (Some(2), (3.0, 3.0))
+    );
+    assert_eq!(prompts(&seen), ["Q1", "Q2", "Q3"]);
+    let resumed = attempt(&app, l2, open["id"].as_str().unwrap()).await;
+    assert_eq!(prompts(&resumed), ["Q1", "Q2", "Q3"]);
+    let fresh = start(&app, l3, &a).await;
+    assert_eq!(prompts(&fresh), ["Q1", "Q2", "Q3", "Q4"]);
+}
+
+#[tokio::test]
 async fn a_regrade_that_cannot_be_made_is_refused_and_changes_nothing() {
     let app = TestApp::spawn().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({})).await;
     let learner = &c.learners[0];
     let t = take(&app, learner, &a, [Some("A"), None, None]).await;
-    new_version(&app, &c.teacher, &exam("a", 1, false, true)).await;
+    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
     let apply = json!({"to_version": 2, "dry_run": false});
-    assert_problem(
-        regrade(&app, &c.teacher, &a, apply.clone()).await,
-        422,
-        "regrade_adds_questions",
-    )
-    .await;
     for (body, status, code) in [
         (
             json!({"to_version": 1, "dry_run": false}),

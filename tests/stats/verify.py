@@ -9,6 +9,11 @@ Also checks the Mantel-Haenszel DIF of every question and pair of locales, there
 learners 0.8 logits stronger, sync-collective 1.5 logits harder in Indonesian), where the
 planted question must be class C against Indonesian and every other pair class A.
 
+And, in `banks.json` beside it (written by `banks::analytics_count_each_question_over_the_
+attempts_that_saw_it`), a quiz with a bank, where attempts serve different questions: each
+question's statistics over the attempts that served it, and the test statistics as Moodle's
+quiz_statistics defines them for random questions (see `Subsets` in src/analytics/stats.rs).
+
 Usage: verify.py target/tmp/stats-check/analytics.json
 """
 import os
@@ -187,6 +192,48 @@ def check_planted(path):
     return failed
 
 
+def check_banks(path):
+    """A quiz with a bank: per question over the attempts that served it; test statistics on
+    each attempt's own maximum; CIC over slots, a slot drawing k counting k items with the
+    variance of one drawn question's mark pooled over the (attempt, question) pairs."""
+    data = json.load(open(path))
+    attempts, maxp, report = data["attempts"], data["max"], data["report"]
+    checks = []
+    total = np.array([sum(a["points"].values()) for a in attempts])
+    pct = 100 * total / np.array([a["max_score"] for a in attempts])
+    t = report["test"]
+    checks.append(close("banks mean", t["mean"], pct.mean()))
+    checks.append(close("banks median", t["median"], float(np.median(pct))))
+    checks.append(close("banks sd", t["standard_deviation"], pct.std(ddof=1)))
+    p = sum(s["draw"] for s in data["slots"])
+    item_var = sum(s["draw"] * np.var([a["points"][q] for a in attempts for q in s["questions"]
+                                       if q in a["points"]], ddof=1) for s in data["slots"])
+    vt = total.var(ddof=1)
+    alpha = p / (p - 1) * (1 - item_var / vt) if vt > 1e-9 else None
+    checks.append(close("banks cronbach_alpha", t["cronbach_alpha"], None if alpha is None else 100 * alpha))
+    for q in report["questions"]:
+        key = q["key"]
+        saw = [a for a in attempts if key in a["points"]]
+        if len(saw) != q["attempts"]:
+            print(f"MISMATCH banks {key} attempts: api={q['attempts']} independent={len(saw)}")
+            checks.append(False)
+        if not saw:
+            checks.append(q["facility"] is None)
+            continue
+        xi = np.array([a["points"][key] for a in saw])
+        rest = np.array([sum(a["points"].values()) for a in saw]) - xi
+        checks.append(close(f"banks {key} facility", q["facility"], 100 * xi.mean() / maxp[key]))
+        if len(saw) > 1:
+            checks.append(close(f"banks {key} sd", q["standard_deviation"], 100 * xi.std(ddof=1) / maxp[key]))
+        if len(saw) > 1 and xi.std() > 1e-9 and rest.std() > 1e-9:
+            checks.append(close(f"banks {key} discrimination", q["discrimination_index"],
+                                100 * stats.pearsonr(xi, rest)[0]))
+        checks.append(close(f"banks {key} intended weight", q["intended_weight"], 100 * maxp[key] / data["nominal_max"]))
+    failed = checks.count(False)
+    print(f"banks: {len(checks) - failed} passed, {failed} failed")
+    return failed
+
+
 if __name__ == "__main__":
     failed = main(sys.argv[1])
     dif = os.path.join(os.path.dirname(sys.argv[1]), "dif.json")
@@ -195,4 +242,11 @@ if __name__ == "__main__":
         failed += 1
     else:
         failed += check_planted(dif)
+    banks = os.path.join(os.path.dirname(sys.argv[1]), "banks.json")
+    if not os.path.exists(banks):
+        # Not a failure: `cargo test --test api analytics::` alone does not write it (.ci/run
+        # runs every test first, so there it is always checked).
+        print(f"SKIPPED banks: no {banks} (cargo test --test api banks:: writes it)")
+    else:
+        failed += check_banks(banks)
     sys.exit(1 if failed else 0)

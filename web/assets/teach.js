@@ -272,8 +272,9 @@ function regradeReport(report, names) {
     ? h('ul', {}, report.questions.map((q) => {
         const what = [];
         if (q.removed) what.push(t('regrade_removed'));
+        if (q.added) what.push(t('regrade_added'));
         if (q.key_changed) what.push(t('regrade_key_changed'));
-        if (!q.removed && q.to_points !== q.from_points) what.push(t('regrade_points', { from: num(q.from_points, 2), to: num(q.to_points, 2) }));
+        if (!q.removed && !q.added && q.to_points !== q.from_points) what.push(t('regrade_points', { from: num(q.from_points, 2), to: num(q.to_points, 2) }));
         return h('li', {}, h('code', {}, q.question_key), `: ${what.join(', ')}`);
       }))
     : h('p', {}, t('regrade_nothing'));

@@ -1,0 +1,531 @@
+//! Question banks: an attempt serves the questions drawn for it at start, and nothing else of
+//! its quiz; analytics count each question over the attempts that saw it; the importer refuses
+//! slots that cannot be filled.
+
+use std::collections::HashSet;
+
+use quizd::attempts::shuffle::AttemptKeys;
+use quizd::content::{QuizSource, SourceFile, compile};
+use serde_json::{Value, json};
+
+use crate::support::{
+    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, register, send_quiz,
+    token_for,
+};
+
+/// A private exam: one fixed question (1 point), then 2 drawn from bank `pool` (6 true/false
+/// questions of 2 points each, `p1`…`p6`).
+fn bank_quiz() -> String {
+    let mut s = String::from(
+        "slug = \"banked\"\ntitle = \"Banked\"\n\n\
+         [[questions]]\nkey = \"fixed\"\nkind = \"true_false\"\nprompt = \"Fixed?\"\n\
+         explanation = \"Yes.\"\nanswer = true\n\n\
+         [[questions]]\nbank = \"pool\"\ndraw = 2\n\n[[banks]]\nkey = \"pool\"\n",
+    );
+    for i in 1..=6 {
+        s += &format!(
+            "\n[[banks.questions]]\nkey = \"p{i}\"\nkind = \"true_false\"\npoints = 2\n\
+             prompt = \"Pool question {i}?\"\nexplanation = \"Because {i}.\"\nanswer = true\n"
+        );
+    }
+    s
+}
+
+struct Exam {
+    teacher: Person,
+    learner: Person,
+    assignment: String,
+}
+
+async fn exam(app: &TestApp, policy: Value) -> Exam {
+    let teacher = token_for(app, "teacher@example.org", "instructor").await;
+    expect_status(
+        send_quiz(app, &teacher.access, None, &bank_quiz()).await,
+        201,
+    )
+    .await;
+    let course = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            "/v1/courses",
+            &json!({"title": "Banks"}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course = course["id"].as_str().unwrap();
+    let learner = register(app, "learner@example.org").await;
+    expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            &format!("/v1/courses/{course}/enrollments"),
+            &json!({"email": learner.email}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let a = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            &format!("/v1/courses/{course}/assignments"),
+            &json!({"quiz": "banked", "policy": policy}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    Exam {
+        teacher,
+        learner,
+        assignment: a["id"].as_str().unwrap().to_string(),
+    }
+}
+
+async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
+    let path = format!("/v1/assignments/{assignment}/attempts");
+    let res = post_as(app, &who.access, &path, &json!({})).await;
+    let status = res.status().as_u16();
+    assert!(status == 201 || status == 200, "start: {status}");
+    res.json().await.unwrap()
+}
+
+async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+    let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
+    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+}
+
+/// Answers a served question with its first option ("True": right, in this quiz).
+async fn answer_true(app: &TestApp, who: &Person, attempt: &Value, q: &Value) -> reqwest::Response {
+    let path = format!(
+        "/v1/attempts/{}/responses/{}",
+        attempt["id"].as_str().unwrap(),
+        q["id"].as_str().unwrap()
+    );
+    put_as(
+        app,
+        &who.access,
+        &path,
+        &json!({"selected": [q["options"][0]["id"]]}),
+    )
+    .await
+}
+
+/// The question keys an attempt serves, as stored.
+async fn question_set(app: &TestApp, attempt: &Value) -> Vec<String> {
+    let id: uuid::Uuid = attempt["id"].as_str().unwrap().parse().unwrap();
+    sqlx::query_scalar("SELECT question_set FROM attempts WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+async fn seed(app: &TestApp, attempt: &Value) -> Vec<u8> {
+    let id: uuid::Uuid = attempt["id"].as_str().unwrap().parse().unwrap();
+    sqlx::query_scalar("SELECT seed FROM attempts WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+fn ids(attempt: &Value) -> Vec<String> {
+    attempt["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_with_the_same() {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "on_finish"})).await;
+    let attempt = start(&app, &e.learner, &e.assignment).await;
+    assert_eq!(attempt["question_count"], 3);
+    assert_eq!(attempt["questions"].as_array().unwrap().len(), 3);
+    let set = question_set(&app, &attempt).await;
+    assert_eq!(set.len(), 3);
+    assert_eq!(set[0], "fixed");
+    assert!(set[1..].iter().all(|k| k.starts_with('p')), "{set:?}");
+    // The served ids are the HMACs of the drawn keys, in this attempt's seed.
+    let s = seed(&app, &attempt).await;
+    let keys = AttemptKeys { seed: &s };
+    let expected: Vec<String> = set
+        .iter()
+        .map(|k| keys.question_id(k).to_string())
+        .collect();
+    assert_eq!(ids(&attempt), expected);
+    // max_score: the fixed point and two questions of 2 points.
+    let id: uuid::Uuid = attempt["id"].as_str().unwrap().parse().unwrap();
+    let max: f64 = sqlx::query_scalar("SELECT max_score FROM attempts WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(max, 5.0);
+    // Resuming shows the same questions, and so does a second start (the open attempt).
+    let path = format!("/v1/attempts/{}", attempt["id"].as_str().unwrap());
+    let resumed = expect_status(get_as(&app, &e.learner.access, &path).await, 200).await;
+    assert_eq!(ids(&resumed), ids(&attempt));
+    assert_eq!(
+        ids(&start(&app, &e.learner, &e.assignment).await),
+        ids(&attempt)
+    );
+    // The learner's view never names a key, a bank or its size.
+    let text = resumed.to_string();
+    for hidden in ["pool", "p1", "p2", "p3", "p4", "p5", "p6", "\"6\""] {
+        assert!(!text.contains(hidden), "{hidden} in {text}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_to_a_question_the_attempt_did_not_draw_is_refused_as_unknown() {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "immediate"})).await;
+    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let set = question_set(&app, &attempt).await;
+    let undrawn = (1..=6)
+        .map(|i| format!("p{i}"))
+        .find(|k| !set.contains(k))
+        .unwrap();
+    // Its id as this attempt would name it, had it been drawn (worked out from the secret seed).
+    let s = seed(&app, &attempt).await;
+    let keys = AttemptKeys { seed: &s };
+    let qid = keys.question_id(&undrawn).to_string();
+    let oid = keys.option_id(&undrawn, "true").to_string();
+    let path = format!(
+        "/v1/attempts/{}/responses/{qid}",
+        attempt["id"].as_str().unwrap()
+    );
+    let res = put_as(&app, &e.learner.access, &path, &json!({"selected": [oid]})).await;
+    let refused = assert_problem(res, 404, "question_not_found").await;
+    // Exactly as a made-up id is refused.
+    let made_up = format!(
+        "/v1/attempts/{}/responses/0123456789abcdef",
+        attempt["id"].as_str().unwrap()
+    );
+    let res = put_as(
+        &app,
+        &e.learner.access,
+        &made_up,
+        &json!({"selected": [oid]}),
+    )
+    .await;
+    let unknown = assert_problem(res, 404, "question_not_found").await;
+    assert_eq!(refused["detail"], unknown["detail"]);
+    let answered: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(answered, 0);
+}
+
+#[tokio::test]
+async fn a_second_attempt_draws_the_questions_the_learner_has_not_seen() {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "on_finish"})).await;
+    let mut seen: HashSet<String> = HashSet::new();
+    // 6 in the bank, 2 per attempt: three attempts see all six, none twice.
+    for _ in 0..3 {
+        let attempt = start(&app, &e.learner, &e.assignment).await;
+        let drawn: Vec<String> = question_set(&app, &attempt).await[1..].to_vec();
+        for k in &drawn {
+            assert!(
+                seen.insert(k.clone()),
+                "{k} drawn again before the bank was used up"
+            );
+        }
+        finish(&app, &e.learner, &attempt).await;
+    }
+    assert_eq!(seen.len(), 6);
+    // The fourth draws among all again.
+    let fourth = start(&app, &e.learner, &e.assignment).await;
+    assert_eq!(question_set(&app, &fourth).await.len(), 3);
+}
+
+#[tokio::test]
+async fn finishing_grades_only_the_drawn_questions_over_their_points() {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "on_finish"})).await;
+    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let questions = attempt["questions"].as_array().unwrap().clone();
+    // Right on the fixed question and the first drawn one (1 + 2 points of 5).
+    let fixed = &questions
+        .iter()
+        .find(|q| q["points"] == 1.0)
+        .unwrap()
+        .clone();
+    let drawn = &questions
+        .iter()
+        .find(|q| q["points"] == 2.0)
+        .unwrap()
+        .clone();
+    for q in [fixed, drawn] {
+        expect_status(answer_true(&app, &e.learner, &attempt, q).await, 200).await;
+    }
+    let done = finish(&app, &e.learner, &attempt).await;
+    assert_eq!(done["result"]["score"], 3.0);
+    assert_eq!(done["result"]["max_score"], 5.0);
+    assert_eq!(done["result"]["percentage"], 60.0);
+    assert_eq!(done["questions"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
+    let app = TestApp::spawn().await;
+    let e = exam(
+        &app,
+        json!({"feedback": "on_finish", "grading_method": "average"}),
+    )
+    .await;
+    let mut saw = std::collections::HashMap::<String, usize>::new();
+    let mut learners = vec![e.learner.clone()];
+    for i in 0..7 {
+        learners.push(register(&app, &format!("more{i}@example.org")).await);
+    }
+    // The other learners are enrolled through the course of the assignment.
+    let course: uuid::Uuid =
+        sqlx::query_scalar("SELECT course_id FROM assignments WHERE id = $1::uuid")
+            .bind(&e.assignment)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    for l in &learners[1..] {
+        expect_status(
+            post_as(
+                &app,
+                &e.teacher.access,
+                &format!("/v1/courses/{course}/enrollments"),
+                &json!({"email": l.email}),
+            )
+            .await,
+            201,
+        )
+        .await;
+    }
+    let mut k = 0usize;
+    for (n, l) in learners.iter().enumerate() {
+        for _ in 0..=n % 2 {
+            let attempt = start(&app, l, &e.assignment).await;
+            for key in question_set(&app, &attempt).await {
+                *saw.entry(key).or_default() += 1;
+            }
+            // Right or wrong (or unanswered) by a fixed pattern, so that scores vary.
+            for (j, q) in attempt["questions"].as_array().unwrap().iter().enumerate() {
+                let option = match (k * 7 + j * 3 + n) % 5 {
+                    0 => continue,
+                    1 | 2 => 1,
+                    _ => 0,
+                };
+                let path = format!(
+                    "/v1/attempts/{}/responses/{}",
+                    attempt["id"].as_str().unwrap(),
+                    q["id"].as_str().unwrap()
+                );
+                let body = json!({"selected": [q["options"][option]["id"]]});
+                expect_status(put_as(&app, &l.access, &path, &body).await, 200).await;
+            }
+            k += 1;
+            finish(&app, l, &attempt).await;
+        }
+    }
+    let report = expect_status(
+        get_as(
+            &app,
+            &e.teacher.access,
+            &format!("/v1/assignments/{}/analytics", e.assignment),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let v = &report["versions"][0];
+    assert_eq!(v["counts"]["counted"], 12);
+    for q in v["questions"].as_array().unwrap() {
+        let key = q["key"].as_str().unwrap();
+        assert_eq!(
+            q["attempts"].as_u64().unwrap() as usize,
+            saw.get(key).copied().unwrap_or(0),
+            "{key}: {q}"
+        );
+    }
+    assert_eq!(
+        v["questions"][0]["attempts"], 12,
+        "the fixed question: every attempt"
+    );
+    // The test statistics are on each attempt's own maximum (5 points here).
+    let mean = v["test"]["mean"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&mean), "{mean}");
+
+    // For the independent check (tests/stats/verify.py reads banks.json beside analytics.json):
+    // each attempt's served keys, points and maximum, straight from the database.
+    let rows: Vec<(uuid::Uuid, String, f64, Vec<String>)> = sqlx::query_as(
+        "SELECT id, locale, max_score, question_set FROM attempts
+          WHERE assignment_id = $1::uuid ORDER BY id",
+    )
+    .bind(&e.assignment)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let mut attempts = Vec::new();
+    for (id, locale, max_score, set) in rows {
+        let points: Vec<(String, f64)> =
+            sqlx::query_as("SELECT question_key, points FROM responses WHERE attempt_id = $1")
+                .bind(id)
+                .fetch_all(&app.pool)
+                .await
+                .unwrap();
+        let points: serde_json::Map<String, Value> = set
+            .iter()
+            .map(|k| {
+                let p = points.iter().find(|(q, _)| q == k).map_or(0.0, |(_, p)| *p);
+                (k.clone(), json!(p))
+            })
+            .collect();
+        attempts.push(json!({"locale": locale, "max_score": max_score, "points": points}));
+    }
+    let pool: Vec<String> = (1..=6).map(|i| format!("p{i}")).collect();
+    let fixture = json!({
+        "attempts": attempts,
+        "max": {"fixed": 1.0, "p1": 2.0, "p2": 2.0, "p3": 2.0, "p4": 2.0, "p5": 2.0, "p6": 2.0},
+        "slots": [{"questions": ["fixed"], "draw": 1}, {"questions": pool, "draw": 2}],
+        "nominal_max": 5.0,
+        "report": v,
+    });
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("stats-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("banks.json"),
+        serde_json::to_string_pretty(&fixture).unwrap(),
+    )
+    .unwrap();
+}
+
+fn refused(quiz: &str) -> String {
+    let source = QuizSource {
+        quiz: SourceFile {
+            name: "content/banked/quiz.toml".into(),
+            text: quiz.into(),
+        },
+        translations: vec![],
+    };
+    match compile(&source) {
+        Ok(_) => panic!("accepted:\n{quiz}"),
+        Err(errors) => errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[test]
+fn a_slot_drawing_more_than_its_bank_holds_is_refused() {
+    let all = refused(&bank_quiz().replace("draw = 2", "draw = 7"));
+    assert!(
+        all.contains("content/banked/quiz.toml: question 'slot #2 (bank 'pool')': draws 7 questions, but bank 'pool' holds 6"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_slot_drawing_more_than_its_tag_filter_leaves_is_refused() {
+    let quiz = bank_quiz()
+        .replace("draw = 2", "draw = 2\ntag = \"hard\"")
+        .replacen(
+            "answer = true\n\n[[banks.questions]]\nkey = \"p2\"",
+            "answer = true\ntags = [\"hard\"]\n\n[[banks.questions]]\nkey = \"p2\"",
+            1,
+        );
+    let all = refused(&quiz);
+    assert!(
+        all.contains("draws 2 questions tagged 'hard', but bank 'pool' holds 1 so tagged"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_bank_question_with_the_key_of_a_fixed_question_is_refused() {
+    let all = refused(&bank_quiz().replace("key = \"p3\"", "key = \"fixed\""));
+    assert!(
+        all.contains("question 'fixed': is both a fixed question and a question of bank 'pool'"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_slot_naming_an_unknown_bank_is_refused() {
+    let all = refused(&bank_quiz().replace("bank = \"pool\"", "bank = \"pond\""));
+    assert!(
+        all.contains("slot #2 (bank 'pond')': unknown bank 'pond' (the quiz's banks: pool)"),
+        "{all}"
+    );
+}
+
+#[test]
+fn a_slot_drawing_fewer_than_one_question_is_refused() {
+    let all = refused(&bank_quiz().replace("draw = 2", "draw = 0"));
+    assert!(
+        all.contains("draw = 0: a slot draws at least 1 question"),
+        "{all}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_bank_quiz_is_a_problem_naming_the_slot_and_nothing_is_stored() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM quiz_versions")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let res = send_quiz(
+        &app,
+        &teacher.access,
+        None,
+        &bank_quiz().replace("draw = 2", "draw = 9"),
+    )
+    .await;
+    let body = assert_problem(res, 422, "invalid_content").await;
+    assert!(body.to_string().contains("draws 9 questions"), "{body}");
+    let after: i64 = sqlx::query_scalar("SELECT count(*) FROM quiz_versions")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+#[tokio::test]
+async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a_draw() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "author@example.org", "instructor").await;
+    let public = bank_quiz().replace(
+        "title = \"Banked\"\n",
+        "title = \"Banked\"\nvisibility = \"public\"\n\n[practice]\n",
+    );
+    expect_status(send_quiz(&app, &author.access, None, &public).await, 201).await;
+    let learner = register(&app, "learner@example.org").await;
+    let quiz = expect_status(
+        get_as(&app, &learner.access, "/v1/quizzes/banked").await,
+        200,
+    )
+    .await;
+    let listed = quiz["questions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{quiz}");
+    assert_eq!(listed[0]["key"], "fixed");
+    let text = quiz.to_string();
+    for hidden in ["pool", "p1", "p2", "p3", "p4", "p5", "p6", "Pool question"] {
+        assert!(!text.contains(hidden), "{hidden} in {text}");
+    }
+    let practice = quiz["practice_assignment_id"].as_str().unwrap();
+    let attempt = start(&app, &learner, practice).await;
+    assert_eq!(attempt["question_count"], 3);
+    assert_eq!(question_set(&app, &attempt).await.len(), 3);
+}
