@@ -529,3 +529,55 @@ async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a
     assert_eq!(attempt["question_count"], 3);
     assert_eq!(question_set(&app, &attempt).await.len(), 3);
 }
+
+#[tokio::test]
+async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_key() {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "on_finish"})).await;
+    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let drawn = question_set(&app, &attempt).await;
+    for q in attempt["questions"].as_array().unwrap() {
+        expect_status(answer_true(&app, &e.learner, &attempt, q).await, 200).await;
+    }
+    let done = finish(&app, &e.learner, &attempt).await;
+    assert_eq!(done["result"]["score"], 5.0);
+    // Version 2: the bank's answers were wrong (false), and the bank loses p6.
+    let fixed = bank_quiz().replace("answer = true\n", "answer = false\n");
+    let fixed = fixed.replacen("answer = false\n", "answer = true\n", 1);
+    let fixed = fixed[..fixed.find("\n[[banks.questions]]\nkey = \"p6\"").unwrap()].to_string();
+    let res = send_quiz(&app, &e.teacher.access, Some("banked"), &fixed).await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let report = expect_status(
+        post_as(
+            &app,
+            &e.teacher.access,
+            &format!("/v1/assignments/{}/regrade", e.assignment),
+            &json!({"to_version": 2, "dry_run": false}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let change = &report["attempts"][0];
+    // The fixed question stays right; each drawn one still in the bank is now wrong.
+    let kept: Vec<&String> = drawn.iter().filter(|k| *k != "p6").collect();
+    let max = 1.0 + 2.0 * (kept.len() as f64 - 1.0);
+    assert_eq!(
+        (change["to_points"].as_f64(), change["to_max"].as_f64()),
+        (Some(1.0), Some(max))
+    );
+    // The attempt serves the questions it drew, less a removed one: nothing else of the bank.
+    let after = question_set(&app, &attempt).await;
+    assert_eq!(after.iter().collect::<Vec<_>>(), kept);
+    let seen = expect_status(
+        get_as(
+            &app,
+            &e.learner.access,
+            &format!("/v1/attempts/{}", attempt["id"].as_str().unwrap()),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(seen["questions"].as_array().unwrap().len(), kept.len());
+}
