@@ -22,6 +22,7 @@ use uuid::Uuid;
 use super::claims::{self, Expected, Launch, MessageType};
 use super::course_role;
 use super::registrations::{self, KeyError, RegistrationRow};
+use super::store::{self, AgsEndpoints, ContextKey, ResourceLinkKey};
 use crate::auth::Role;
 use crate::auth::tokens::{ACCESS_TTL_SECS, new_refresh_token};
 use crate::courses::models::CourseRole;
@@ -296,7 +297,7 @@ async fn login(
             );
         }
     }
-    let regs = registrations::for_issuer(&state.pool, iss, client_id).await?;
+    let regs = store::registrations_for_issuer(&state.pool, iss, client_id).await?;
     let reg = match regs.as_slice() {
         [] => {
             return Err(ApiError::new(
@@ -334,20 +335,19 @@ async fn login(
     let login_state = random_token();
     let nonce = random_token();
     let now = state.clock.now();
-    sqlx::query(
-        "INSERT INTO lti_login_states (state_hash, registration_id, nonce, browser_hash,
-                target_link_uri, deployment_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    store::insert_login_state(
+        &state.pool,
+        store::NewLoginState {
+            state_hash: &hash(&login_state),
+            registration_id: reg.id,
+            nonce: &nonce,
+            browser_hash: &hash(&browser),
+            target_link_uri,
+            deployment_id,
+            created_at: now,
+            expires_at: now + Duration::minutes(LOGIN_TTL_MINUTES),
+        },
     )
-    .bind(hash(&login_state))
-    .bind(reg.id)
-    .bind(&nonce)
-    .bind(hash(&browser))
-    .bind(target_link_uri)
-    .bind(deployment_id)
-    .bind(now)
-    .bind(now + Duration::minutes(LOGIN_TTL_MINUTES))
-    .execute(&state.pool)
     .await?;
     let mut auth = reqwest::Url::parse(&reg.auth_endpoint)
         .map_err(|_| ApiError::internal("a registration's auth endpoint does not parse"))?;
@@ -388,16 +388,6 @@ pub struct LaunchForm {
     /// Set when the platform refused the authentication request (`login_required`, …).
     pub error: Option<String>,
     pub error_description: Option<String>,
-}
-
-#[derive(Debug, sqlx::FromRow)]
-struct LoginState {
-    registration_id: Uuid,
-    nonce: String,
-    browser_hash: Vec<u8>,
-    target_link_uri: String,
-    deployment_id: Option<String>,
-    expires_at: DateTime<Utc>,
 }
 
 /// The header of a JWT, read before anything is trusted: only RS256 with a kid goes on.
@@ -480,13 +470,7 @@ pub async fn launch(
     let now = state.clock.now();
 
     // The state is used up now, whatever follows: a launch cannot be posted twice.
-    let stored: Option<LoginState> = sqlx::query_as(
-        "DELETE FROM lti_login_states WHERE state_hash = $1
-         RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at",
-    )
-    .bind(hash(login_state))
-    .fetch_optional(&state.pool)
-    .await?;
+    let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
     let stored = match stored {
         Some(s) if s.expires_at > now => s,
         _ => {
@@ -505,7 +489,7 @@ pub async fn launch(
             "This launch was not started in this browser (its state cookie is missing or different).",
         ));
     }
-    let reg = registrations::by_id(&state.pool, stored.registration_id)
+    let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
             ApiError::new(
@@ -551,7 +535,7 @@ pub async fn launch(
         .claims;
 
     if let Some(nonce) = claims.get("nonce").and_then(Value::as_str)
-        && nonce_used(&state.pool, reg.id, nonce).await?
+        && store::nonce_used(&state.pool, reg.id, nonce).await?
     {
         return Err(nonce_replayed());
     }
@@ -641,16 +625,6 @@ fn nonce_replayed() -> ApiError {
     )
 }
 
-async fn nonce_used(pool: &sqlx::PgPool, reg: Uuid, nonce: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM lti_used_nonces WHERE registration_id = $1 AND nonce = $2)",
-    )
-    .bind(reg)
-    .bind(nonce)
-    .fetch_one(pool)
-    .await
-}
-
 /// Where a launch leads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -691,16 +665,7 @@ async fn provision(
     let expires_at = DateTime::from_timestamp(launch.expires_at, 0)
         .unwrap_or(now)
         .max(now + Duration::minutes(5));
-    let fresh = sqlx::query(
-        "INSERT INTO lti_used_nonces (registration_id, nonce, expires_at) VALUES ($1, $2, $3)
-         ON CONFLICT DO NOTHING",
-    )
-    .bind(reg.id)
-    .bind(&launch.nonce)
-    .bind(expires_at)
-    .execute(&mut **tx)
-    .await?;
-    if fresh.rows_affected() == 0 {
+    if !store::record_nonce(&mut **tx, reg.id, &launch.nonce, expires_at).await? {
         return Err(nonce_replayed());
     }
 
@@ -709,41 +674,27 @@ async fn provision(
         .locale
         .as_deref()
         .and_then(|l| crate::validate::locale(l).ok());
-    let user_id: Uuid = sqlx::query_scalar(
-        "INSERT INTO users (id, display_name, role, locale, ext_issuer, ext_subject)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (ext_issuer, ext_subject) WHERE ext_issuer IS NOT NULL DO UPDATE
-            SET display_name = CASE WHEN $7 THEN EXCLUDED.display_name ELSE users.display_name END,
-                locale = coalesce(users.locale, EXCLUDED.locale),
-                updated_at = now()
-         RETURNING id",
+    let user_id = store::upsert_launch_user(
+        &mut **tx,
+        store::LaunchUser {
+            display_name: launch.name.as_deref().unwrap_or("LMS user"),
+            // Teaching is a role in the launch's course (the enrollment below), never a site
+            // role: a TeachingAssistant in one course must not become staff of every other. A
+            // person the launch creates is a site learner; an existing person's site role is
+            // left as it is.
+            role: Role::Learner.as_str(),
+            locale: locale.as_deref(),
+            issuer: &reg.issuer,
+            subject: &launch.subject,
+            named: launch.name.is_some(),
+        },
     )
-    .bind(Uuid::now_v7())
-    .bind(launch.name.as_deref().unwrap_or("LMS user"))
-    // Teaching is a role in the launch's course (the enrollment below), never a site role: a
-    // TeachingAssistant in one course must not become staff of every other. A person the launch
-    // creates is a site learner; an existing person's site role is left as it is.
-    .bind(Role::Learner.as_str())
-    .bind(locale)
-    .bind(&reg.issuer)
-    .bind(&launch.subject)
-    .bind(launch.name.is_some())
-    .fetch_one(&mut **tx)
     .await?;
 
     let course_id = match &launch.context {
         Some(context) => {
             let course = context_course(tx, reg, launch, context).await?;
-            sqlx::query(concat!(
-                "INSERT INTO enrollments (course_id, user_id, role) VALUES ($1, $2, $3)
-                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",
-                crate::owner_keeps_teaching!()
-            ))
-            .bind(course)
-            .bind(user_id)
-            .bind(role.as_str())
-            .execute(&mut **tx)
-            .await?;
+            store::enroll(&mut **tx, course, user_id, role.as_str()).await?;
             Some(course)
         }
         None => None,
@@ -771,43 +722,41 @@ async fn provision(
                 .as_ref()
                 .expect("validated: a deep linking request has its settings");
             let id = Uuid::now_v7();
-            sqlx::query(
-                "INSERT INTO lti_deep_links (id, registration_id, deployment_id, user_id,
-                        return_url, data, accept_multiple, accept_lineitem, created_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            store::insert_deep_link(
+                &mut **tx,
+                store::NewDeepLink {
+                    id,
+                    registration_id: reg.id,
+                    deployment_id: &launch.deployment_id,
+                    user_id,
+                    return_url: &settings.return_url,
+                    data: settings.data.as_deref(),
+                    accept_multiple: settings.accept_multiple,
+                    accept_lineitem: settings.accept_lineitem,
+                    created_at: now,
+                    expires_at: now + Duration::minutes(DEEP_LINK_TTL_MINUTES),
+                },
             )
-            .bind(id)
-            .bind(reg.id)
-            .bind(&launch.deployment_id)
-            .bind(user_id)
-            .bind(&settings.return_url)
-            .bind(&settings.data)
-            .bind(settings.accept_multiple)
-            .bind(settings.accept_lineitem)
-            .bind(now)
-            .bind(now + Duration::minutes(DEEP_LINK_TTL_MINUTES))
-            .execute(&mut **tx)
             .await?;
             (DestinationKind::DeepLink, None, Some(id))
         }
     };
 
     let code = random_token();
-    sqlx::query(
-        "INSERT INTO lti_launch_codes (code_hash, user_id, destination, course_id, assignment_id,
-                deep_link_id, created_at, expires_at, browser_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    store::insert_launch_code(
+        &mut **tx,
+        store::NewLaunchCode {
+            code_hash: &hash(&code),
+            user_id,
+            destination: destination.as_str(),
+            course_id,
+            assignment_id,
+            deep_link_id,
+            created_at: now,
+            expires_at: now + Duration::seconds(CODE_TTL_SECS),
+            browser_hash,
+        },
     )
-    .bind(hash(&code))
-    .bind(user_id)
-    .bind(destination.as_str())
-    .bind(course_id)
-    .bind(assignment_id)
-    .bind(deep_link_id)
-    .bind(now)
-    .bind(now + Duration::seconds(CODE_TTL_SECS))
-    .bind(browser_hash)
-    .execute(&mut **tx)
     .await?;
     Ok(code)
 }
@@ -819,25 +768,15 @@ async fn context_course(
     launch: &Launch,
     context: &claims::Context,
 ) -> Result<Uuid, ApiError> {
-    let existing: Option<Uuid> = sqlx::query_scalar(
-        "UPDATE lti_contexts SET memberships_url = coalesce($4, memberships_url), updated_at = now()
-          WHERE registration_id = $1 AND deployment_id = $2 AND context_id = $3
-          RETURNING course_id",
-    )
-    .bind(reg.id)
-    .bind(&launch.deployment_id)
-    .bind(&context.id)
-    .bind(&launch.memberships_url)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if let Some(course) = existing {
+    let key = ContextKey {
+        registration_id: reg.id,
+        deployment_id: &launch.deployment_id,
+        context_id: &context.id,
+    };
+    let memberships_url = launch.memberships_url.as_deref();
+    if let Some(course) = store::touch_context(&mut **tx, key, memberships_url).await? {
         // An archived course is read-only: a launch would enroll people and place assignments.
-        let archived: bool =
-            sqlx::query_scalar("SELECT archived_at IS NOT NULL FROM courses WHERE id = $1")
-                .bind(course)
-                .fetch_one(&mut **tx)
-                .await?;
-        if archived {
+        if store::course_archived(&mut **tx, course).await? {
             return Err(crate::courses::course_archived());
         }
         return Ok(course);
@@ -848,41 +787,13 @@ async fn context_course(
         .or_else(|| context.label.clone())
         .unwrap_or_else(|| "LMS course".to_string());
     let course = Uuid::now_v7();
-    sqlx::query("INSERT INTO courses (id, title, code) VALUES ($1, $2, $3)")
-        .bind(course)
-        .bind(&title)
-        .bind(&context.label)
-        .execute(&mut **tx)
-        .await?;
+    store::insert_course(&mut **tx, course, &title, context.label.as_deref()).await?;
     // A simultaneous first launch of the same context waits here and then finds the other's.
-    let linked: Option<Uuid> = sqlx::query_scalar(
-        "INSERT INTO lti_contexts (registration_id, deployment_id, context_id, course_id,
-                memberships_url)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING course_id",
-    )
-    .bind(reg.id)
-    .bind(&launch.deployment_id)
-    .bind(&context.id)
-    .bind(course)
-    .bind(&launch.memberships_url)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if let Some(course) = linked {
+    if let Some(course) = store::link_context(&mut **tx, key, course, memberships_url).await? {
         return Ok(course);
     }
-    sqlx::query("DELETE FROM courses WHERE id = $1")
-        .bind(course)
-        .execute(&mut **tx)
-        .await?;
-    Ok(sqlx::query_scalar(
-        "SELECT course_id FROM lti_contexts
-          WHERE registration_id = $1 AND deployment_id = $2 AND context_id = $3",
-    )
-    .bind(reg.id)
-    .bind(&launch.deployment_id)
-    .bind(&context.id)
-    .fetch_one(&mut **tx)
-    .await?)
+    store::delete_course(&mut **tx, course).await?;
+    Ok(store::context_course(&mut **tx, key).await?)
 }
 
 /// The assignment of the resource link, placed on its first launch from the quiz it names;
@@ -900,25 +811,19 @@ async fn link_assignment(
         .as_ref()
         .expect("validated: a resource link launch has its link");
     let ags = launch.ags.clone().unwrap_or_default();
-    let update = || {
-        sqlx::query_scalar::<_, Uuid>(
-            "UPDATE lti_resource_links
-                SET lineitem_url = CASE WHEN $4 THEN coalesce($5, lineitem_url) ELSE lineitem_url END,
-                    lineitems_url = CASE WHEN $4 THEN $6 ELSE lineitems_url END,
-                    ags_scopes = CASE WHEN $4 THEN $7 ELSE ags_scopes END,
-                    updated_at = now()
-              WHERE registration_id = $1 AND deployment_id = $2 AND resource_link_id = $3
-              RETURNING assignment_id",
-        )
-        .bind(reg.id)
-        .bind(&launch.deployment_id)
-        .bind(&link.id)
-        .bind(launch.ags.is_some())
-        .bind(&ags.lineitem)
-        .bind(&ags.lineitems)
-        .bind(&ags.scopes)
+    let key = ResourceLinkKey {
+        registration_id: reg.id,
+        deployment_id: &launch.deployment_id,
+        resource_link_id: &link.id,
     };
-    if let Some(assignment) = update().fetch_optional(&mut **tx).await? {
+    let endpoints = AgsEndpoints {
+        lineitem: ags.lineitem.as_deref(),
+        lineitems: ags.lineitems.as_deref(),
+        scopes: &ags.scopes,
+    };
+    let offered = launch.ags.is_some();
+    if let Some(assignment) = store::touch_resource_link(&mut **tx, key, offered, endpoints).await?
+    {
         return Ok(assignment);
     }
     let slug = claims::quiz_slug(launch)
@@ -949,12 +854,7 @@ async fn link_assignment(
     let (quiz_id, version_id) = crate::assignments::store::resolve_version(&mut **tx, &slug, None)
         .await?
         .ok_or_else(unknown)?;
-    let quiz_title: Option<String> = sqlx::query_scalar(
-        "SELECT content -> 'title' ->> (content ->> 'source_locale') FROM quiz_versions WHERE id = $1",
-    )
-    .bind(version_id)
-    .fetch_one(&mut **tx)
-    .await?;
+    let quiz_title = store::quiz_source_title(&mut **tx, version_id).await?;
     let title = link
         .title
         .clone()
@@ -973,29 +873,16 @@ async fn link_assignment(
         },
     )
     .await?;
-    let inserted = sqlx::query(
-        "INSERT INTO lti_resource_links (registration_id, deployment_id, resource_link_id,
-                assignment_id, lineitem_url, lineitems_url, ags_scopes)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-    )
-    .bind(reg.id)
-    .bind(&launch.deployment_id)
-    .bind(&link.id)
-    .bind(assignment)
-    .bind(&ags.lineitem)
-    .bind(&ags.lineitems)
-    .bind(&ags.scopes)
-    .execute(&mut **tx)
-    .await?;
-    if inserted.rows_affected() == 1 {
+    if store::link_resource(&mut **tx, key, assignment, endpoints).await? {
         return Ok(assignment);
     }
     // A simultaneous first launch placed it: use that one.
-    sqlx::query("DELETE FROM assignments WHERE id = $1")
-        .bind(assignment)
-        .execute(&mut **tx)
-        .await?;
-    Ok(update().fetch_one(&mut **tx).await?)
+    store::delete_assignment(&mut **tx, assignment).await?;
+    Ok(
+        store::touch_resource_link(&mut **tx, key, offered, endpoints)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)?,
+    )
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -1030,17 +917,6 @@ pub struct LtiSession {
     pub expires_in: u64,
     pub user_id: Uuid,
     pub destination: Destination,
-}
-
-#[derive(sqlx::FromRow)]
-struct CodeRow {
-    user_id: Uuid,
-    destination: String,
-    course_id: Option<Uuid>,
-    assignment_id: Option<Uuid>,
-    deep_link_id: Option<Uuid>,
-    expires_at: DateTime<Utc>,
-    browser_hash: Vec<u8>,
 }
 
 /// Trades a launch's one-time code (single use, valid for a minute) for quizd tokens, in the
@@ -1083,14 +959,7 @@ pub async fn exchange(
         .ok_or_else(other_browser)?;
     let mut tx = state.pool.begin().await?;
     // Used up by this one try, whatever follows.
-    let row: Option<CodeRow> = sqlx::query_as(
-        "DELETE FROM lti_launch_codes WHERE code_hash = $1
-         RETURNING user_id, destination, course_id, assignment_id, deep_link_id, expires_at,
-                   browser_hash",
-    )
-    .bind(hash(&body.code))
-    .fetch_optional(&mut *tx)
-    .await?;
+    let row = store::take_launch_code(&mut *tx, &hash(&body.code)).await?;
     let row = match row {
         Some(r) if r.expires_at > state.clock.now() => r,
         _ => {

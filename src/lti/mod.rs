@@ -20,6 +20,7 @@ pub mod nrps;
 pub mod registrations;
 pub mod routes;
 pub mod services;
+pub mod store;
 
 use std::sync::OnceLock;
 use std::time::Duration;
