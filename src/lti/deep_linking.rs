@@ -173,7 +173,7 @@ pub async fn respond(
         "aud": reg.issuer,
         "iat": now,
         "exp": now + 300,
-        "nonce": super::launch::random_token(),
+        "nonce": super::cookies::random_token(),
         claim::DEPLOYMENT_ID: row.deployment_id,
         claim::MESSAGE_TYPE: DEEP_LINKING_RESPONSE,
         claim::VERSION: LTI_VERSION,

@@ -343,11 +343,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/v1/lti/jwks").route(get().to(jwks_v1)))
         .service(
             resource("/v1/lti/login")
-                .route(get().to(super::launch::login_get))
-                .route(post().to(super::launch::login_post)),
+                .route(get().to(super::login::login_get))
+                .route(post().to(super::login::login_post)),
         )
         .service(resource("/v1/lti/launch").route(post().to(super::launch::launch)))
-        .service(resource("/v1/lti/exchange").route(post().to(super::launch::exchange)))
+        .service(resource("/v1/lti/exchange").route(post().to(super::exchange::exchange)))
         .service(resource("/v1/lti/deep-link").route(post().to(super::deep_linking::respond)))
         .service(
             resource("/v1/lti/registrations")
@@ -377,10 +377,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     paths(
         jwks,
         jwks_v1,
-        super::launch::login_get,
-        super::launch::login_post,
+        super::login::login_get,
+        super::login::login_post,
         super::launch::launch,
-        super::launch::exchange,
+        super::exchange::exchange,
         super::deep_linking::respond,
         super::nrps::roster,
         create_registration,
