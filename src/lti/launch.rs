@@ -7,6 +7,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Utc};
 use jsonwebtoken::{Algorithm, Validation};
 use serde::Deserialize;
 use serde_json::Value;
@@ -16,7 +17,7 @@ use super::claims::{self, Expected, Launch};
 use super::cookies::{BROWSER_COOKIE, exchange_cookie, hash, is_https, random_token, same_hash};
 use super::params::{parameters, required};
 use super::registrations::{self, KeyError, RegistrationRow};
-use super::store;
+use super::store::{self, LoginState};
 use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
@@ -113,26 +114,7 @@ pub async fn launch(
     let login_state = required(&p, "state", 200, Code::LtiInvalidRequest)?;
     let now = state.clock.now();
 
-    // The state is used up now, whatever follows: a launch cannot be posted twice.
-    let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
-    let stored = match stored {
-        Some(s) if s.expires_at > now => s,
-        _ => {
-            return Err(ApiError::new(
-                Code::LtiStateInvalid,
-                "The login state is unknown, used or expired: start the launch again from the LMS.",
-            ));
-        }
-    };
-    let same_browser = req
-        .cookie(BROWSER_COOKIE)
-        .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash));
-    if !same_browser {
-        return Err(ApiError::new(
-            Code::LtiStateMismatch,
-            "This launch was not started in this browser (its state cookie is missing or different).",
-        ));
-    }
+    let stored = take_login_state(&state, &req, login_state, now).await?;
     let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
@@ -143,40 +125,7 @@ pub async fn launch(
             .with_status(StatusCode::UNAUTHORIZED)
         })?;
 
-    let kid = rs256_kid(id_token)?;
-    let key = match registrations::platform_key(&state.pool, &reg, &kid, now).await {
-        Ok(key) => key,
-        Err(KeyError::Unknown) => {
-            return Err(ApiError::new(
-                Code::LtiUnknownKey,
-                "The id_token is signed with a key (kid) the platform does not publish.",
-            ));
-        }
-        Err(KeyError::Unreachable(cause)) => {
-            tracing::warn!(registration = %reg.id, error = %cause, "platform JWKS fetch failed");
-            return Err(ApiError::new(
-                Code::LtiPlatformUnreachable,
-                "The platform's public keys could not be fetched; try again later.",
-            ));
-        }
-    };
-    let mut validation = Validation::new(Algorithm::RS256);
-    validation.required_spec_claims.clear();
-    validation.validate_exp = false;
-    validation.validate_nbf = false;
-    validation.validate_aud = false;
-    let claims = jsonwebtoken::decode::<Value>(id_token, &key, &validation)
-        .map_err(|e| match e.kind() {
-            jsonwebtoken::errors::ErrorKind::InvalidSignature => ApiError::new(
-                Code::LtiBadSignature,
-                "The id_token's signature does not verify with the platform's key.",
-            ),
-            _ => ApiError::new(
-                Code::LtiMalformedToken,
-                "The id_token is not a well-formed JWT.",
-            ),
-        })?
-        .claims;
+    let claims = verified_claims(&state, &reg, id_token, now).await?;
 
     if let Some(nonce) = claims.get("nonce").and_then(Value::as_str)
         && store::nonce_used(&state.pool, reg.id, nonce).await?
@@ -217,6 +166,80 @@ pub async fn launch(
             exchange_cookie(is_https(&state, &req), &code, secret),
         ))
         .finish())
+}
+
+/// The login this launch answers, used up now (whatever follows: a launch cannot be posted
+/// twice), if it is unexpired and was started in this browser.
+async fn take_login_state(
+    state: &AppState,
+    req: &HttpRequest,
+    login_state: &str,
+    now: DateTime<Utc>,
+) -> Result<LoginState, ApiError> {
+    let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
+    let stored = match stored {
+        Some(s) if s.expires_at > now => s,
+        _ => {
+            return Err(ApiError::new(
+                Code::LtiStateInvalid,
+                "The login state is unknown, used or expired: start the launch again from the LMS.",
+            ));
+        }
+    };
+    let same_browser = req
+        .cookie(BROWSER_COOKIE)
+        .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash));
+    if !same_browser {
+        return Err(ApiError::new(
+            Code::LtiStateMismatch,
+            "This launch was not started in this browser (its state cookie is missing or different).",
+        ));
+    }
+    Ok(stored)
+}
+
+/// The id_token's claims, once its signature verifies with the platform's key (the one its
+/// header names). Only the signature: the claims are checked by [`claims::validate`].
+async fn verified_claims(
+    state: &AppState,
+    reg: &RegistrationRow,
+    id_token: &str,
+    now: DateTime<Utc>,
+) -> Result<Value, ApiError> {
+    let kid = rs256_kid(id_token)?;
+    let key = match registrations::platform_key(&state.pool, reg, &kid, now).await {
+        Ok(key) => key,
+        Err(KeyError::Unknown) => {
+            return Err(ApiError::new(
+                Code::LtiUnknownKey,
+                "The id_token is signed with a key (kid) the platform does not publish.",
+            ));
+        }
+        Err(KeyError::Unreachable(cause)) => {
+            tracing::warn!(registration = %reg.id, error = %cause, "platform JWKS fetch failed");
+            return Err(ApiError::new(
+                Code::LtiPlatformUnreachable,
+                "The platform's public keys could not be fetched; try again later.",
+            ));
+        }
+    };
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.required_spec_claims.clear();
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.validate_aud = false;
+    Ok(jsonwebtoken::decode::<Value>(id_token, &key, &validation)
+        .map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::InvalidSignature => ApiError::new(
+                Code::LtiBadSignature,
+                "The id_token's signature does not verify with the platform's key.",
+            ),
+            _ => ApiError::new(
+                Code::LtiMalformedToken,
+                "The id_token is not a well-formed JWT.",
+            ),
+        })?
+        .claims)
 }
 
 /// The service URLs of a launch (AGS line items and line item, NRPS memberships) are where

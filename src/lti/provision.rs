@@ -84,27 +84,7 @@ pub(super) async fn provision(
                     "Only the course's instructors can place quizzes (Deep Linking).",
                 ));
             }
-            let settings = launch
-                .deep_linking
-                .as_ref()
-                .expect("validated: a deep linking request has its settings");
-            let id = Uuid::now_v7();
-            store::insert_deep_link(
-                &mut **tx,
-                store::NewDeepLink {
-                    id,
-                    registration_id: reg.id,
-                    deployment_id: &launch.deployment_id,
-                    user_id,
-                    return_url: &settings.return_url,
-                    data: settings.data.as_deref(),
-                    accept_multiple: settings.accept_multiple,
-                    accept_lineitem: settings.accept_lineitem,
-                    created_at: now,
-                    expires_at: now + Duration::minutes(DEEP_LINK_TTL_MINUTES),
-                },
-            )
-            .await?;
+            let id = open_deep_link(tx, reg, launch, user_id, now).await?;
             (DestinationKind::DeepLink, None, Some(id))
         }
     };
@@ -126,6 +106,39 @@ pub(super) async fn provision(
     )
     .await?;
     Ok(code)
+}
+
+/// The instructor's Deep Linking request, kept until they answer it (for
+/// [`DEEP_LINK_TTL_MINUTES`]); its id.
+async fn open_deep_link(
+    tx: &mut Transaction<'_, Postgres>,
+    reg: &RegistrationRow,
+    launch: &Launch,
+    user_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Uuid, ApiError> {
+    let settings = launch
+        .deep_linking
+        .as_ref()
+        .expect("validated: a deep linking request has its settings");
+    let id = Uuid::now_v7();
+    store::insert_deep_link(
+        &mut **tx,
+        store::NewDeepLink {
+            id,
+            registration_id: reg.id,
+            deployment_id: &launch.deployment_id,
+            user_id,
+            return_url: &settings.return_url,
+            data: settings.data.as_deref(),
+            accept_multiple: settings.accept_multiple,
+            accept_lineitem: settings.accept_lineitem,
+            created_at: now,
+            expires_at: now + Duration::minutes(DEEP_LINK_TTL_MINUTES),
+        },
+    )
+    .await?;
+    Ok(id)
 }
 
 /// The course of the LMS context, made on its first launch.
