@@ -13,11 +13,11 @@ use sqlx::{FromRow, PgPool};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::registrations::{self, RegistrationRow};
+use super::registrations::RegistrationRow;
 use super::services::{access_token, excerpt, forget_token};
+use super::store::{self, Claimed, ResourceLinkKey, Target};
 use super::{read_body, scope};
 use crate::grading::{FinishedAttempt, assignment_grade};
-use crate::policy::GradingMethod;
 
 /// The outbox topics this worker delivers. `response.recorded` is not among them: it is
 /// another consumer's (xAPI).
@@ -28,7 +28,7 @@ pub const LINEITEMS_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitemconta
 /// After this many failed tries a delivery is parked until an admin retries it.
 pub const MAX_TRIES: i32 = 12;
 /// How long a claimed event is left alone by other workers while it is being delivered.
-const LEASE_SECS: i64 = 300;
+pub(super) const LEASE_SECS: i64 = 300;
 
 /// The wait before the next try after `tries` failed ones; `None`: park it.
 pub fn backoff(tries: i32) -> Option<Duration> {
@@ -63,13 +63,6 @@ pub fn scores_url(lineitem: &str) -> anyhow::Result<reqwest::Url> {
     Ok(url)
 }
 
-#[derive(Debug, FromRow)]
-struct Claimed {
-    id: i64,
-    aggregate_id: Uuid,
-    delivery_tries: i32,
-}
-
 /// What became of one delivery.
 #[derive(Debug)]
 pub enum Outcome {
@@ -78,72 +71,14 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// Claims up to `limit` due events of LTI-linked assignments (`FOR UPDATE SKIP LOCKED`, so
-/// several quizd instances share the work) and leases them for the delivery.
-async fn claim(pool: &PgPool, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE outbox o
-            SET next_attempt_at = now() + interval '{LEASE_SECS} seconds',
-                delivery_tries = o.delivery_tries + 1
-          WHERE o.id IN (
-                SELECT e.id FROM outbox e
-                 WHERE e.delivered_at IS NULL AND e.topic = ANY($1) AND e.next_attempt_at <= now()
-                   AND EXISTS (SELECT 1 FROM attempts t
-                                 JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
-                                WHERE t.id = e.aggregate_id)
-                 ORDER BY e.next_attempt_at, e.id
-                 LIMIT $2
-                 FOR UPDATE OF e SKIP LOCKED)
-          RETURNING o.id, o.aggregate_id, o.delivery_tries"
-    )))
-    .bind(&TOPICS[..])
-    .bind(limit)
-    .fetch_all(pool)
-    .await
-}
-
 async fn record(pool: &PgPool, event: &Claimed, outcome: &Outcome) -> Result<(), sqlx::Error> {
     match outcome {
-        Outcome::Delivered(note) => {
-            sqlx::query("UPDATE outbox SET delivered_at = now(), last_error = $2 WHERE id = $1")
-                .bind(event.id)
-                .bind(note)
-                .execute(pool)
-                .await?;
-        }
+        Outcome::Delivered(note) => store::mark_delivered(pool, event.id, note.as_deref()).await,
         Outcome::Failed(error) => {
             let next = backoff(event.delivery_tries);
-            sqlx::query(
-                "UPDATE outbox SET last_error = $2,
-                        next_attempt_at = CASE WHEN $3::bigint IS NULL THEN 'infinity'
-                                               ELSE now() + make_interval(secs => $3) END
-                  WHERE id = $1",
-            )
-            .bind(event.id)
-            .bind(error)
-            .bind(next.map(|d| d.num_seconds()))
-            .execute(pool)
-            .await?;
+            store::mark_failed(pool, event.id, error, next.map(|d| d.num_seconds())).await
         }
     }
-    Ok(())
-}
-
-#[derive(Debug, FromRow)]
-struct Target {
-    user_id: Uuid,
-    assignment_id: Uuid,
-    slug: String,
-    title: String,
-    grading_method: GradingMethod,
-    registration_id: Uuid,
-    deployment_id: String,
-    resource_link_id: String,
-    lineitem_url: Option<String>,
-    lineitems_url: Option<String>,
-    ags_scopes: Vec<String>,
-    ext_issuer: Option<String>,
-    ext_subject: Option<String>,
 }
 
 /// Delivers the grade an event calls for.
@@ -155,26 +90,13 @@ pub async fn deliver(pool: &PgPool, attempt: Uuid) -> Outcome {
 }
 
 async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
-    let target: Option<Target> = sqlx::query_as(
-        "SELECT t.user_id, t.assignment_id, q.slug, a.title, a.grading_method, l.registration_id,
-                l.deployment_id, l.resource_link_id, l.lineitem_url, l.lineitems_url, l.ags_scopes,
-                u.ext_issuer, u.ext_subject
-           FROM attempts t
-           JOIN assignments a ON a.id = t.assignment_id
-           JOIN quizzes q ON q.id = a.quiz_id
-           JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
-           JOIN users u ON u.id = t.user_id
-          WHERE t.id = $1",
-    )
-    .bind(attempt)
-    .fetch_optional(pool)
-    .await?;
+    let target = store::delivery_target(pool, attempt).await?;
     let Some(target) = target else {
         return Ok(Outcome::Delivered(Some(
             "skipped: the attempt or its LMS link no longer exists".into(),
         )));
     };
-    let Some(reg) = registrations::by_id(pool, target.registration_id).await? else {
+    let Some(reg) = store::registration(pool, target.registration_id).await? else {
         return Ok(Outcome::Delivered(Some(
             "skipped: the platform's registration was removed".into(),
         )));
@@ -187,15 +109,7 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
             )));
         }
     };
-    let finished: Vec<(i32, f64, f64)> = sqlx::query_as(
-        // The effective grade: a staff override counts instead of the computed score.
-        "SELECT number, coalesce(override_points, score), max_score FROM attempts
-          WHERE assignment_id = $1 AND user_id = $2 AND finished_at IS NOT NULL",
-    )
-    .bind(target.assignment_id)
-    .bind(target.user_id)
-    .fetch_all(pool)
-    .await?;
+    let finished = store::finished_grades(pool, target.assignment_id, target.user_id).await?;
     let max = finished.iter().map(|f| f.2).fold(0.0, f64::max);
     let method = target.grading_method;
     let attempts: Vec<FinishedAttempt> = finished
@@ -221,16 +135,12 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
             match (&target.lineitems_url, can_manage) {
                 (Some(container), true) => {
                     let l = find_or_create_lineitem(pool, &reg, &target, container, max).await?;
-                    sqlx::query(
-                        "UPDATE lti_resource_links SET lineitem_url = $4, updated_at = now()
-                          WHERE registration_id = $1 AND deployment_id = $2 AND resource_link_id = $3",
-                    )
-                    .bind(reg.id)
-                    .bind(&target.deployment_id)
-                    .bind(&target.resource_link_id)
-                    .bind(&l)
-                    .execute(pool)
-                    .await?;
+                    let link = ResourceLinkKey {
+                        registration_id: reg.id,
+                        deployment_id: &target.deployment_id,
+                        resource_link_id: &target.resource_link_id,
+                    };
+                    store::set_lineitem_url(pool, link, &l).await?;
                     l
                 }
                 _ => {
@@ -356,7 +266,7 @@ async fn find_or_create_lineitem(
 
 /// Delivers the events that are due, up to `limit`; returns how many were delivered.
 pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error> {
-    let events = claim(pool, limit).await?;
+    let events = store::claim_deliveries(pool, limit).await?;
     let mut delivered = 0;
     for event in &events {
         let outcome = deliver(pool, event.aggregate_id).await;
@@ -377,19 +287,6 @@ pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error
     Ok(delivered)
 }
 
-/// Removes logins, nonces, codes and Deep Linking requests that have expired.
-pub async fn purge_expired(pool: &PgPool) -> Result<(), sqlx::Error> {
-    for sql in [
-        "DELETE FROM lti_login_states WHERE expires_at < now()",
-        "DELETE FROM lti_used_nonces WHERE expires_at < now()",
-        "DELETE FROM lti_launch_codes WHERE expires_at < now()",
-        "DELETE FROM lti_deep_links WHERE expires_at < now() - interval '1 day'",
-    ] {
-        sqlx::query(sql).execute(pool).await?;
-    }
-    Ok(())
-}
-
 /// Runs grade passback every `every` until quizd stops (and purges expired login
 /// material every minute).
 pub async fn deliver_grades(
@@ -406,7 +303,7 @@ pub async fn deliver_grades(
         }
         if last_purge.elapsed() > StdDuration::from_secs(60) {
             last_purge = std::time::Instant::now();
-            if let Err(e) = purge_expired(&pool).await {
+            if let Err(e) = store::purge_expired(&pool).await {
                 tracing::warn!(error = %e, "purging expired LTI logins failed");
             }
         }
@@ -439,44 +336,6 @@ pub struct DeliveryList {
     pub items: Vec<Delivery>,
 }
 
-const DELIVERY_SELECT: &str = "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, t.assignment_id,
-        t.user_id, l.registration_id,
-        CASE WHEN o.delivered_at IS NOT NULL THEN 'delivered'
-             WHEN NOT isfinite(o.next_attempt_at) THEN 'parked'
-             WHEN o.last_error IS NOT NULL THEN 'failed'
-             ELSE 'pending' END AS status,
-        o.delivery_tries AS tries, o.last_error, o.created_at, o.delivered_at,
-        CASE WHEN isfinite(o.next_attempt_at) AND o.delivered_at IS NULL
-             THEN o.next_attempt_at END AS next_attempt_at
-   FROM outbox o
-   JOIN attempts t ON t.id = o.aggregate_id
-   JOIN lti_resource_links l ON l.assignment_id = t.assignment_id";
-
-/// Grade deliveries, newest first: `failed` (failed or parked), `pending`, `delivered`, or all.
-pub async fn deliveries(
-    pool: &PgPool,
-    status: Option<&str>,
-    registration: Option<Uuid>,
-    limit: i64,
-) -> Result<Vec<Delivery>, sqlx::Error> {
-    let filter = match status {
-        Some("failed") => "o.delivered_at IS NULL AND o.last_error IS NOT NULL",
-        Some("pending") => "o.delivered_at IS NULL",
-        Some("delivered") => "o.delivered_at IS NOT NULL",
-        _ => "true",
-    };
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{DELIVERY_SELECT}
-          WHERE o.topic = ANY($1) AND {filter} AND ($2::uuid IS NULL OR l.registration_id = $2)
-          ORDER BY o.id DESC LIMIT $3"
-    )))
-    .bind(&TOPICS[..])
-    .bind(registration)
-    .bind(limit)
-    .fetch_all(pool)
-    .await
-}
-
 pub enum Retry {
     Scheduled(Box<Delivery>),
     AlreadyDelivered,
@@ -485,24 +344,11 @@ pub enum Retry {
 
 /// Makes an undelivered event due now, with its tries counted afresh.
 pub async fn retry(pool: &PgPool, id: i64) -> Result<Retry, sqlx::Error> {
-    let updated = sqlx::query(
-        "UPDATE outbox SET next_attempt_at = now(), delivery_tries = 0
-          WHERE id = $1 AND topic = ANY($2) AND delivered_at IS NULL",
-    )
-    .bind(id)
-    .bind(&TOPICS[..])
-    .execute(pool)
-    .await?;
-    let row: Option<Delivery> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{DELIVERY_SELECT} WHERE o.id = $1 AND o.topic = ANY($2)"
-    )))
-    .bind(id)
-    .bind(&TOPICS[..])
-    .fetch_optional(pool)
-    .await?;
+    let rescheduled = store::reschedule_delivery(pool, id).await?;
+    let row = store::delivery(pool, id).await?;
     Ok(match row {
         None => Retry::NotFound,
-        Some(_) if updated.rows_affected() == 0 => Retry::AlreadyDelivered,
+        Some(_) if !rescheduled => Retry::AlreadyDelivered,
         Some(d) => Retry::Scheduled(Box::new(d)),
     })
 }

@@ -9,7 +9,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::registrations::{self, RegistrationCreate};
-use super::{Settings, ags, keys};
+use super::{Settings, ags, keys, store};
 
 /// The LTI settings of `quizd serve`.
 #[derive(Debug, Clone, Args)]
@@ -129,7 +129,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
                 service_hosts: Some(service_hosts),
             };
             registrations::check_create(&create).map_err(|e| anyhow::anyhow!(e.detail))?;
-            let row = registrations::insert(pool, &create)
+            let row = store::insert_registration(pool, &create)
                 .await
                 .map_err(|e| match &e {
                     sqlx::Error::Database(d) if d.is_unique_violation() => anyhow::anyhow!(
@@ -147,7 +147,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
             Ok(())
         }
         LtiCommand::List => {
-            for r in registrations::list(pool).await? {
+            for r in store::registrations(pool).await? {
                 println!(
                     "{}  {}  issuer={} client_id={} deployments={}",
                     r.id,
@@ -161,7 +161,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
         }
         LtiCommand::Remove { id } => {
             anyhow::ensure!(
-                registrations::delete(pool, id).await?,
+                store::delete_registration(pool, id).await?,
                 "there is no registration {id}"
             );
             println!("removed {id}");
@@ -177,7 +177,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
         }
         LtiCommand::Keys => {
             keys::active(pool).await?;
-            for k in keys::published(pool).await? {
+            for k in store::published_keys(pool).await? {
                 match k.retired_at {
                     None => println!("{}  created {}  signing", k.kid, k.created_at),
                     Some(r) => println!("{}  created {}  retired {}", k.kid, k.created_at, r),
@@ -187,7 +187,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
         }
         LtiCommand::Deliveries { failed } => {
             let status = failed.then_some("failed");
-            for d in ags::deliveries(pool, status, None, 1000).await? {
+            for d in store::deliveries(pool, status, None, 1000).await? {
                 println!(
                     "{}  {}  attempt={}  tries={}  {}",
                     d.id,

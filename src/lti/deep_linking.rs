@@ -3,13 +3,12 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, registrations};
+use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, store};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
@@ -41,19 +40,6 @@ pub struct DeepLinkResponse {
     pub return_url: String,
     /// The LtiDeepLinkingResponse, signed RS256 by quizd: post it as the form field `JWT`.
     pub jwt: String,
-}
-
-#[derive(sqlx::FromRow)]
-struct DeepLinkRow {
-    registration_id: Uuid,
-    deployment_id: String,
-    user_id: Uuid,
-    return_url: String,
-    data: Option<String>,
-    accept_multiple: bool,
-    accept_lineitem: bool,
-    expires_at: DateTime<Utc>,
-    used_at: Option<DateTime<Utc>>,
 }
 
 fn not_found() -> ApiError {
@@ -108,16 +94,10 @@ pub async fn respond(
     body: crate::extract::JsonObject<DeepLinkRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
-    let row: DeepLinkRow = sqlx::query_as::<_, DeepLinkRow>(
-        "SELECT registration_id, deployment_id, user_id, return_url, data, accept_multiple,
-                accept_lineitem, expires_at, used_at
-           FROM lti_deep_links WHERE id = $1",
-    )
-    .bind(body.deep_link_id)
-    .fetch_optional(&state.pool)
-    .await?
-    .filter(|r| r.user_id == user.id)
-    .ok_or_else(not_found)?;
+    let row = store::deep_link(&state.pool, body.deep_link_id)
+        .await?
+        .filter(|r| r.user_id == user.id)
+        .ok_or_else(not_found)?;
     if row.used_at.is_some() || row.expires_at <= state.clock.now() {
         return Err(ApiError::new(
             Code::DeepLinkClosed,
@@ -160,12 +140,7 @@ pub async fn respond(
                 .await?
                 .ok_or_else(unknown)?;
         let version = crate::attempts::version(&state, version_id).await?;
-        let source_title: Option<String> = sqlx::query_scalar(
-            "SELECT content -> 'title' ->> (content ->> 'source_locale') FROM quiz_versions WHERE id = $1",
-        )
-        .bind(version_id)
-        .fetch_one(&state.pool)
-        .await?;
+        let source_title = store::quiz_source_title(&state.pool, version_id).await?;
         let title = match &choice.title {
             Some(t) => {
                 crate::validate::line("title", t, 1, 200)?;
@@ -182,15 +157,11 @@ pub async fn respond(
             row.accept_lineitem,
         ));
     }
-    let reg = registrations::by_id(&state.pool, row.registration_id)
+    let reg = store::registration(&state.pool, row.registration_id)
         .await?
         .ok_or_else(not_found)?;
-    let used =
-        sqlx::query("UPDATE lti_deep_links SET used_at = now() WHERE id = $1 AND used_at IS NULL")
-            .bind(body.deep_link_id)
-            .execute(&state.pool)
-            .await?;
-    if used.rows_affected() == 0 {
+    let used = store::use_deep_link(&state.pool, body.deep_link_id).await?;
+    if !used {
         return Err(ApiError::new(
             Code::DeepLinkClosed,
             "This Deep Linking request was answered already.",
@@ -202,7 +173,7 @@ pub async fn respond(
         "aud": reg.issuer,
         "iat": now,
         "exp": now + 300,
-        "nonce": super::launch::random_token(),
+        "nonce": super::cookies::random_token(),
         claim::DEPLOYMENT_ID: row.deployment_id,
         claim::MESSAGE_TYPE: DEEP_LINKING_RESPONSE,
         claim::VERSION: LTI_VERSION,

@@ -13,7 +13,10 @@ use rsa::traits::PublicKeyParts;
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use sqlx::{FromRow, PgPool};
+use sqlx::PgPool;
+
+use super::store;
+pub use super::store::KeyRow;
 
 /// Modulus size of quizd's keys: what LTI platforms expect for RS256.
 pub const KEY_BITS: usize = 2048;
@@ -75,17 +78,6 @@ pub fn thumbprint(n: &str, e: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
 }
 
-/// A key as stored.
-#[derive(Debug, Clone, FromRow)]
-pub struct KeyRow {
-    pub kid: String,
-    pub private_pem: String,
-    pub n: String,
-    pub e: String,
-    pub created_at: DateTime<Utc>,
-    pub retired_at: Option<DateTime<Utc>>,
-}
-
 /// A public key as the JWKS endpoint and the admin API show it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PublicKeyInfo {
@@ -95,40 +87,19 @@ pub struct PublicKeyInfo {
     pub retired_at: Option<DateTime<Utc>>,
 }
 
-async fn insert(pool: &PgPool, key: &NewKey) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "INSERT INTO lti_keys (kid, private_pem, n, e) VALUES ($1, $2, $3, $4)
-         ON CONFLICT DO NOTHING",
-    )
-    .bind(&key.kid)
-    .bind(&key.private_pem)
-    .bind(&key.n)
-    .bind(&key.e)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
 async fn generate_off_thread() -> anyhow::Result<NewKey> {
     tokio::task::spawn_blocking(generate).await?
 }
 
 /// The key that signs now, made on first use.
 pub async fn active(pool: &PgPool) -> anyhow::Result<KeyRow> {
-    let current = || {
-        sqlx::query_as::<_, KeyRow>(
-            "SELECT kid, private_pem, n, e, created_at, retired_at FROM lti_keys
-              WHERE retired_at IS NULL",
-        )
-        .fetch_optional(pool)
-    };
-    if let Some(key) = current().await? {
+    if let Some(key) = store::active_key(pool).await? {
         return Ok(key);
     }
     let key = generate_off_thread().await?;
     // Two first uses race: the one-active-key index lets one of them win.
-    insert(pool, &key).await?;
-    current()
+    store::insert_first_key(pool, &key).await?;
+    store::active_key(pool)
         .await?
         .ok_or_else(|| anyhow::anyhow!("no active LTI key after creating one"))
 }
@@ -138,35 +109,16 @@ pub async fn active(pool: &PgPool) -> anyhow::Result<KeyRow> {
 pub async fn rotate(pool: &PgPool) -> anyhow::Result<String> {
     let key = generate_off_thread().await?;
     let mut tx = pool.begin().await?;
-    sqlx::query("UPDATE lti_keys SET retired_at = now() WHERE retired_at IS NULL")
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("INSERT INTO lti_keys (kid, private_pem, n, e) VALUES ($1, $2, $3, $4)")
-        .bind(&key.kid)
-        .bind(&key.private_pem)
-        .bind(&key.n)
-        .bind(&key.e)
-        .execute(&mut *tx)
-        .await?;
+    store::retire_active_key(&mut *tx).await?;
+    store::insert_key(&mut *tx, &key).await?;
     tx.commit().await?;
     Ok(key.kid)
-}
-
-/// The keys in the published set: the signing key and those retired recently, newest first.
-pub async fn published(pool: &PgPool) -> Result<Vec<KeyRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT kid, private_pem, n, e, created_at, retired_at FROM lti_keys
-          WHERE retired_at IS NULL OR retired_at > now() - interval '{RETIRED_KEY_PUBLISHED_DAYS} days'
-          ORDER BY created_at DESC, kid"
-    )))
-    .fetch_all(pool)
-    .await
 }
 
 /// The JSON Web Key Set platforms verify quizd's signatures with (RFC 7517).
 pub async fn jwks(pool: &PgPool) -> anyhow::Result<Value> {
     active(pool).await?;
-    let keys: Vec<Value> = published(pool)
+    let keys: Vec<Value> = store::published_keys(pool)
         .await?
         .iter()
         .map(|k| {

@@ -5,7 +5,12 @@
 //! - `keys`: quizd's own RSA key pairs, the JWKS, rotation.
 //! - `registrations`: the platforms quizd trusts and their keys (admin API, CLI).
 //! - `claims`: pure validation of an id_token's claims (LTI 1.3 Core, Security Framework).
-//! - `launch`: OIDC login initiation, the launch, provisioning, the one-time sign-in code.
+//! - `login`: OIDC third-party initiated login, the redirect to the platform.
+//! - `launch`: the id_token the platform posts back, verified and validated.
+//! - `provision`: what a valid launch makes exist (person, course, enrollment, assignment).
+//! - `exchange`: the launch's one-time code traded for quizd tokens in the same browser.
+//! - `cookies`, `params`: the browser cookies and secrets of that flow; its parameters.
+//! - `store`: the SQL of all of these.
 //! - `deep_linking`: the instructor's choice, signed back as an LtiDeepLinkingResponse.
 //! - `ags`: grade passback from the outbox, with retries; the client-credentials grant.
 //! - `nrps`: the roster from the platform.
@@ -13,13 +18,19 @@
 pub mod ags;
 pub mod claims;
 pub mod cli;
+pub mod cookies;
 pub mod deep_linking;
+pub mod exchange;
 pub mod keys;
 pub mod launch;
+pub mod login;
 pub mod nrps;
+pub mod params;
+pub mod provision;
 pub mod registrations;
 pub mod routes;
 pub mod services;
+pub mod store;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -9,8 +9,9 @@ use sqlx::PgPool;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::registrations::{self, RegistrationRow};
+use super::registrations::RegistrationRow;
 use super::services::{access_token, excerpt};
+use super::store;
 use super::{course_role, read_body, scope};
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
@@ -205,12 +206,7 @@ pub async fn roster(
             return Err(crate::assignments::assignment_not_found());
         }
     }
-    let link: Option<(Uuid, Option<String>)> = sqlx::query_as(
-        "SELECT registration_id, memberships_url FROM lti_contexts WHERE course_id = $1",
-    )
-    .bind(course.id)
-    .fetch_optional(&state.pool)
-    .await?;
+    let link = store::course_context(&state.pool, course.id).await?;
     let unavailable = || {
         ApiError::new(
             Code::LtiNrpsUnavailable,
@@ -220,7 +216,7 @@ pub async fn roster(
     let (registration_id, Some(url)) = link.ok_or_else(unavailable)? else {
         return Err(unavailable());
     };
-    let reg = registrations::by_id(&state.pool, registration_id)
+    let reg = store::registration(&state.pool, registration_id)
         .await?
         .ok_or_else(unavailable)?;
     let members = fetch_roster(&state.pool, &reg, &url).await.map_err(|e| {
@@ -234,19 +230,13 @@ pub async fn roster(
     let mut out = Vec::with_capacity(members.len());
     for m in &members {
         let role = course_role(&m.roles);
-        let (user_id, display_name): (Uuid, String) = sqlx::query_as(
-            "INSERT INTO users (id, display_name, role, ext_issuer, ext_subject)
-             VALUES ($1, $2, 'learner', $3, $4)
-             ON CONFLICT (ext_issuer, ext_subject) WHERE ext_issuer IS NOT NULL DO UPDATE
-                SET display_name = CASE WHEN $5 THEN EXCLUDED.display_name ELSE users.display_name END
-             RETURNING id, display_name",
+        let (user_id, display_name) = store::upsert_roster_user(
+            &mut *tx,
+            m.name.as_deref().unwrap_or("LMS user"),
+            &reg.issuer,
+            &m.user_id,
+            m.name.is_some(),
         )
-        .bind(Uuid::now_v7())
-        .bind(m.name.as_deref().unwrap_or("LMS user"))
-        .bind(&reg.issuer)
-        .bind(&m.user_id)
-        .bind(m.name.is_some())
-        .fetch_one(&mut *tx)
         .await?;
         // Enrollments follow the platform's active members and their roles. (The global
         // instructor role, which managing a course also needs, comes only with a launch.)
@@ -255,28 +245,10 @@ pub async fn roster(
                 Some(CourseRole::Instructor) => CourseRole::Instructor,
                 _ => CourseRole::Learner,
             };
-            sqlx::query(concat!(
-                "INSERT INTO enrollments (course_id, user_id, role) VALUES ($1, $2, $3)
-                 ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",
-                crate::owner_keeps_teaching!()
-            ))
-            .bind(course.id)
-            .bind(user_id)
-            .bind(enrolled_as.as_str())
-            .execute(&mut *tx)
-            .await?;
+            store::enroll(&mut *tx, course.id, user_id, enrolled_as.as_str()).await?;
         }
         let counts: Option<(i64, i64)> = match query.assignment {
-            Some(a) => Some(
-                sqlx::query_as(
-                    "SELECT count(*), count(finished_at) FROM attempts
-                      WHERE assignment_id = $1 AND user_id = $2",
-                )
-                .bind(a)
-                .bind(user_id)
-                .fetch_one(&mut *tx)
-                .await?,
-            ),
+            Some(a) => Some(store::attempt_counts(&mut *tx, a, user_id).await?),
             None => None,
         };
         out.push(RosterMember {

@@ -4,10 +4,12 @@ use chrono::{DateTime, Utc};
 use jsonwebtoken::DecodingKey;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{FromRow, PgExecutor, PgPool};
+use sqlx::PgPool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::store;
+pub use super::store::RegistrationRow;
 use crate::error::{ApiError, Code};
 
 /// A platform registration as given by an admin.
@@ -56,25 +58,6 @@ pub struct RegistrationUpdate {
     pub jwks: Option<Value>,
     /// Replaces the extra hosts of the platform's services.
     pub service_hosts: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, FromRow)]
-pub struct RegistrationRow {
-    pub id: Uuid,
-    pub title: String,
-    pub issuer: String,
-    pub client_id: String,
-    pub deployment_ids: Vec<String>,
-    pub auth_endpoint: String,
-    pub token_endpoint: String,
-    pub token_audience: Option<String>,
-    pub jwks_url: Option<String>,
-    pub jwks: Option<Value>,
-    pub jwks_cache: Option<Value>,
-    pub jwks_fetched_at: Option<DateTime<Utc>>,
-    pub service_hosts: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
 }
 
 /// What to configure in the platform for quizd: its URLs.
@@ -303,34 +286,6 @@ pub fn check_create(r: &RegistrationCreate) -> Result<(), ApiError> {
     }
 }
 
-const COLUMNS: &str = "id, title, issuer, client_id, deployment_ids, auth_endpoint, token_endpoint,
-    token_audience, jwks_url, jwks, jwks_cache, jwks_fetched_at, service_hosts, created_at,
-    updated_at";
-
-pub async fn insert(
-    db: impl PgExecutor<'_>,
-    r: &RegistrationCreate,
-) -> Result<RegistrationRow, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO lti_registrations (id, title, issuer, client_id, deployment_ids,
-                auth_endpoint, token_endpoint, token_audience, jwks_url, jwks, service_hosts)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
-    )))
-    .bind(Uuid::now_v7())
-    .bind(r.title.as_deref().map(str::trim).unwrap_or(&r.issuer))
-    .bind(&r.issuer)
-    .bind(&r.client_id)
-    .bind(&r.deployment_ids)
-    .bind(&r.auth_endpoint)
-    .bind(&r.token_endpoint)
-    .bind(&r.token_audience)
-    .bind(&r.jwks_url)
-    .bind(&r.jwks)
-    .bind(r.service_hosts.as_deref().unwrap_or_default())
-    .fetch_one(db)
-    .await
-}
-
 pub async fn update(
     pool: &PgPool,
     id: Uuid,
@@ -363,78 +318,7 @@ pub async fn update(
     if let Some(h) = &u.service_hosts {
         check_hosts(h)?;
     }
-    let keys_change = u.jwks_url.is_some() || u.jwks.is_some();
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE lti_registrations SET
-            title = coalesce($2, title),
-            deployment_ids = coalesce($3, deployment_ids),
-            auth_endpoint = coalesce($4, auth_endpoint),
-            token_endpoint = coalesce($5, token_endpoint),
-            token_audience = coalesce($6, token_audience),
-            jwks_url = CASE WHEN $7 THEN $8 ELSE jwks_url END,
-            jwks = CASE WHEN $7 THEN $9 ELSE jwks END,
-            jwks_cache = CASE WHEN $7 THEN NULL ELSE jwks_cache END,
-            jwks_fetched_at = CASE WHEN $7 THEN NULL ELSE jwks_fetched_at END,
-            service_hosts = coalesce($10, service_hosts),
-            updated_at = now()
-          WHERE id = $1 RETURNING {COLUMNS}"
-    )))
-    .bind(id)
-    .bind(u.title.as_deref().map(str::trim))
-    .bind(&u.deployment_ids)
-    .bind(&u.auth_endpoint)
-    .bind(&u.token_endpoint)
-    .bind(&u.token_audience)
-    .bind(keys_change)
-    .bind(&u.jwks_url)
-    .bind(&u.jwks)
-    .bind(&u.service_hosts)
-    .fetch_optional(pool)
-    .await?)
-}
-
-pub async fn by_id(
-    db: impl PgExecutor<'_>,
-    id: Uuid,
-) -> Result<Option<RegistrationRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM lti_registrations WHERE id = $1"
-    )))
-    .bind(id)
-    .fetch_optional(db)
-    .await
-}
-
-pub async fn list(db: impl PgExecutor<'_>) -> Result<Vec<RegistrationRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM lti_registrations ORDER BY created_at, id"
-    )))
-    .fetch_all(db)
-    .await
-}
-
-/// The registrations of an issuer, narrowed to a client id when one is given.
-pub async fn for_issuer(
-    db: impl PgExecutor<'_>,
-    issuer: &str,
-    client_id: Option<&str>,
-) -> Result<Vec<RegistrationRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM lti_registrations
-          WHERE issuer = $1 AND ($2::text IS NULL OR client_id = $2) ORDER BY created_at LIMIT 2"
-    )))
-    .bind(issuer)
-    .bind(client_id)
-    .fetch_all(db)
-    .await
-}
-
-pub async fn delete(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("DELETE FROM lti_registrations WHERE id = $1")
-        .bind(id)
-        .execute(db)
-        .await?;
-    Ok(done.rows_affected() == 1)
+    Ok(store::update_registration(pool, id, u).await?)
 }
 
 /// The decoding key of an RSA signing JWK, if it is one.
@@ -502,14 +386,9 @@ pub async fn refresh_jwks(pool: &PgPool, reg: &RegistrationRow) -> Result<Value,
     }
     .await
     .map_err(|e| KeyError::Unreachable(format!("{e:#}")))?;
-    sqlx::query(
-        "UPDATE lti_registrations SET jwks_cache = $2, jwks_fetched_at = now() WHERE id = $1",
-    )
-    .bind(reg.id)
-    .bind(&fetched)
-    .execute(pool)
-    .await
-    .map_err(|e| KeyError::Unreachable(e.to_string()))?;
+    store::cache_jwks(pool, reg.id, &fetched)
+        .await
+        .map_err(|e| KeyError::Unreachable(e.to_string()))?;
     Ok(fetched)
 }
 

@@ -12,6 +12,7 @@ use super::keys::{self, PublicKeyInfo};
 use super::registrations::{
     self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
 };
+use super::store;
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Code, Problem};
@@ -67,7 +68,7 @@ pub async fn create_registration(
     registrations::check_create(&body)?;
     let mut tx = state.pool.begin().await?;
     let row =
-        registrations::insert(&mut *tx, &body)
+        store::insert_registration(&mut *tx, &body)
             .await
             .map_err(|e| match ApiError::from(e) {
                 e if e.status == StatusCode::CONFLICT => ApiError::new(
@@ -100,7 +101,7 @@ pub async fn list_registrations(
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     let base = super::public_base(&state, &req);
-    let items = registrations::list(&state.pool)
+    let items = store::registrations(&state.pool)
         .await?
         .into_iter()
         .map(|r| r.view(&base))
@@ -124,7 +125,7 @@ pub async fn get_registration(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    let row = registrations::by_id(&state.pool, *id)
+    let row = store::registration(&state.pool, *id)
         .await?
         .ok_or_else(registration_not_found)?;
     Ok(HttpResponse::Ok().json(row.view(&super::public_base(&state, &req))))
@@ -181,7 +182,7 @@ pub async fn delete_registration(
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     let mut tx = state.pool.begin().await?;
-    if !registrations::delete(&mut *tx, *id).await? {
+    if !store::delete_registration(&mut *tx, *id).await? {
         return Err(registration_not_found());
     }
     audit::store::record(
@@ -213,7 +214,7 @@ pub async fn list_keys(
     keys::active(&state.pool)
         .await
         .map_err(ApiError::internal)?;
-    let items = keys::published(&state.pool)
+    let items = store::published_keys(&state.pool)
         .await?
         .into_iter()
         .map(|k| PublicKeyInfo {
@@ -301,7 +302,7 @@ pub async fn list_deliveries(
     user.require(&[Role::Admin])?;
     let limit = query.limit.unwrap_or(100).clamp(1, 1000);
     let status = query.status.map(DeliveryFilter::as_str);
-    let items = ags::deliveries(&state.pool, status, query.registration, limit).await?;
+    let items = store::deliveries(&state.pool, status, query.registration, limit).await?;
     Ok(HttpResponse::Ok().json(DeliveryList { items }))
 }
 
@@ -342,11 +343,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/v1/lti/jwks").route(get().to(jwks_v1)))
         .service(
             resource("/v1/lti/login")
-                .route(get().to(super::launch::login_get))
-                .route(post().to(super::launch::login_post)),
+                .route(get().to(super::login::login_get))
+                .route(post().to(super::login::login_post)),
         )
         .service(resource("/v1/lti/launch").route(post().to(super::launch::launch)))
-        .service(resource("/v1/lti/exchange").route(post().to(super::launch::exchange)))
+        .service(resource("/v1/lti/exchange").route(post().to(super::exchange::exchange)))
         .service(resource("/v1/lti/deep-link").route(post().to(super::deep_linking::respond)))
         .service(
             resource("/v1/lti/registrations")
@@ -376,10 +377,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     paths(
         jwks,
         jwks_v1,
-        super::launch::login_get,
-        super::launch::login_post,
+        super::login::login_get,
+        super::login::login_post,
         super::launch::launch,
-        super::launch::exchange,
+        super::exchange::exchange,
         super::deep_linking::respond,
         super::nrps::roster,
         create_registration,
