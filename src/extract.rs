@@ -64,6 +64,15 @@ where
         .map_err(|_| serde::de::Error::custom("the number is out of range"))
 }
 
+/// A whole number that may arrive as `3` or `3.0` (see [`optional_whole`]).
+pub fn whole<'de, D, N>(d: D) -> Result<N, D::Error>
+where
+    D: Deserializer<'de>,
+    N: TryFrom<i64>,
+{
+    optional_whole(d)?.ok_or_else(|| serde::de::Error::custom("expected a whole number"))
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;

@@ -164,6 +164,7 @@ pub enum GradebookFormat {
 #[serde(deny_unknown_fields)]
 pub struct RegradeRequest {
     /// The version number of the assignment's quiz to move to (another quiz cannot be named).
+    #[serde(deserialize_with = "crate::extract::whole")]
     pub to_version: i32,
     /// `true` (the default): only answer what would change. `false`: change it.
     #[serde(default = "yes")]

@@ -484,6 +484,9 @@ async fn a_regrade_that_cannot_be_made_is_refused_and_changes_nothing() {
         "assignment_not_found",
     )
     .await;
+    // A whole number written with a zero fraction is the same version (JSON Schema's integer).
+    let dry = regrade(&app, &c.teacher, &a, json!({"to_version": 2.0})).await;
+    assert_eq!(expect_status(dry, 200).await["to_version"], 2);
     let seen = attempt(&app, learner, t["id"].as_str().unwrap()).await;
     assert_eq!(
         (score(&seen), &seen["quiz_version"]),
