@@ -166,6 +166,23 @@ pub async fn record_finished(
     Ok(())
 }
 
+/// Marks an assignment's count tables stale, in the caller's transaction, when its attempts
+/// changed wholesale (a regrade moves them all to another version): the rebuild then runs
+/// after that transaction, not inside its locks ([`super::rebuild_stale_sums`], or the next
+/// report); the new generation drops the reports cached meanwhile.
+pub async fn forget_sums(db: impl PgExecutor<'_>, assignment: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH gone AS (DELETE FROM item_sums_state WHERE assignment_id = $1)
+         INSERT INTO analytics_generations (assignment_id, generation) VALUES ($1, 1)
+         ON CONFLICT (assignment_id)
+         DO UPDATE SET generation = analytics_generations.generation + 1",
+    )
+    .bind(assignment)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// These assignments (all, with `None`) whose tables are not maintained yet (attempts finished
 /// before migration 0014) or follow another grading method than the assignment's now.
 pub async fn stale_sums(

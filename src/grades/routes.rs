@@ -210,8 +210,9 @@ pub async fn gradebook(
 /// maximum computed again (a staff override stands, capped at the new maximum), every attempt
 /// in progress moved to the new version with its answers so far (every attempt keeps the
 /// questions it serves: a question the new version adds is for attempts started from now on), a `regrade` event in the
-/// history of every grade that changed, the LMS told of each (`attempt.regraded`), item
-/// analysis rebuilt, an audit entry. The rules are in `grades::regrade`.
+/// history of every grade that changed, the LMS told of each (`attempt.regraded`), an audit
+/// entry; item analysis is rebuilt right after (a report meanwhile waits for the rebuild).
+/// The rules are in `grades::regrade`.
 ///
 /// Two regrades of one assignment do not run at once: the second waits for the first, then
 /// finds the version assigned already (`422 regrade_same_version`), or, if the first moved it
@@ -361,11 +362,18 @@ pub async fn regrade(
             })),
         )
         .await?;
-        // The scores changed and the attempts moved: the count tables are built again.
-        crate::analytics::store::rebuild_sums(&mut *tx, row.id).await?;
+        // The scores changed and the attempts moved: the count tables are built again, after
+        // the commit (about 0.6 ms an attempt: not while learners wait on the locks).
+        crate::analytics::store::forget_sums(&mut *tx, row.id).await?;
     }
     tx.commit().await?;
     if apply {
+        let (pool, id) = (state.pool.clone(), row.id);
+        actix_web::rt::spawn(async move {
+            if let Err(e) = crate::analytics::rebuild_stale_sums(&pool, Some(&[id]), None).await {
+                tracing::warn!(error = %e, assignment = %id, "item analysis rebuild after a regrade failed; the next report rebuilds");
+            }
+        });
         // Laid out on the old version; opened again (on any instance, the attempt's statements
         // notice the version changed).
         state
