@@ -135,6 +135,14 @@ pub struct Plan {
     pub grades: Vec<NewAttemptGrade>,
 }
 
+impl Plan {
+    /// Whether the two versions have the same questions (by key): then an attempt that serves
+    /// every question of the old one serves every question of the new one too.
+    pub fn same_questions(&self) -> bool {
+        !self.questions.iter().any(|q| q.added || q.removed)
+    }
+}
+
 /// What grading reads of a question: its kind, its options' keys and correctness (as a set),
 /// the numeric key and the accepted texts. Points are compared on their own.
 fn grading_key(q: &Question) -> impl PartialEq + use<'_> {
@@ -203,16 +211,6 @@ pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionCha
     changed.chain(added).collect()
 }
 
-/// Whether the two versions have the same questions (by key): then an attempt that serves
-/// every question of the old one serves every question of the new one too.
-pub fn same_questions(old: &QuizContent, new: &QuizContent) -> bool {
-    let mut a: Vec<&str> = old.questions.iter().map(|q| q.key.as_str()).collect();
-    let mut b: Vec<&str> = new.questions.iter().map(|q| q.key.as_str()).collect();
-    a.sort_unstable();
-    b.sort_unstable();
-    a == b
-}
-
 /// A response graded against the new version's question (`None`: the question is gone).
 fn regrade_response(q: Option<&Question>, r: &StoredResponse) -> (f64, f64, bool) {
     match q {
@@ -236,6 +234,7 @@ pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) ->
     };
     for a in attempts {
         let mut changed_responses = Vec::new();
+        let mut rewritten = false;
         let mut score = 0.0;
         for r in &a.responses {
             let (points, max_points, correct) =
@@ -251,6 +250,7 @@ pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) ->
                 });
             }
             if points != r.points || max_points != r.max_points || correct != r.correct {
+                rewritten = true;
                 out.responses.push(NewResponseGrade {
                     attempt: a.id,
                     question_key: r.question_key.clone(),
@@ -280,7 +280,6 @@ pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) ->
         };
         let max_changed = (max - a.max_score).abs() > EPS;
         let grade_changed = a.finished && (max_changed || !same(from_points, to_points));
-        let rewritten = out.responses.last().is_some_and(|r| r.attempt == a.id);
         if !rewritten && !max_changed && same(a.score, to_score) {
             continue;
         }
@@ -439,8 +438,8 @@ mod tests {
         let mut questions = old().questions;
         questions.push(question("q4", QuestionKind::Single, 1.0, &["a"]));
         let new = content(questions);
-        assert!(!same_questions(&old(), &new) && same_questions(&old(), &old()));
         let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
+        assert!(!p.same_questions() && plan(&old(), &old(), &[]).same_questions());
         assert_eq!(p.questions.len(), 1);
         let q = &p.questions[0];
         assert!(q.added && q.from_points.is_none() && q.to_points == Some(1.0));

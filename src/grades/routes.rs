@@ -236,7 +236,7 @@ pub async fn regrade(
     body: JsonObject<RegradeRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    use super::regrade::{StoredAttempt, StoredResponse, plan, same_questions};
+    use super::regrade::{StoredAttempt, StoredResponse, plan};
     use crate::assignments::store as assignments;
     let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
     let body = body.into_inner();
@@ -348,7 +348,7 @@ pub async fn regrade(
         let moves = store::Move {
             old_keys: keys(from),
             new_keys: keys(&to),
-            same_questions: same_questions(&from.content, &to.content),
+            same_questions: plan.same_questions(),
         };
         store::apply_regrade(&mut tx, row.id, to_id, &moves, &plan, user.id, now, &reason).await?;
         crate::audit::store::record(
