@@ -29,7 +29,7 @@ SELECT b.attempt_id, b.user_id, t.quiz_version_id AS version_id
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q0 $4=:a0 $5=:p0 $6=:m0 $7=:now $8=:c0 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q0 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -59,14 +59,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 1
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q1 $4=:a1 $5=:p1 $6=:m1 $7=:now $8=:c1 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q1 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -96,14 +96,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 2
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q2 $4=:a2 $5=:p2 $6=:m2 $7=:now $8=:c2 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q2 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -133,14 +133,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 3
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q3 $4=:a3 $5=:p3 $6=:m3 $7=:now $8=:c3 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q3 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -170,14 +170,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 4
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q4 $4=:a4 $5=:p4 $6=:m4 $7=:now $8=:c4 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q4 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -207,14 +207,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 5
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q5 $4=:a5 $5=:p5 $6=:m5 $7=:now $8=:c5 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q5 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -244,14 +244,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 6
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q6 $4=:a6 $5=:p6 $6=:m6 $7=:now $8=:c6 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q6 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -281,14 +281,14 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \elif :k = 7
 -- quizd: attempts::store::record_response $1=:attempt_id $2=:user_id $3=:q7 $4=:a7 $5=:p7 $6=:m7 $7=:now $8=:c7 $9=:version_id
 WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = :version_id AS current
+                   t.quiz_version_id = :version_id AS current, a.question_rules -> :q7 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
@@ -318,7 +318,7 @@ WITH t AS (
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, true AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true;
 \endif

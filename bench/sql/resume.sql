@@ -19,7 +19,8 @@ SELECT attempt_id FROM bench_targets WHERE kind = 'b' AND n = :n \gset
 \set k :k + 1
 -- quizd: attempts::store::status_and_responses $1=:attempt_id
 SELECT t.quiz_version_id, t.regraded_at, t.override_points, t.finished_at,
-                t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at, r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+                t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at, a.question_rules,
+                r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
            FROM attempts t JOIN assignments a ON a.id = t.assignment_id
            LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = :attempt_id;

@@ -1,12 +1,14 @@
 //! SQL for assignments.
 
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
 use super::models::{Assignment, Override};
 use super::rules::Adjustment;
 use crate::content::Visibility;
+use crate::grading::scoring::QuestionRules;
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation, Policy};
 
 #[derive(Debug, Clone, FromRow)]
@@ -31,6 +33,8 @@ pub struct AssignmentRow {
     pub archived_at: Option<DateTime<Utc>>,
     /// The quiz's visibility now: a practice assignment exists only while it is public.
     pub visibility: Visibility,
+    /// The questions rescored after the fact (full marks to everyone, or dropped).
+    pub question_rules: Json<QuestionRules>,
 }
 
 impl AssignmentRow {
@@ -70,7 +74,7 @@ const SELECT: &str = "SELECT a.id, a.course_id, a.quiz_id, a.quiz_version_id, q.
         (SELECT v.version FROM quiz_versions v WHERE v.id = a.quiz_version_id) AS version,
         a.title, a.feedback, a.attempts_allowed, a.time_limit_minutes, a.grading_method,
         a.shuffle_questions, a.shuffle_options, a.navigation, a.opens_at, a.closes_at, a.created_at,
-        a.archived_at, q.visibility
+        a.archived_at, q.visibility, a.question_rules
    FROM assignments a
    JOIN quizzes q ON q.id = a.quiz_id";
 

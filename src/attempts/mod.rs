@@ -349,14 +349,20 @@ pub async fn start(
     } else {
         None
     };
-    let max_score = match &question_set {
+    // Its maximum: what its questions are worth under the assignment's rules (a dropped
+    // question counts for nothing).
+    let served: Vec<(&str, f64)> = match &question_set {
         Some(keys) => keys
             .iter()
             .filter_map(|k| version.content.question(k))
-            .map(|q| q.points)
-            .sum(),
-        None => version.content.questions.iter().map(|q| q.points).sum(),
+            .map(|q| (q.key.as_str(), q.points))
+            .collect(),
+        None => (version.content.questions.iter())
+            .map(|q| (q.key.as_str(), q.points))
+            .collect(),
     };
+    let (_, max_score) =
+        crate::grading::scoring::score(served, &Default::default(), &assignment.question_rules);
     let inserted = store::insert(
         &mut *tx,
         NewAttempt {

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::grading::scoring::Scoring;
+
 use crate::content::QuestionKind;
 use crate::i18n::LocalizedText;
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
@@ -98,7 +100,11 @@ pub struct AttemptQuestion {
     /// This question's id in this attempt.
     pub id: String,
     pub kind: QuestionKind,
+    /// What it is worth in this attempt: 0 when dropped from scoring.
     pub points: f64,
+    /// How it counts: as graded, full marks to everyone, or dropped (staff decided after the
+    /// fact, for the whole assignment).
+    pub scoring: Scoring,
     pub prompt: String,
     /// The language `prompt` is in.
     pub lang: String,
@@ -131,7 +137,9 @@ pub struct ResponseView {
 /// Whether an answer was right, the right answer and why.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct QuestionResult {
+    /// Whether the answer is right by the key (whatever `scoring` gives it).
     pub correct: bool,
+    /// What it scores: the answer's grade, or full marks, or 0 of 0 when dropped (`scoring`).
     pub points: f64,
     pub max_points: f64,
     /// The correct options' ids (choice kinds).

@@ -14,6 +14,7 @@ use super::shuffle::{AttemptKeys, Id};
 use super::store::{AttemptRow, ResponseRow};
 use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
+use crate::grading::scoring::QuestionRules;
 use crate::i18n::{LocalizedText, resolve};
 use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
@@ -190,8 +191,15 @@ impl Served {
         }
     }
 
-    /// The judgement of one question, with the answer given (or none).
-    pub fn result(&self, q: &Question, r: Option<&ResponseRow>) -> QuestionResult {
+    /// The judgement of one question, with the answer given (or none), scored as the
+    /// assignment's rules say.
+    pub fn result(
+        &self,
+        q: &Question,
+        r: Option<&ResponseRow>,
+        rules: &QuestionRules,
+    ) -> QuestionResult {
+        let (points, max_points) = rules.question(&q.key, q.points, r.map(|r| r.points));
         let feedback = r.and_then(|r| match &r.answer.0 {
             Answer::Selected(keys) => {
                 let parts: Vec<LocalizedText> = q
@@ -218,8 +226,8 @@ impl Served {
         });
         QuestionResult {
             correct: r.is_some_and(|r| r.correct),
-            points: r.map_or(0.0, |r| r.points),
-            max_points: q.points,
+            points,
+            max_points,
             correct_options: q
                 .options
                 .iter()
@@ -270,15 +278,17 @@ impl Served {
             .map(|q| {
                 let response = by_key.get(q.key.as_str()).copied();
                 let prompt = self.text(&q.prompt);
+                let rules = &attempt.question_rules;
                 let result = match reveal {
-                    Reveal::All => Some(self.result(q, response)),
-                    Reveal::Answered => response.map(|r| self.result(q, Some(r))),
+                    Reveal::All => Some(self.result(q, response, rules)),
+                    Reveal::Answered => response.map(|r| self.result(q, Some(r), rules)),
                     Reveal::Nothing => None,
                 };
                 AttemptQuestion {
                     id: self.question_id(q),
                     kind: q.kind,
-                    points: q.points,
+                    points: rules.question(&q.key, q.points, None).1,
+                    scoring: rules.scoring(&q.key),
                     prompt: prompt.text,
                     lang: prompt.lang,
                     options: self.options(q),

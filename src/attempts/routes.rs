@@ -16,6 +16,7 @@ use crate::auth::CurrentUser;
 use crate::content::Question;
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
+use crate::grading::scoring::{QuestionRules, Scoring};
 use crate::grading::{self, Answer};
 use crate::state::AppState;
 
@@ -309,10 +310,14 @@ async fn answer_once(
             });
         }
     };
-    let outcome = |r: &store::ResponseRow, immediate: bool| AnswerOutcome {
+    // Scored by this question's rule in the assignment as the statement read it.
+    let outcome = |r: &store::ResponseRow, immediate: bool, scoring: Scoring| AnswerOutcome {
         question_id: question_id.to_string(),
         response: served.response_view(q, r),
-        result: immediate.then(|| served.result(q, Some(r))),
+        result: immediate.then(|| {
+            let rules = QuestionRules::of(&q.key, q.points, scoring);
+            served.result(q, Some(r), &rules)
+        }),
     };
     let sequential = opened.row.sequential();
     let before = sequential.then(|| served.keys_before(q));
@@ -333,21 +338,27 @@ async fn answer_once(
     .await?;
     conn.release();
     match recorded {
-        Recorded::Written { row, immediate } => {
-            Ok(Some(HttpResponse::Ok().json(outcome(&row, immediate))))
-        }
-        Recorded::AlreadyAnswered { immediate } => {
+        Recorded::Written {
+            row,
+            immediate,
+            scoring,
+        } => Ok(Some(
+            HttpResponse::Ok().json(outcome(&row, immediate, scoring)),
+        )),
+        Recorded::AlreadyAnswered { immediate, scoring } => {
             let recorded = store::response(&state.pool, attempt_id, &q.key)
                 .await?
                 .ok_or_else(|| ApiError::internal("a recorded response vanished"))?;
             if recorded.answer.0 == answer {
-                return Ok(Some(HttpResponse::Ok().json(outcome(&recorded, immediate))));
+                return Ok(Some(
+                    HttpResponse::Ok().json(outcome(&recorded, immediate, scoring)),
+                ));
             }
             if sequential {
                 return Err(not_current_question());
             }
             Err(ApiError {
-                recorded: serde_json::to_value(outcome(&recorded, immediate)).ok(),
+                recorded: serde_json::to_value(outcome(&recorded, immediate, scoring)).ok(),
                 ..ApiError::new(
                     Code::AnswerFinal,
                     "This question was answered already and, under immediate feedback, the first answer stands.",

@@ -9,6 +9,7 @@ use sqlx::{FromRow, PgExecutor, PgPool};
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 use uuid::Uuid;
 
+use crate::grading::scoring::{QuestionRules, Rule, Scoring};
 use crate::grading::{Answer, Grade};
 
 /// An attempt with the policy of its assignment. Its layout (seed, shuffle flags, navigation)
@@ -44,13 +45,16 @@ pub struct AttemptRow {
     /// any shuffle), or as kept by a regrade to a version with other questions; `None`: every
     /// question of its version (a quiz without banks).
     pub question_set: Option<Vec<String>>,
+    /// The assignment's questions rescored after the fact; changes (by a regrade).
+    pub question_rules: Json<QuestionRules>,
 }
 
 const SELECT: &str =
     "SELECT t.id, t.assignment_id, t.user_id, t.quiz_version_id, t.number, t.locale,
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
         a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
-        t.navigation, a.closes_at, t.regraded_at, t.override_points, t.question_set
+        t.navigation, a.closes_at, t.regraded_at, t.override_points, t.question_set,
+        a.question_rules
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -65,6 +69,7 @@ impl AttemptRow {
             closes_at: status.closes_at,
             regraded_at: status.regraded_at,
             override_points: status.override_points,
+            question_rules: status.question_rules,
             ..self.clone()
         }
     }
@@ -76,7 +81,8 @@ impl AttemptRow {
 
 /// The part of an attempt that changes: once when it is finished, and whenever its
 /// assignment's policy or the learner's overrides change (deadline, feedback, close time); and
-/// its quiz version, which only a regrade changes (then the cached layout is stale).
+/// its quiz version and the assignment's question rules, which only a regrade changes (a
+/// changed version makes the cached layout stale).
 #[derive(Debug, Clone)]
 pub struct AttemptStatus {
     pub quiz_version_id: Uuid,
@@ -88,6 +94,7 @@ pub struct AttemptStatus {
     pub deadline: Option<DateTime<Utc>>,
     pub feedback: FeedbackTiming,
     pub closes_at: Option<DateTime<Utc>>,
+    pub question_rules: Json<QuestionRules>,
 }
 
 pub async fn by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<AttemptRow>, sqlx::Error> {
@@ -256,6 +263,7 @@ struct StatusAndResponse {
     deadline: Option<DateTime<Utc>>,
     feedback: FeedbackTiming,
     closes_at: Option<DateTime<Utc>>,
+    question_rules: Json<QuestionRules>,
     #[sqlx(flatten)]
     response: MaybeResponse,
 }
@@ -268,7 +276,8 @@ pub async fn status_and_responses(
 ) -> Result<Option<(AttemptStatus, Vec<ResponseRow>)>, sqlx::Error> {
     let rows: Vec<StatusAndResponse> = sqlx::query_as(
         "SELECT t.quiz_version_id, t.regraded_at, t.override_points, t.finished_at,
-                t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at, r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
+                t.finish_reason, t.score, t.deadline, a.feedback, a.closes_at, a.question_rules,
+                r.question_key, r.answer, r.points, r.max_points, r.correct, r.answered_at
            FROM attempts t JOIN assignments a ON a.id = t.assignment_id
            LEFT JOIN responses r ON r.attempt_id = t.id
           WHERE t.id = $1",
@@ -280,6 +289,7 @@ pub async fn status_and_responses(
         return Ok(None);
     };
     let status = AttemptStatus {
+        question_rules: first.question_rules.clone(),
         quiz_version_id: first.quiz_version_id,
         regraded_at: first.regraded_at,
         override_points: first.override_points,
@@ -324,10 +334,14 @@ const REPLACE_UNLESS_IMMEDIATE: &str =
 
 pub enum Recorded {
     /// Written (or, where answers may change, overwritten); `immediate`: the assignment's
-    /// feedback is immediate now.
-    Written { row: ResponseRow, immediate: bool },
+    /// feedback is immediate now; `scoring`: how the question counts in the assignment now.
+    Written {
+        row: ResponseRow,
+        immediate: bool,
+        scoring: Scoring,
+    },
     /// Final answers only: a response to this question exists already.
-    AlreadyAnswered { immediate: bool },
+    AlreadyAnswered { immediate: bool, scoring: Scoring },
     /// Sequential navigation: a question before this one is unanswered.
     NotInTurn,
     /// The attempt is finished, past its deadline, or not this learner's.
@@ -343,6 +357,7 @@ struct RecordOutcome {
     moved: bool,
     immediate: bool,
     in_turn: bool,
+    rule: Option<Json<Rule>>,
     #[sqlx(flatten)]
     written: MaybeResponse,
 }
@@ -390,7 +405,7 @@ pub async fn record_response(
     let sql = format!(
         "WITH t AS (
             SELECT t.id, t.started_at, a.feedback = 'immediate' AS immediate,
-                   t.quiz_version_id = $9 AS current
+                   t.quiz_version_id = $9 AS current, a.question_rules -> $3 AS rule
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > $7)
@@ -416,7 +431,7 @@ pub async fn record_response(
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
                 coalesce((SELECT immediate FROM t), false) AS immediate, {in_turn} AS in_turn,
-                ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
+                (SELECT rule FROM t) AS rule, ins.question_key, ins.answer, ins.points, ins.max_points, ins.correct,
                 ins.answered_at
            FROM (SELECT 1) AS one LEFT JOIN ins ON true"
     );
@@ -441,13 +456,16 @@ pub async fn record_response(
     } else if !out.in_turn {
         Recorded::NotInTurn
     } else {
+        let scoring = out.rule.map_or(Scoring::Graded, |r| r.0.scoring);
         match out.written.into_row() {
             Some(row) => Recorded::Written {
                 row,
                 immediate: out.immediate,
+                scoring,
             },
             None => Recorded::AlreadyAnswered {
                 immediate: out.immediate,
+                scoring,
             },
         }
     })
@@ -490,13 +508,25 @@ pub async fn finish_in(
         ("deadline", Some(d)) if d < now => d,
         _ => now,
     };
-    // The responses are final now: keep them as vectors on the attempt for analytics.
+    // The responses are final now: keep them as vectors on the attempt for analytics. The
+    // score is `grading::scoring::score` under the assignment's rules: the responses' points
+    // but those of rescored questions, and full marks on each such question it serves.
     let (score, max_score): (f64, f64) = sqlx::query_as(
-        "UPDATE attempts t
-            SET finished_at = $2, finish_reason = $3, score = coalesce(s.score, 0),
+        "WITH rules AS (
+            SELECT a.question_rules AS rules
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id WHERE t.id = $1
+         )
+         UPDATE attempts t
+            SET finished_at = $2, finish_reason = $3,
+                score = coalesce(s.score, 0) + coalesce(
+                    (SELECT sum((rule.value ->> 'points')::float8)
+                       FROM rules, jsonb_each(rules.rules) AS rule
+                      WHERE rule.value ->> 'scoring' = 'full_marks'
+                        AND (t.question_set IS NULL OR rule.key = ANY(t.question_set))), 0),
                 question_keys = coalesce(s.keys, '{}'), question_points = coalesce(s.points, '{}'),
                 question_seconds = coalesce(s.seconds, '{}'), choices = coalesce(s.choices, '{}')
-           FROM (SELECT sum(points) AS score,
+           FROM (SELECT sum(points) FILTER (WHERE NOT (SELECT rules FROM rules) ? question_key)
+                            AS score,
                         array_agg(question_key ORDER BY question_key) AS keys,
                         array_agg(points ORDER BY question_key) AS points,
                         array_agg(seconds ORDER BY question_key) AS seconds,

@@ -193,6 +193,7 @@ error_codes! {
     TooManyAttempts = "too_many_attempts", TOO_MANY_REQUESTS, "Too many failed sign-ins for this account or address; wait `Retry-After` seconds.";
     TooManySignups = "too_many_signups", TOO_MANY_REQUESTS, "Too many sign-ups from this address; wait `Retry-After` seconds.";
     UnknownOption = "unknown_option", UNPROCESSABLE_ENTITY, "An option id is not one of this question's options.";
+    UnknownQuestion = "unknown_question", UNPROCESSABLE_ENTITY, "The quiz version has no question with this key.";
     UnknownQuiz = "unknown_quiz", UNPROCESSABLE_ENTITY, "There is no such quiz or quiz version.";
     UnknownUser = "unknown_user", UNPROCESSABLE_ENTITY, "There is no person with this email or id.";
     UserNotFound = "user_not_found", NOT_FOUND, "This account no longer exists.";

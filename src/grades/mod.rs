@@ -46,6 +46,9 @@ pub const DEFAULT_PAGE: u32 = 50;
 pub const MAX_PAGE: u32 = 200;
 /// The longest `reason` of an override, in characters.
 pub const MAX_REASON: usize = 1000;
+
+/// The most questions one regrade rescores (`questions`): more than any quiz has.
+pub const MAX_RESCORED: usize = 1000;
 /// The longest cursor accepted (a display name is at most 200 characters).
 const MAX_CURSOR: usize = 1200;
 

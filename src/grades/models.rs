@@ -1,11 +1,14 @@
 //! What the grade endpoints take and answer.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::grading::scoring::Scoring;
 use crate::policy::GradingMethod;
 
 /// What changed a grade.
@@ -159,18 +162,28 @@ pub enum GradebookFormat {
     Csv,
 }
 
-/// Moves an assignment to another version of its quiz and grades every attempt again.
+/// Moves an assignment to another version of its quiz, or rescores some of its questions for
+/// everyone (or both), and grades every attempt again. At least one of `to_version` and
+/// `questions` is given.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegradeRequest {
     /// The version number of the assignment's quiz to move to (another quiz cannot be named).
-    #[serde(deserialize_with = "crate::extract::whole")]
-    pub to_version: i32,
+    /// Absent: the version assigned (only `questions` change).
+    #[serde(default, deserialize_with = "crate::extract::optional_whole")]
+    pub to_version: Option<i32>,
+    /// How questions count from now on, by question key (of the version regraded to):
+    /// `full_marks` to every attempt that serves it, answered or not; `dropped` from scoring
+    /// (0 of 0); `graded` by its key again. Questions not named keep how they count. At most
+    /// 1,000 entries.
+    #[serde(default)]
+    #[schema(value_type = Option<BTreeMap<String, Scoring>>)]
+    pub questions: Option<BTreeMap<String, Scoring>>,
     /// `true` (the default): only answer what would change. `false`: change it.
     #[serde(default = "yes")]
     pub dry_run: bool,
     /// Why (kept in every changed grade's history, which learners read): one line, 1 to 1000
-    /// characters. Default: "Regraded to version N."
+    /// characters. Default: "Regraded to version N." or "Questions rescored for everyone."
     pub reason: Option<String>,
 }
 

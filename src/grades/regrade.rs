@@ -15,6 +15,10 @@
 //!   of its responses' new points; its maximum the new points of those questions that the new
 //!   version still has. Where the version's questions differ, the store pins each attempt's
 //!   served set (`attempts.question_set`) to those.
+//! - The assignment's question rules (`grading::scoring`: full marks to everyone, dropped) are
+//!   applied on top of the responses' grades, as the rules stand after the regrade: those of
+//!   questions the new version still has, with its points, and the changes asked for. A
+//!   regrade can change only the rules, on the version assigned.
 //! - A staff override stands (it is someone's decision about this attempt); one above the new
 //!   maximum becomes the new maximum.
 //! - An attempt's grade changed when its effective grade (the override, else the score) or its
@@ -29,15 +33,20 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::content::{Question, QuizContent};
+use crate::grading::scoring::{self, QuestionRules, Scoring};
 use crate::grading::{Answer, grade};
 
 /// Scores closer than this are the same score (sums of the same points in another order).
 const EPS: f64 = 1e-9;
 
-/// How one question differs between the two versions (only questions that differ are listed).
+/// How one question differs between the two versions, or in how it counts (only questions
+/// that differ are listed).
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct QuestionChange {
     pub question_key: String,
+    /// How it counted before and counts after (`graded` when removed or added).
+    pub from_scoring: Scoring,
+    pub to_scoring: Scoring,
     /// What grading reads changed: the correct options, the option set, the numeric answer or
     /// tolerance, the accepted texts, the kind.
     pub key_changed: bool,
@@ -169,15 +178,23 @@ fn by_key(content: &QuizContent) -> HashMap<&str, &Question> {
         .collect()
 }
 
-/// How the new version's questions differ from the old one's: the old version's in its order,
-/// then those it adds.
-pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionChange> {
+/// How the new version's questions differ from the old one's, and how the rules (`rules`,
+/// before and after) change how they count: the old version's in its order, then those it
+/// adds.
+pub fn question_changes(
+    old: &QuizContent,
+    new: &QuizContent,
+    rules: (&QuestionRules, &QuestionRules),
+) -> Vec<QuestionChange> {
     let before = by_key(old);
     let after = by_key(new);
     let changed = old.questions.iter().filter_map(|o| {
+        let from_scoring = rules.0.scoring(&o.key);
         let change = match after.get(o.key.as_str()) {
             None => QuestionChange {
                 question_key: o.key.clone(),
+                from_scoring,
+                to_scoring: Scoring::Graded,
                 key_changed: false,
                 removed: true,
                 added: false,
@@ -186,6 +203,8 @@ pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionCha
             },
             Some(n) => QuestionChange {
                 question_key: o.key.clone(),
+                from_scoring,
+                to_scoring: rules.1.scoring(&n.key),
                 key_changed: grading_key(o) != grading_key(n),
                 removed: false,
                 added: false,
@@ -193,7 +212,10 @@ pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionCha
                 to_points: Some(n.points),
             },
         };
-        let differs = change.removed || change.key_changed || change.to_points != Some(o.points);
+        let differs = change.removed
+            || change.key_changed
+            || change.to_points != Some(o.points)
+            || change.from_scoring != change.to_scoring;
         differs.then_some(change)
     });
     let added = new
@@ -202,6 +224,8 @@ pub fn question_changes(old: &QuizContent, new: &QuizContent) -> Vec<QuestionCha
         .filter(|q| !before.contains_key(q.key.as_str()))
         .map(|q| QuestionChange {
             question_key: q.key.clone(),
+            from_scoring: Scoring::Graded,
+            to_scoring: rules.1.scoring(&q.key),
             key_changed: false,
             removed: false,
             added: true,
@@ -222,9 +246,15 @@ fn regrade_response(q: Option<&Question>, r: &StoredResponse) -> (f64, f64, bool
     }
 }
 
-/// The plan for moving these attempts from `old` to `new`.
-pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) -> Plan {
-    let questions = question_changes(old, new);
+/// The plan for moving these attempts from `old` to `new`, the assignment's question rules
+/// going from `rules.0` to `rules.1` (for `new`).
+pub fn plan(
+    old: &QuizContent,
+    new: &QuizContent,
+    attempts: &[StoredAttempt],
+    rules: (&QuestionRules, &QuestionRules),
+) -> Plan {
+    let questions = question_changes(old, new, rules);
     let after = by_key(new);
     let mut out = Plan {
         questions,
@@ -235,11 +265,11 @@ pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) ->
     for a in attempts {
         let mut changed_responses = Vec::new();
         let mut rewritten = false;
-        let mut score = 0.0;
+        let mut graded = HashMap::with_capacity(a.responses.len());
         for r in &a.responses {
             let (points, max_points, correct) =
                 regrade_response(after.get(r.question_key.as_str()).copied(), r);
-            score += points;
+            graded.insert(r.question_key.as_str(), points);
             // Shown when its grade changes; written when its maximum changes too.
             if points != r.points || correct != r.correct {
                 changed_responses.push(ResponseChange {
@@ -260,12 +290,12 @@ pub fn plan(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) ->
                 });
             }
         }
-        let max: f64 = a
-            .served
-            .iter()
+        // Over the questions it serves that the new version has (a removed question's
+        // response scores 0 and leaves the maximum), under the rules after the regrade.
+        let served = (a.served.iter())
             .filter_map(|k| after.get(k.as_str()))
-            .map(|q| q.points)
-            .sum();
+            .map(|q| (q.key.as_str(), q.points));
+        let (score, max) = scoring::score(served, &graded, rules.1);
         let to_score = a.finished.then_some(score);
         let to_override = a.override_points.map(|o| o.min(max));
         let from_points = a.override_points.or(a.score);
@@ -380,6 +410,12 @@ mod tests {
         }
     }
 
+    /// The plan with no question rules before or after.
+    fn plain(old: &QuizContent, new: &QuizContent, attempts: &[StoredAttempt]) -> Plan {
+        let none = QuestionRules::default();
+        plan(old, new, attempts, (&none, &none))
+    }
+
     fn old() -> QuizContent {
         content(vec![
             question("q1", QuestionKind::Single, 1.0, &["a"]),
@@ -398,7 +434,7 @@ mod tests {
         let right = attempt(true, &[("q1", "a", 1.0), ("q2", "a", 1.0)]);
         let fixed = attempt(true, &[("q1", "a", 1.0), ("q2", "b", 0.0)]);
         let untouched = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
-        let p = plan(&old(), &new, &[right.clone(), fixed.clone(), untouched]);
+        let p = plain(&old(), &new, &[right.clone(), fixed.clone(), untouched]);
         assert_eq!(p.questions.len(), 1);
         assert!(p.questions[0].key_changed && !p.questions[0].removed);
         let changes: Vec<(Uuid, Option<f64>, Option<f64>)> = p
@@ -424,7 +460,7 @@ mod tests {
             question("q2", QuestionKind::Single, 1.0, &["a"]),
         ]);
         let a = attempt(true, &[("q1", "a", 1.0), ("q3", "a", 1.0)]);
-        let p = plan(&old(), &new, &[a]);
+        let p = plain(&old(), &new, &[a]);
         assert_eq!(p.questions[0].question_key, "q3");
         assert!(p.questions[0].removed);
         let c = &p.attempts[0];
@@ -438,8 +474,8 @@ mod tests {
         let mut questions = old().questions;
         questions.push(question("q4", QuestionKind::Single, 1.0, &["a"]));
         let new = content(questions);
-        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
-        assert!(!p.same_questions() && plan(&old(), &old(), &[]).same_questions());
+        let p = plain(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
+        assert!(!p.same_questions() && plain(&old(), &old(), &[]).same_questions());
         assert_eq!(p.questions.len(), 1);
         let q = &p.questions[0];
         assert!(q.added && q.from_points.is_none() && q.to_points == Some(1.0));
@@ -458,7 +494,7 @@ mod tests {
         ]);
         let mut a = attempt(true, &[("q1", "a", 1.0)]);
         a.override_points = Some(2.5);
-        let p = plan(&old(), &new, &[a]);
+        let p = plain(&old(), &new, &[a]);
         let c = &p.attempts[0];
         assert_eq!(
             (c.from_points, c.to_points, c.to_max),
@@ -475,7 +511,7 @@ mod tests {
             question("q2", QuestionKind::Single, 1.0, &["a"]),
             question("q3", QuestionKind::Single, 1.0, &["a"]),
         ]);
-        let p = plan(&old(), &new, &[attempt(false, &[("q1", "b", 0.0)])]);
+        let p = plain(&old(), &new, &[attempt(false, &[("q1", "b", 0.0)])]);
         let c = &p.attempts[0];
         assert_eq!(
             (c.to_score, c.to_points, c.grade_changed),
@@ -491,8 +527,76 @@ mod tests {
         new.questions[0].prompt =
             crate::i18n::Text::from([("en".to_string(), "Clearer?".to_string())]);
         new.questions[1].options.reverse();
-        let p = plan(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
+        let p = plain(&old(), &new, &[attempt(true, &[("q1", "a", 1.0)])]);
         assert!(p.questions.is_empty() && p.attempts.is_empty() && p.responses.is_empty());
+    }
+
+    #[test]
+    fn rescoring_without_a_new_version_gives_full_marks_answered_or_not_and_drops_from_the_maximum()
+    {
+        let right = attempt(true, &[("q1", "a", 1.0), ("q2", "a", 1.0)]);
+        let wrong = attempt(true, &[("q1", "b", 0.0)]);
+        let open = attempt(false, &[("q1", "b", 0.0)]);
+        let none = QuestionRules::default();
+        let changes = std::collections::BTreeMap::from([
+            ("q1".to_string(), Scoring::FullMarks),
+            ("q3".to_string(), Scoring::Dropped),
+        ]);
+        let rules = none.changed(&old(), &changes);
+        let p = plan(
+            &old(),
+            &old(),
+            &[right.clone(), wrong.clone(), open.clone()],
+            (&none, &rules),
+        );
+        let listed: Vec<(&str, Scoring, Scoring)> = (p.questions.iter())
+            .map(|q| (q.question_key.as_str(), q.from_scoring, q.to_scoring))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("q1", Scoring::Graded, Scoring::FullMarks),
+                ("q3", Scoring::Graded, Scoring::Dropped)
+            ]
+        );
+        assert!(
+            p.same_questions() && p.responses.is_empty(),
+            "responses keep the key's grade"
+        );
+        let scores: Vec<(Uuid, Option<f64>, f64, bool)> = (p.attempts.iter())
+            .map(|a| (a.attempt_id, a.to_score, a.to_max, a.grade_changed))
+            .collect();
+        assert_eq!(
+            scores,
+            [
+                (right.id, Some(2.0), 2.0, true),
+                (wrong.id, Some(1.0), 2.0, true),
+                (open.id, None, 2.0, false),
+            ]
+        );
+        // Undone: graded by the key again.
+        let undo = std::collections::BTreeMap::from([
+            ("q1".to_string(), Scoring::Graded),
+            ("q3".to_string(), Scoring::Graded),
+        ]);
+        assert_eq!(rules.changed(&old(), &undo), none);
+    }
+
+    #[test]
+    fn a_rule_carries_over_to_a_new_version_with_its_points_unless_the_question_is_gone() {
+        let changes = std::collections::BTreeMap::from([
+            ("q1".to_string(), Scoring::FullMarks),
+            ("q3".to_string(), Scoring::Dropped),
+        ]);
+        let rules = QuestionRules::default().changed(&old(), &changes);
+        let new = content(vec![
+            question("q1", QuestionKind::Single, 2.0, &["a"]),
+            question("q2", QuestionKind::Single, 1.0, &["a"]),
+        ]);
+        let carried = rules.carried_to(&new);
+        assert_eq!(carried.scoring("q1"), Scoring::FullMarks);
+        assert_eq!(carried.scoring("q3"), Scoring::Graded);
+        assert_eq!(carried.question("q1", 2.0, None), (2.0, 2.0));
     }
 
     proptest! {
@@ -505,6 +609,7 @@ mod tests {
             new_points in proptest::collection::vec(1u8..4, 3),
             chosen in proptest::collection::vec(proptest::collection::vec(proptest::option::of(0usize..3), 3), 0..12),
             overrides in proptest::collection::vec(proptest::option::of(0u8..7), 12),
+            rescored in proptest::collection::vec(0u8..3, 3),
         ) {
             let opts = ["a", "b", "c"];
             let keys = ["q1", "q2", "q3"];
@@ -530,8 +635,14 @@ mod tests {
                     max_score: 3.0, served: keys.iter().map(|k| k.to_string()).collect(), responses,
                 }
             }).collect();
-            prop_assert!(plan(&old, &old, &attempts).attempts.is_empty());
-            let p = plan(&old, &new, &attempts);
+            prop_assert!(plain(&old, &old, &attempts).attempts.is_empty());
+            // Some questions rescored for everyone by the same regrade.
+            let changes: std::collections::BTreeMap<String, Scoring> = keys.iter().zip(&rescored)
+                .map(|(k, r)| (k.to_string(), [Scoring::Graded, Scoring::FullMarks, Scoring::Dropped][usize::from(*r)]))
+                .collect();
+            let none = QuestionRules::default();
+            let rules = none.changed(&new, &changes);
+            let p = plan(&old, &new, &attempts, (&none, &rules));
             // Apply the plan to the stored attempts, as the store does.
             let applied: Vec<StoredAttempt> = attempts.iter().map(|a| {
                 let mut a = a.clone();
@@ -545,7 +656,7 @@ mod tests {
                 }
                 a
             }).collect();
-            prop_assert!(plan(&new, &new, &applied).attempts.is_empty());
+            prop_assert!(plan(&new, &new, &applied, (&rules, &rules)).attempts.is_empty());
             for a in &p.attempts {
                 if let (Some(to), true) = (a.to_points, a.finished) {
                     prop_assert!(to >= 0.0 && to <= a.to_max + EPS);

@@ -1,6 +1,6 @@
 //! The grade endpoints: thin handlers over `grades` and its store.
 
-use actix_web::http::header;
+use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
 use uuid::Uuid;
@@ -214,6 +214,13 @@ pub async fn gradebook(
 /// entry; item analysis is rebuilt right after (a report meanwhile waits for the rebuild).
 /// The rules are in `grades::regrade`.
 ///
+/// `questions` rescores questions for the whole assignment without a new version (with
+/// `to_version` or without it): `full_marks` gives every attempt that serves the question its
+/// full points, answered or not; `dropped` takes it out of every score and maximum; `graded`
+/// undoes either. The rules hold for attempts in progress and attempts started later too, and
+/// carry over to later regrades (`grading::scoring`); responses keep the key's grade, so item
+/// analysis still shows how the question performed.
+///
 /// Two regrades of one assignment do not run at once: the second waits for the first, then
 /// finds the version assigned already (`422 regrade_same_version`), or, if the first moved it
 /// to yet another version, answers `409 regrade_conflict`. A learner answering or
@@ -227,7 +234,7 @@ pub async fn gradebook(
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses (`assignment_not_found`); no such version of its quiz, or not one you may place (`version_not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "A practice assignment (`practice_assignment`), an archived one (`assignment_archived`), or another regrade of it ran at the same moment (`regrade_conflict`)", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The version is the one assigned (`regrade_same_version`), or `reason` is empty, too long or not one line (`invalid_field`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The version is the one assigned and no question is rescored (`regrade_same_version`); `questions` names a question the version does not have (`unknown_question`); neither `to_version` nor `questions`, more than 1,000 questions, or `reason` empty, too long or not one line (`invalid_field`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn regrade(
     state: web::Data<AppState>,
@@ -240,12 +247,31 @@ pub async fn regrade(
     use crate::assignments::store as assignments;
     let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
     let body = body.into_inner();
-    let reason = match &body.reason {
-        Some(r) => {
+    let changes = body.questions.unwrap_or_default();
+    if changes.len() > super::MAX_RESCORED {
+        return Err(ApiError::new(
+            Code::InvalidField,
+            format!(
+                "`questions` names at most {} questions.",
+                super::MAX_RESCORED
+            ),
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY));
+    }
+    if body.to_version.is_none() && changes.is_empty() {
+        return Err(ApiError::new(
+            Code::InvalidField,
+            "Name a version to move to (`to_version`), questions to rescore (`questions`), or both.",
+        )
+        .with_status(StatusCode::UNPROCESSABLE_ENTITY));
+    }
+    let reason = match (&body.reason, body.to_version) {
+        (Some(r), _) => {
             crate::validate::line("reason", r, 1, super::MAX_REASON)?;
             r.trim().to_string()
         }
-        None => format!("Regraded to version {}.", body.to_version),
+        (None, Some(n)) => format!("Regraded to version {n}."),
+        (None, None) => "Questions rescored for everyone.".to_string(),
     };
     let no_version = || {
         ApiError::new(
@@ -253,17 +279,32 @@ pub async fn regrade(
             "The assignment's quiz has no such version, or not one you may place.",
         )
     };
-    // Moving to a version places it: its key becomes readable by the course's staff.
-    let quiz = crate::quizzes::store::access(&state.pool, &row.slug, user.id)
-        .await?
-        .ok_or_else(no_version)?;
-    if !crate::quizzes::access::placeable(&quiz, &user) {
-        return Err(no_version());
-    }
-    let (_, to_id) = assignments::resolve_version(&state.pool, &row.slug, Some(body.to_version))
-        .await?
-        .ok_or_else(no_version)?;
+    let to_id = match body.to_version {
+        // Moving to a version places it: its key becomes readable by the course's staff.
+        Some(n) => {
+            let quiz = crate::quizzes::store::access(&state.pool, &row.slug, user.id)
+                .await?
+                .ok_or_else(no_version)?;
+            if !crate::quizzes::access::placeable(&quiz, &user) {
+                return Err(no_version());
+            }
+            assignments::resolve_version(&state.pool, &row.slug, Some(n))
+                .await?
+                .ok_or_else(no_version)?
+                .1
+        }
+        None => row.quiz_version_id,
+    };
     let to = crate::attempts::version(&state, to_id).await?;
+    if let Some(key) = changes.keys().find(|k| to.content.question(k).is_none()) {
+        return Err(ApiError::new(
+            Code::UnknownQuestion,
+            format!(
+                "Version {} of the quiz has no question `{key}`.",
+                to.version
+            ),
+        ));
+    }
     // Every version read is loaded before the transaction: loading one may need a connection
     // of its own, and the transaction's locks keep finishes waiting on theirs.
     let mut versions = std::collections::HashMap::from([(to.id, to.clone())]);
@@ -294,10 +335,13 @@ pub async fn regrade(
             "This assignment is archived; its grades no longer change.",
         ));
     }
-    if locked.quiz_version_id == to_id {
+    if body.to_version.is_none() && locked.quiz_version_id != to_id {
+        return Err(raced());
+    }
+    if locked.quiz_version_id == to_id && changes.is_empty() {
         return Err(ApiError::new(
             Code::RegradeSameVersion,
-            format!("The assignment uses version {} already.", body.to_version),
+            format!("The assignment uses version {} already.", to.version),
         ));
     }
     let from = versions.get(&locked.quiz_version_id).ok_or_else(raced)?;
@@ -338,7 +382,13 @@ pub async fn regrade(
             responses: responses.remove(&a.id).unwrap_or_default(),
         });
     }
-    let plan = plan(&from.content, &to.content, &attempts);
+    let rules = (locked.question_rules.0.carried_to(&to.content)).changed(&to.content, &changes);
+    let plan = plan(
+        &from.content,
+        &to.content,
+        &attempts,
+        (&locked.question_rules, &rules),
+    );
     let grades_changed = plan.attempts.iter().filter(|a| a.grade_changed).count();
     if apply {
         let now = state.clock.now();
@@ -349,6 +399,7 @@ pub async fn regrade(
             old_keys: keys(from),
             new_keys: keys(&to),
             same_questions: plan.same_questions(),
+            rules,
         };
         store::apply_regrade(&mut tx, row.id, to_id, &moves, &plan, user.id, now, &reason).await?;
         crate::audit::store::record(
@@ -357,6 +408,7 @@ pub async fn regrade(
                 "assignment_id": row.id,
                 "from_version": from.version,
                 "to_version": to.version,
+                "questions": changes,
                 "attempts_changed": plan.attempts.len(),
                 "grades_changed": grades_changed,
             })),

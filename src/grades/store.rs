@@ -8,6 +8,7 @@ use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
 use super::models::{GradeEvent, GradeEventKind};
+use crate::grading::scoring::QuestionRules;
 
 /// The most events `GET /v1/attempts/{id}/grade-history` returns (oldest first).
 pub const HISTORY_LIMIT: i64 = 1000;
@@ -344,12 +345,13 @@ pub async fn regrade_responses(
 /// overrides (and the per-question points analytics keep on a finished attempt), every
 /// attempt and the assignment moved to `to_version`, a `regrade` grade event and an
 /// `attempt.regraded` outbox event (LMS grade passback) for every attempt whose grade changed.
-/// The question keys of the version an assignment's attempts move from and to, and whether
-/// they are the same set.
+/// The question keys of the version an assignment's attempts move from and to, whether they
+/// are the same set, and the assignment's question rules from now on.
 pub struct Move {
     pub old_keys: Vec<String>,
     pub new_keys: Vec<String>,
     pub same_questions: bool,
+    pub rules: QuestionRules,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -425,9 +427,10 @@ pub async fn apply_regrade(
     .bind(moves.same_questions)
     .execute(&mut *db)
     .await?;
-    sqlx::query("UPDATE assignments SET quiz_version_id = $2 WHERE id = $1")
+    sqlx::query("UPDATE assignments SET quiz_version_id = $2, question_rules = $3 WHERE id = $1")
         .bind(assignment)
         .bind(to_version)
+        .bind(Json(&moves.rules))
         .execute(&mut *db)
         .await?;
     let changed: Vec<&super::regrade::AttemptChange> =

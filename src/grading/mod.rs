@@ -1,5 +1,7 @@
 //! Pure grading, one rule per question kind. No I/O: tested directly and by properties.
 
+pub mod scoring;
+
 use serde::{Deserialize, Serialize};
 
 use crate::content::{Question, QuestionKind};

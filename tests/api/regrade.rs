@@ -168,8 +168,8 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     assert_eq!(
         dry["questions"],
         json!([
-            {"question_key": "q2", "key_changed": true, "removed": false, "added": false, "from_points": 1.0, "to_points": 1.0},
-            {"question_key": "q3", "key_changed": false, "removed": false, "added": false, "from_points": 1.0, "to_points": 2.0},
+            {"question_key": "q2", "from_scoring": "graded", "to_scoring": "graded", "key_changed": true, "removed": false, "added": false, "from_points": 1.0, "to_points": 1.0},
+            {"question_key": "q3", "from_scoring": "graded", "to_scoring": "graded", "key_changed": false, "removed": false, "added": false, "from_points": 1.0, "to_points": 2.0},
         ])
     );
     assert_eq!(dry["attempts_total"], 3);
@@ -375,7 +375,7 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
     let applied = apply(&app, &c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
-        json!([{"question_key": "q3", "key_changed": false, "removed": true, "added": false, "from_points": 1.0, "to_points": null}])
+        json!([{"question_key": "q3", "from_scoring": "graded", "to_scoring": "graded", "key_changed": false, "removed": true, "added": false, "from_points": 1.0, "to_points": null}])
     );
     let seen = attempt(&app, &c.learners[0], t1["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (1.0, 2.0));
@@ -411,7 +411,7 @@ async fn a_question_the_new_version_adds_is_served_to_attempts_started_after_the
     let applied = apply(&app, &c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
-        json!([{"question_key": "q4", "key_changed": false, "removed": false, "added": true, "from_points": null, "to_points": 1.0}])
+        json!([{"question_key": "q4", "from_scoring": "graded", "to_scoring": "graded", "key_changed": false, "removed": false, "added": true, "from_points": null, "to_points": 1.0}])
     );
     assert_eq!(
         applied["attempts"],
@@ -610,4 +610,226 @@ async fn a_regraded_grade_reaches_the_lms_through_grade_passback() {
     assert_eq!(s["userId"], "learner-1");
     assert_eq!(s["scoreGiven"].as_f64(), change["to_points"].as_f64());
     assert_eq!(s["scoreMaximum"].as_f64(), change["to_max"].as_f64());
+}
+
+/// The result the attempt shows for the question with this prompt.
+fn question<'a>(attempt: &'a Value, prompt: &str) -> &'a Value {
+    attempt["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["prompt"] == prompt)
+        .unwrap_or_else(|| panic!("no question {prompt} in {attempt}"))
+}
+
+#[tokio::test]
+async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_question_answered_or_not()
+{
+    let app = TestApp::spawn().await;
+    let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
+    let (c, a) = exam_course(&app, &learners, json!({"feedback": "immediate"})).await;
+    let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
+    let right = take(&app, l1, &a, [Some("A"), Some("A"), Some("A")]).await;
+    let wrong = take(&app, l2, &a, [Some("A"), Some("B"), None]).await;
+    let open = start(&app, l3, &a).await;
+    answer(&app, l3, &open, "Q1", "A").await;
+
+    let body = json!({"questions": {"q2": "full_marks"}});
+    let dry = expect_status(regrade(&app, &c.teacher, &a, body.clone()).await, 200).await;
+    assert_eq!(
+        dry["questions"],
+        json!([{"question_key": "q2", "from_scoring": "graded", "to_scoring": "full_marks", "key_changed": false, "removed": false, "added": false, "from_points": 1.0, "to_points": 1.0}])
+    );
+    assert_eq!(
+        (
+            &dry["from_version"],
+            &dry["to_version"],
+            &dry["grades_changed"]
+        ),
+        (&json!(1), &json!(1), &json!(1)),
+        "only the attempt that missed Q2 gets a new grade"
+    );
+    let mut apply = body.clone();
+    apply["dry_run"] = json!(false);
+    let applied = expect_status(regrade(&app, &c.teacher, &a, apply.clone()).await, 200).await;
+    assert_eq!(
+        (&applied["questions"], &applied["attempts"]),
+        (&dry["questions"], &dry["attempts"])
+    );
+
+    let seen = attempt(&app, l2, wrong["id"].as_str().unwrap()).await;
+    assert_eq!(score(&seen), (2.0, 3.0));
+    let q2 = question(&seen, "Q2");
+    assert_eq!(
+        (
+            &q2["scoring"],
+            &q2["result"]["correct"],
+            &q2["result"]["points"]
+        ),
+        (&json!("full_marks"), &json!(false), &json!(1.0)),
+        "the key still says the answer was wrong; the points are full"
+    );
+    assert!(seen["regraded_at"].is_string());
+    assert_eq!(
+        score(&attempt(&app, l1, right["id"].as_str().unwrap()).await),
+        (3.0, 3.0)
+    );
+    let h = expect_status(
+        history(&app, &c.teacher, wrong["id"].as_str().unwrap()).await,
+        200,
+    )
+    .await;
+    let last = h["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (
+            &last["kind"],
+            &last["from_points"],
+            &last["to_points"],
+            &last["reason"]
+        ),
+        (
+            &json!("regrade"),
+            &json!(1.0),
+            &json!(2.0),
+            &json!("Questions rescored for everyone.")
+        )
+    );
+
+    // The attempt in progress: an answer to Q2 now scores in full, and so would no answer.
+    let res = answer_request(&app, l3, &open, "Q2", "C").await;
+    let outcome = expect_status(res, 200).await;
+    assert_eq!(
+        (&outcome["result"]["correct"], &outcome["result"]["points"]),
+        (&json!(false), &json!(1.0))
+    );
+    let finished = finish(&app, l3, &open).await;
+    assert_eq!(
+        score(&finished),
+        (2.0, 3.0),
+        "Q1 right, Q2 in full, Q3 unanswered"
+    );
+
+    // Applying the same again changes nothing.
+    let again = expect_status(regrade(&app, &c.teacher, &a, apply).await, 200).await;
+    assert_eq!(
+        (
+            &again["questions"],
+            &again["attempts"],
+            &again["grades_changed"]
+        ),
+        (&json!([]), &json!([]), &json!(0))
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_question_leaves_every_score_and_maximum_also_of_attempts_in_progress_and_later()
+{
+    let app = TestApp::spawn().await;
+    let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
+    let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
+    let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
+    let done = take(&app, l1, &a, [Some("A"), Some("B"), Some("A")]).await;
+    let open = start(&app, l2, &a).await;
+    answer(&app, l2, &open, "Q3", "A").await;
+    let body =
+        json!({"questions": {"q3": "dropped"}, "dry_run": false, "reason": "Q3 was ambiguous."});
+    let applied = expect_status(regrade(&app, &c.teacher, &a, body).await, 200).await;
+    assert_eq!(applied["attempts_total"], 2);
+    assert_eq!(applied["grades_changed"], 1);
+
+    let seen = attempt(&app, l1, done["id"].as_str().unwrap()).await;
+    assert_eq!(score(&seen), (1.0, 2.0));
+    let q3 = question(&seen, "Q3");
+    assert_eq!(
+        (
+            &q3["scoring"],
+            &q3["points"],
+            &q3["result"]["points"],
+            &q3["result"]["max_points"]
+        ),
+        (&json!("dropped"), &json!(0.0), &json!(0.0), &json!(0.0))
+    );
+    assert_eq!(score(&finish(&app, l2, &open).await), (0.0, 2.0));
+    let fresh = take(&app, l3, &a, [Some("A"), Some("A"), Some("A")]).await;
+    assert_eq!(score(&fresh), (2.0, 2.0));
+    let h = expect_status(
+        history(&app, &c.teacher, done["id"].as_str().unwrap()).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        h["events"].as_array().unwrap().last().unwrap()["reason"],
+        "Q3 was ambiguous."
+    );
+
+    // Undone: graded by its key again, everywhere.
+    let undo = json!({"questions": {"q3": "graded"}, "dry_run": false});
+    let undone = expect_status(regrade(&app, &c.teacher, &a, undo).await, 200).await;
+    assert_eq!(undone["grades_changed"], 3);
+    assert_eq!(
+        score(&attempt(&app, l1, done["id"].as_str().unwrap()).await),
+        (2.0, 3.0)
+    );
+}
+
+#[tokio::test]
+async fn question_rules_carry_over_a_regrade_to_a_new_version_and_a_bad_rescore_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let (c, a) = exam_course(&app, &["l1@example.org"], json!({"feedback": "on_finish"})).await;
+    let learner = &c.learners[0];
+    let t = take(&app, learner, &a, [Some("A"), Some("A"), None]).await;
+    for (body, status, code) in [
+        (json!({}), 422, "invalid_field"),
+        (json!({"questions": {}}), 422, "invalid_field"),
+        (
+            json!({"questions": {"q9": "dropped"}}),
+            422,
+            "unknown_question",
+        ),
+        (json!({"questions": {"q1": "bonus"}}), 400, "invalid_body"),
+        (json!({"questions": ["q1"]}), 400, "invalid_body"),
+    ] {
+        assert_problem(regrade(&app, &c.teacher, &a, body).await, status, code).await;
+    }
+    assert_problem(
+        regrade(
+            &app,
+            learner,
+            &a,
+            json!({"questions": {"q1": "full_marks"}}),
+        )
+        .await,
+        403,
+        "forbidden",
+    )
+    .await;
+    assert_eq!(
+        score(&attempt(&app, learner, t["id"].as_str().unwrap()).await),
+        (2.0, 3.0)
+    );
+
+    let full = json!({"questions": {"q3": "full_marks"}, "dry_run": false});
+    expect_status(regrade(&app, &c.teacher, &a, full).await, 200).await;
+    assert_eq!(
+        score(&attempt(&app, learner, t["id"].as_str().unwrap()).await),
+        (3.0, 3.0)
+    );
+    // Version 2: Q2's key is B, Q3 worth 2. Q3 keeps its full marks, now 2 of them.
+    new_version(&app, &c.teacher, &exam("b", 2, false, false)).await;
+    let applied = apply(&app, &c.teacher, &a).await;
+    let q3 = applied["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["question_key"] == "q3")
+        .unwrap();
+    assert_eq!(
+        (&q3["from_scoring"], &q3["to_scoring"]),
+        (&json!("full_marks"), &json!("full_marks"))
+    );
+    let seen = attempt(&app, learner, t["id"].as_str().unwrap()).await;
+    assert_eq!(
+        (seen["quiz_version"].as_i64(), score(&seen)),
+        (Some(2), (3.0, 4.0))
+    );
 }
