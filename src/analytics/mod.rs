@@ -15,7 +15,7 @@ use crate::i18n::resolve;
 use crate::quizzes::QuizVersion;
 use models::{
     AttemptCounts, HistogramBin, LocaleDifference, LocalePairDif, LocaleQuestion, LocaleReport,
-    OptionReport, QuestionReport, TestReport, VersionReport,
+    OptionReport, QuestionReport, SlotReport, TestReport, VersionReport,
 };
 use stats::{
     DIF_MIN_GROUP, DifInsufficient, ScoreTable, homogeneity, mantel_haenszel_tables,
@@ -194,6 +194,37 @@ pub fn version_report_from_attempts(
     version_report(version, &sums, counts, chain, page)
 }
 
+/// The slots of a quiz with banks, with their statistics from `table` (see [`SlotStats`]).
+fn slot_reports(content: &crate::content::QuizContent, table: &ScoreTable) -> Vec<SlotReport> {
+    use crate::content::Slot;
+    (content.layout.iter().zip(table.slot_stats()).enumerate())
+        .map(|(i, (slot, s))| {
+            let (bank, tag, draw, questions) = match slot {
+                Slot::Fixed { question } => (None, None, 1, vec![question.clone()]),
+                Slot::Draw { bank, draw, tag } => (
+                    Some(bank.clone()),
+                    tag.clone(),
+                    *draw as usize,
+                    (content.candidates(slot).iter())
+                        .map(|q| q.key.clone())
+                        .collect(),
+                ),
+            };
+            SlotReport {
+                position: i + 1,
+                bank,
+                tag,
+                draw,
+                questions,
+                attempts: s.n,
+                facility: s.facility,
+                standard_deviation: s.sd,
+                discrimination_index: s.discrimination_index,
+            }
+        })
+        .collect()
+}
+
 /// The statistics of one quiz version from its count tables (kept incrementally, or built
 /// from the attempts). Costs the number of distinct values in the tables, not the number of
 /// attempts. Pure.
@@ -217,6 +248,7 @@ pub fn version_report(
     let table = with_subsets(sums.score_table(&keyed, None), None);
     let test = table.test_stats();
     let qstats = table.question_stats();
+    let slots = slot_reports(&version.content, &table);
     let counted = sums.attempts(None) as usize;
 
     let mut answered: HashMap<&str, usize> = HashMap::new();
@@ -387,6 +419,7 @@ pub fn version_report(
         },
         questions: question_reports,
         total_questions: questions.len(),
+        slots,
         offset,
         limit,
         locales,

@@ -134,6 +134,30 @@ pub struct QuestionReport {
     pub options: Vec<OptionReport>,
 }
 
+/// One place in the layout of a quiz with banks, over every (attempt, question) pair it
+/// served (Moodle reports random slots beside their questions). A mark is a fraction of its
+/// question's points, so the bank's questions count alike.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SlotReport {
+    /// 1-based position in the layout.
+    pub position: usize,
+    /// The bank it draws from; absent for a fixed question.
+    pub bank: Option<String>,
+    /// The tag its draw is limited to, if any.
+    pub tag: Option<String>,
+    /// How many questions it serves each attempt.
+    pub draw: usize,
+    /// The keys of the questions it can serve.
+    pub questions: Vec<String>,
+    /// (attempt, question) pairs counted: the attempts, for a slot drawing one.
+    pub attempts: usize,
+    /// Mean mark, percent of the questions' points.
+    pub facility: Option<f64>,
+    pub standard_deviation: Option<f64>,
+    /// Correlation of the mark with the rest of the attempt's total, × 100.
+    pub discrimination_index: Option<f64>,
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct LocaleQuestion {
     pub key: String,
@@ -210,6 +234,8 @@ pub struct VersionReport {
     /// The question list, paginated.
     pub questions: Vec<QuestionReport>,
     pub total_questions: usize,
+    /// Per slot of a quiz with banks, in layout order (empty without banks).
+    pub slots: Vec<SlotReport>,
     pub offset: usize,
     pub limit: usize,
     pub locales: Vec<LocaleReport>,

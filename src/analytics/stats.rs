@@ -132,6 +132,22 @@ pub struct QuestionStats {
     pub discriminative_efficiency: Option<f64>,
 }
 
+/// One slot of a quiz with banks, over every (attempt, question) pair it served: the mark as a
+/// fraction of the question's points (Moodle scales each question to its slot's mark), so a
+/// slot drawing one question reports exactly Moodle's random-slot row; one drawing k pools
+/// its k marks per attempt, as [`Subsets`] does for the slot's variance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotStats {
+    /// (attempt, question) pairs: the attempts, for a slot drawing one.
+    pub n: usize,
+    /// Mean mark, percent of the questions' points.
+    pub facility: Option<f64>,
+    /// SD of the mark, percent of the questions' points.
+    pub sd: Option<f64>,
+    /// r(mark, rest of the attempt's total) × 100 over the pairs.
+    pub discrimination_index: Option<f64>,
+}
+
 /// Scores of n attempts on P questions: `scores[attempt][question]` in points.
 pub struct ScoreMatrix<'a> {
     pub scores: &'a [Vec<f64>],
@@ -858,6 +874,38 @@ impl ScoreTable {
             standard_error: error_ratio.zip(sd).map(|(e, s)| e * s),
             histogram,
         }
+    }
+
+    /// Each slot's statistics ([`SlotStats`]), in layout order; none without banks.
+    pub fn slot_stats(&self) -> Vec<SlotStats> {
+        let Some(subsets) = &self.subsets else {
+            return Vec::new();
+        };
+        (subsets.items.iter())
+            .map(|(questions, _)| {
+                // (fraction of its points, rest score, attempts)
+                let pairs: Vec<(f64, f64, u64)> = (questions.iter())
+                    .filter(|&&q| self.max[q] > 0.0)
+                    .flat_map(|&q| {
+                        (self.cells[q].iter()).map(move |(x, t, c)| (x / self.max[q], t - x, *c))
+                    })
+                    .collect();
+                let mark: Vec<(f64, u64)> = pairs.iter().map(|(f, _, c)| (*f, *c)).collect();
+                let rest: Vec<(f64, u64)> = pairs.iter().map(|(_, r, c)| (*r, *c)).collect();
+                let (vm, vr) = (w_variance(&mark), w_variance(&rest));
+                SlotStats {
+                    n: w_count(&mark) as usize,
+                    facility: w_mean(&mark).map(|m| 100.0 * m),
+                    sd: vm.map(|v| 100.0 * v.sqrt()),
+                    discrimination_index: match (vm, vr, w_covariance(&pairs)) {
+                        (Some(a), Some(b), Some(c)) if a > EPS && b > EPS => {
+                            finite(c / (a * b).sqrt()).map(|d| 100.0 * d)
+                        }
+                        _ => None,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// [`ScoreMatrix::question_stats`] from the table: each question's over the attempts

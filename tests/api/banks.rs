@@ -360,6 +360,27 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
         v["questions"][0]["attempts"], 12,
         "the fixed question: every attempt"
     );
+    // A row per slot beside the questions: the fixed one over every attempt, the drawn one
+    // over each (attempt, question) pair it served (tests/stats/verify.py checks the figures).
+    let slots: Vec<(Value, Value, usize)> = (v["slots"].as_array().unwrap().iter())
+        .map(|s| {
+            (
+                s["bank"].clone(),
+                s["draw"].clone(),
+                s["questions"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        slots,
+        [(Value::Null, json!(1), 1), (json!("pool"), json!(2), 6)],
+        "{}",
+        v["slots"]
+    );
+    assert_eq!(
+        (&v["slots"][0]["attempts"], &v["slots"][1]["attempts"]),
+        (&json!(12), &json!(24))
+    );
     // The test statistics are on each attempt's own maximum (5 points here).
     let mean = v["test"]["mean"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&mean), "{mean}");

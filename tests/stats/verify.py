@@ -229,6 +229,27 @@ def check_banks(path):
             checks.append(close(f"banks {key} discrimination", q["discrimination_index"],
                                 100 * stats.pearsonr(xi, rest)[0]))
         checks.append(close(f"banks {key} intended weight", q["intended_weight"], 100 * maxp[key] / data["nominal_max"]))
+    # Per slot: the mark as a fraction of its question's points over every (attempt, question)
+    # pair the slot served, against the rest of that attempt's total.
+    for got, slot in zip(report["slots"], data["slots"]):
+        frac, rest = [], []
+        for a in attempts:
+            total_a = sum(a["points"].values())
+            for q in slot["questions"]:
+                if q in a["points"]:
+                    frac.append(a["points"][q] / maxp[q])
+                    rest.append(total_a - a["points"][q])
+        frac, rest = np.array(frac), np.array(rest)
+        name = f"banks slot {got['position']}"
+        checks.append(got["attempts"] == len(frac) and got["questions"] == slot["questions"])
+        checks.append(close(f"{name} facility", got["facility"], 100 * frac.mean()))
+        checks.append(close(f"{name} sd", got["standard_deviation"], 100 * frac.std(ddof=1)))
+        if frac.std() > 1e-9 and rest.std() > 1e-9:
+            checks.append(close(f"{name} discrimination", got["discrimination_index"],
+                                100 * stats.pearsonr(frac, rest)[0]))
+    if len(report["slots"]) != len(data["slots"]):
+        print(f"MISMATCH banks slots: api={len(report['slots'])} expected={len(data['slots'])}")
+        checks.append(False)
     failed = checks.count(False)
     print(f"banks: {len(checks) - failed} passed, {failed} failed")
     return failed
