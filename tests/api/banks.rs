@@ -602,3 +602,58 @@ async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_ke
     .await;
     assert_eq!(seen["questions"].as_array().unwrap().len(), kept.len());
 }
+
+#[tokio::test]
+async fn a_regrade_to_a_version_with_another_layout_keeps_each_attempts_draw_and_new_attempts_follow_the_new_one()
+ {
+    let app = TestApp::spawn().await;
+    let e = exam(&app, json!({"feedback": "on_finish"})).await;
+    let first = start(&app, &e.learner, &e.assignment).await;
+    for q in first["questions"].as_array().unwrap() {
+        expect_status(answer_true(&app, &e.learner, &first, q).await, 200).await;
+    }
+    finish(&app, &e.learner, &first).await;
+    let open = start(&app, &e.learner, &e.assignment).await;
+    let open_set = question_set(&app, &open).await;
+    // Version 2 draws three questions from the bank instead of two.
+    let wider = bank_quiz().replace("draw = 2", "draw = 3");
+    let res = send_quiz(&app, &e.teacher.access, Some("banked"), &wider).await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let report = expect_status(
+        post_as(
+            &app,
+            &e.teacher.access,
+            &format!("/v1/assignments/{}/regrade", e.assignment),
+            &json!({"to_version": 2, "dry_run": false}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        (&report["questions"], &report["attempts"]),
+        (&json!([]), &json!([])),
+        "the same questions and keys: no grade and no maximum changes"
+    );
+    // The attempts made keep what they drew: the one in progress resumes with its three
+    // questions and finishes over their five points.
+    assert_eq!(question_set(&app, &open).await, open_set);
+    let done = finish(&app, &e.learner, &open).await;
+    assert_eq!(
+        (
+            done["question_count"].as_u64(),
+            done["result"]["max_score"].as_f64()
+        ),
+        (Some(3), Some(5.0))
+    );
+    // A new attempt is laid out by version 2: the fixed question and three drawn.
+    let next = start(&app, &e.learner, &e.assignment).await;
+    assert_eq!(
+        (
+            next["quiz_version"].as_i64(),
+            next["question_count"].as_u64()
+        ),
+        (Some(2), Some(4))
+    );
+    assert_eq!(question_set(&app, &next).await.len(), 4);
+}
