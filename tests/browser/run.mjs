@@ -826,6 +826,14 @@ async function sendExam(token, toml, put) {
   assert.ok(res.ok, `${res.status} ${await res.text()}`);
 }
 
+/// Opens an assignment's page from another page: a form of the page left behind (the same
+/// ids) is gone before the new one is looked at.
+async function openAssignment(page, id) {
+  await page.goto(`${base}/#/teach`);
+  await page.locator('#regrade-version').waitFor({ state: 'detached' });
+  await page.goto(`${base}/#/teach/assignment/${id}`);
+}
+
 test('the instructor previews a regrade to the corrected exam, applies it, and the learner sees the note', async () => {
   const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
   const mina = await call('POST', '/v1/auth/login', { email: LEARNER.email, password: PASSWORD });
@@ -842,7 +850,7 @@ test('the instructor previews a regrade to the corrected exam, applies it, and t
   await sendExam(teacher.access_token, examToml('b'), true);
 
   const page = teacherPage;
-  await page.goto(`${base}/#/teach/assignment/${asg.id}`);
+  await openAssignment(page, asg.id);
   await page.locator('#regrade-version').waitFor();
   assert.equal(await page.locator('#regrade-version').inputValue(), '2');
   await page.locator('#regrade-reason').fill('The key of question 1 was wrong.');
@@ -870,6 +878,47 @@ test('the instructor previews a regrade to the corrected exam, applies it, and t
   await notice.waitFor();
   assert.ok(notes.includes(await notice.textContent()), await notice.textContent());
   await checkA11y(learnerPage, 'a regraded attempt');
+});
+
+test('the instructor gives everyone full marks for a faulty question without a new version, and the learner reads why', async () => {
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const mina = await call('POST', '/v1/auth/login', { email: LEARNER.email, password: PASSWORD });
+  const toml = examToml('a').replace(`slug = "exam-${RUN}"`, `slug = "rescore-${RUN}"`);
+  const res = await fetch(`${base}/v1/quizzes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${teacher.access_token}`, 'content-type': 'application/toml' },
+    body: toml,
+  });
+  assert.ok(res.ok, `${res.status} ${await res.text()}`);
+  const course = await call('POST', '/v1/courses', { title: 'Rescored' }, teacher.access_token);
+  await call('POST', `/v1/courses/${course.id}/enrollments`, { email: LEARNER.email }, teacher.access_token);
+  const asg = await call('POST', `/v1/courses/${course.id}/assignments`, { quiz: `rescore-${RUN}`, policy: { feedback: 'on_finish' } }, teacher.access_token);
+  const attempt = await call('POST', `/v1/assignments/${asg.id}/attempts`, {}, mina.access_token);
+  await call('POST', `/v1/attempts/${attempt.id}/finish`, {}, mina.access_token);
+
+  const page = teacherPage;
+  await openAssignment(page, asg.id);
+  await page.locator('#regrade-question').waitFor();
+  await page.selectOption('#regrade-question', 'q1');
+  await page.selectOption('#regrade-scoring', 'full_marks');
+  await page.getByRole('button', { name: 'Preview the regrade' }).click();
+  const row = page.locator('.regrade-result tbody tr');
+  await row.waitFor();
+  assert.deepEqual(await row.locator('td').allTextContents(), [LEARNER.name, '1', '0 / 1', '1 / 1']);
+  assert.match(await page.locator('.regrade-result ul').textContent(), /q1: counts: graded by its key → full marks to everyone/);
+  await checkA11y(page, 'a rescore preview');
+  await page.getByRole('button', { name: 'Apply the regrade' }).click();
+  await waitAnnounced(page, 'Regraded to version 1: 1 grades changed.');
+
+  // Mina left the question unanswered; her review says why it counts in full.
+  const { DICTIONARIES } = await import(pathToFileURL(path.join(ROOT, 'web/assets/i18n.js')));
+  await learnerPage.goto(`${base}/#/attempt/${attempt.id}`);
+  const notes = Object.values(DICTIONARIES).map((d) => d.scoring_full_marks);
+  const notice = learnerPage.locator('.review-item .notice').first();
+  await notice.waitFor();
+  assert.ok(notes.includes(await notice.textContent()), await notice.textContent());
+  await checkA11y(learnerPage, 'a question given full marks');
+  await assertNoJunkText(learnerPage, 'a question given full marks');
 });
 
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {

@@ -414,6 +414,10 @@ export async function analyticsPage(view, ctx, id) {
   }
   if (assignment.course_id) {
     const roster = await api.get(`/v1/courses/${assignment.course_id}/enrollments`);
-    view.append(regradeSection(ctx, assignment, roster.items));
+    const assigned = report.versions.find((v) => v.quiz_version === assignment.quiz_version);
+    view.append(regradeSection(ctx, assignment, roster.items, {
+      latest: quiz?.version,
+      questionKeys: (assigned?.questions || []).map((q) => q.key),
+    }));
   }
 }

@@ -679,6 +679,8 @@ export async function attemptPage(view, ctx, id) {
       ),
       loc('p', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
       h('p', { class: 'your-answer' }, h('strong', {}, t('your_answer')), ': ', answer),
+      q.scoring === 'full_marks' ? h('p', { class: 'notice' }, t('scoring_full_marks')) : null,
+      q.scoring === 'dropped' ? h('p', { class: 'notice' }, t('scoring_dropped')) : null,
       q.result ? feedbackPanel(q) : null,
     );
   }

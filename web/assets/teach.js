@@ -213,26 +213,45 @@ export async function coursePage(view, ctx, id) {
 
 /// Regrading an assignment to a corrected version of its quiz: a preview (the API's dry run)
 /// as tables, then the same change applied on confirmation.
-export function regradeSection(ctx, assignment, roster) {
+// `latest`: the quiz's current version, when known; `questionKeys`: the assigned version's.
+export function regradeSection(ctx, assignment, roster, { latest, questionKeys = [] } = {}) {
   const names = new Map(roster.map((p) => [p.user_id, p.display_name]));
   const result = h('div', { class: 'regrade-result', 'aria-live': 'polite' });
   const error = h('div', { class: 'form-error', role: 'alert' });
+  // The corrected version offered: the quiz's newer one; none when the assigned one is the
+  // latest (a question can still be rescored).
+  const offered = latest === undefined ? assignment.quiz_version + 1 : latest > assignment.quiz_version ? latest : null;
   const version = input('regrade-version', t('regrade_to_version'), {
-    type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow', required: true,
-    value: String(assignment.quiz_version + 1),
+    type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow',
+    value: offered === null ? '' : String(offered),
   });
   const reason = input('regrade-reason', t('regrade_reason'), { maxlength: 1000 });
+  // A question rescored for everyone: then the version moves only if it was changed.
+  const rescore = questionKeys.length
+    ? h('fieldset', { class: 'rescore' },
+        h('legend', {}, t('regrade_rescore')),
+        select('regrade-question', t('regrade_question'), [['', t('regrade_no_question')], ...questionKeys.map((k) => [k, k])]),
+        select('regrade-scoring', t('regrade_scoring'), [
+          ['full_marks', t('regrade_full_marks')],
+          ['dropped', t('regrade_dropped')],
+          ['graded', t('regrade_graded')],
+        ]))
+    : null;
   const preview = h('button', { type: 'submit' }, t('regrade_preview'));
   const apply = h('button', { type: 'button', class: 'primary', hidden: true }, t('regrade_apply'));
   const form = h('form', { class: 'card form', 'aria-labelledby': 'regrade-h' },
     h('h2', { id: 'regrade-h' }, t('regrade')),
     h('p', {}, t('regrade_intro')),
-    version, reason, error,
+    version, rescore, reason, error,
     h('div', { class: 'actions' }, preview, apply),
     result);
   const body = (dryRun) => {
     const f = new FormData(form);
-    const out = { to_version: Number(f.get('regrade-version')), dry_run: dryRun };
+    const out = { dry_run: dryRun };
+    const question = f.get('regrade-question');
+    const to = Number(f.get('regrade-version'));
+    if (question) out.questions = { [question]: f.get('regrade-scoring') };
+    if (f.get('regrade-version') && !(question && to === assignment.quiz_version)) out.to_version = to;
     if (f.get('regrade-reason')) out.reason = f.get('regrade-reason');
     return out;
   };
@@ -275,6 +294,7 @@ function regradeReport(report, names) {
         if (q.added) what.push(t('regrade_added'));
         if (q.key_changed) what.push(t('regrade_key_changed'));
         if (!q.removed && !q.added && q.to_points !== q.from_points) what.push(t('regrade_points', { from: num(q.from_points, 2), to: num(q.to_points, 2) }));
+        if (q.from_scoring !== q.to_scoring) what.push(t('regrade_scoring_change', { from: t(`regrade_${q.from_scoring}`), to: t(`regrade_${q.to_scoring}`) }));
         return h('li', {}, h('code', {}, q.question_key), `: ${what.join(', ')}`);
       }))
     : h('p', {}, t('regrade_nothing'));
