@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::db::quick::QuickPool;
 use crate::mail::Mailer;
 use crate::net::TrustedProxies;
+use crate::pagination::Cursors;
 use crate::quizzes::{DEFAULT_CAPACITY_BYTES, VersionCache};
 use crate::{auth, lti, ops, telemetry};
 
@@ -65,6 +66,8 @@ pub struct AppState {
     pub quizzes: VersionCache,
     pub metrics: PrometheusHandle,
     pub tokens: TokenKeys,
+    /// Signs and reads list cursors (a key derived from the signing secret).
+    pub cursors: Cursors,
     pub login_limiter: LoginLimiter,
     /// The server's clock: deadlines and open/close times are judged by it.
     pub clock: Clock,
@@ -121,6 +124,7 @@ impl AppState {
             quizzes,
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
+            cursors: Cursors::new(signing_secret),
             login_limiter: LoginLimiter::with_signup_burst(settings.signup_burst),
             clock: Clock::System,
             analytics_pool,

@@ -19,9 +19,12 @@ pub struct VersionRow {
 
 /// The catalogue: every public quiz's slug and current version id, by slug, and the private
 /// ones `author` (if any) owns or co-authors.
+/// A page of the catalogue's (slug, current version), by slug after `after`; `fetch` at most.
 pub async fn current_versions(
     db: impl PgExecutor<'_>,
     author: Option<Uuid>,
+    after: Option<&str>,
+    fetch: i64,
 ) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT q.slug, q.current_version_id FROM quizzes q
@@ -31,9 +34,12 @@ pub async fn current_versions(
                      AND (q.owner_id = $1
                           OR EXISTS (SELECT 1 FROM quiz_coauthors c
                                       WHERE c.quiz_id = q.id AND c.user_id = $1))))
-          ORDER BY q.slug",
+            AND ($2::text IS NULL OR q.slug > $2)
+          ORDER BY q.slug LIMIT $3",
     )
     .bind(author)
+    .bind(after)
+    .bind(fetch)
     .fetch_all(db)
     .await
 }

@@ -105,6 +105,21 @@ export const api = {
   patch: (path, body) => request('PATCH', path, body),
   /// The raw response (for downloads).
   fetch: (path) => request('GET', path, undefined, true),
+  /// Every page of a list (`items`, and `grades` where a list has them), following `next`:
+  /// 200 items a request, at most 50 requests.
+  list: async (path) => {
+    const all = { items: [], grades: [] };
+    let cursor = null;
+    for (let i = 0; i < 50; i++) {
+      const sep = path.includes('?') ? '&' : '?';
+      const page = await request('GET', `${path}${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      all.items.push(...page.items);
+      if (page.grades) all.grades.push(...page.grades);
+      if (!page.next) break;
+      cursor = page.next;
+    }
+    return all;
+  },
 };
 
 export async function signIn(email, password) {

@@ -59,7 +59,7 @@ function staffOnly(view, ctx) {
 
 export async function coursesPage(view, ctx) {
   if (staffOnly(view, ctx)) return;
-  const courses = (await api.get('/v1/courses')).items.filter((c) => c.my_role === 'instructor' || ctx.me.role === 'admin');
+  const courses = (await api.list('/v1/courses')).items.filter((c) => c.my_role === 'instructor' || ctx.me.role === 'admin');
   view.append(
     h('h1', {}, t('teach_title')),
     h(
@@ -99,9 +99,9 @@ export async function coursePage(view, ctx, id) {
   if (staffOnly(view, ctx)) return;
   const [course, roster, assignments, catalogue] = await Promise.all([
     api.get(`/v1/courses/${id}`),
-    api.get(`/v1/courses/${id}/enrollments`),
-    api.get(`/v1/courses/${id}/assignments`),
-    api.get(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
+    api.list(`/v1/courses/${id}/enrollments`),
+    api.list(`/v1/courses/${id}/assignments`),
+    api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
   ]);
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
   view.classList.add('wide');
