@@ -106,14 +106,8 @@ pub async fn list_assignments(
     let rows = store::for_course(&state.pool, course.id, staff, page.after, page.fetch()).await?;
     let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| (r.created_at, r.id));
     let items = rows.iter().map(|r| r.view()).collect();
-    Ok(pagination::respond(
-        &req,
-        next.as_deref(),
-        &AssignmentList {
-            items,
-            next: next.clone(),
-        },
-    ))
+    let body = AssignmentList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// One assignment: a practice assignment (any signed-in person) or one in a course you are in.
@@ -164,14 +158,8 @@ pub async fn my_assignments(
         (r.course_id.is_some(), r.created_at, r.id)
     });
     let items = rows.iter().map(|r| r.view()).collect();
-    Ok(pagination::respond(
-        &req,
-        next.as_deref(),
-        &AssignmentList {
-            items,
-            next: next.clone(),
-        },
-    ))
+    let body = AssignmentList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Changes an assignment (the course's instructors and admins): only the fields given change.

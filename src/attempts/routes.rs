@@ -444,8 +444,8 @@ pub async fn my_attempts(
     let rows = store::for_user(&state.pool, user.id, page.after, page.fetch()).await?;
     let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| (r.started_at, r.id));
     let all = store::of_pairs(&state.pool, &super::pairs(&rows)).await?;
-    let body = attempt_list(&rows, &all, next.clone());
-    Ok(pagination::respond(&req, next.as_deref(), &body))
+    let body = attempt_list(&rows, &all, next);
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Every attempt at an assignment, with each learner's grade. The course's instructors and
@@ -490,8 +490,8 @@ pub async fn assignment_attempts(
         (r.display_name.clone(), r.user_id, r.number)
     });
     let all = store::of_pairs(&state.pool, &super::pairs(&rows)).await?;
-    let body = attempt_list(&rows, &all, next.clone());
-    Ok(pagination::respond(&req, next.as_deref(), &body))
+    let body = attempt_list(&rows, &all, next);
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a

@@ -78,14 +78,8 @@ pub async fn list_courses(
     let (items, next) = state
         .cursors
         .cut(&list, rows, page.limit, |c| (c.created_at, c.id));
-    Ok(pagination::respond(
-        &req,
-        next.as_deref(),
-        &CourseList {
-            items,
-            next: next.clone(),
-        },
-    ))
+    let body = CourseList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// One course you are in.
@@ -202,14 +196,8 @@ pub async fn roster(
             e.user_id,
         )
     });
-    Ok(pagination::respond(
-        &req,
-        next.as_deref(),
-        &Roster {
-            items,
-            next: next.clone(),
-        },
-    ))
+    let body = Roster { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Changes a course's title or code, or archives it (`archived: true`: read-only, no new
