@@ -126,11 +126,22 @@ impl Cursors {
         limit: Option<u32>,
         cursor: Option<&str>,
     ) -> Result<Page<K>, ApiError> {
-        let limit = limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
+        self.page_within(list, limit, cursor, (DEFAULT_LIMIT, MAX_LIMIT))
+    }
+
+    /// [`Cursors::page`] of a list whose pages are larger: `(default, max)` limits.
+    pub fn page_within<K: DeserializeOwned>(
+        &self,
+        list: &str,
+        limit: Option<u32>,
+        cursor: Option<&str>,
+        (default, max): (u32, u32),
+    ) -> Result<Page<K>, ApiError> {
+        let limit = limit.unwrap_or(default);
+        if !(1..=max).contains(&limit) {
             return Err(ApiError::new(
                 Code::InvalidLimit,
-                format!("`limit` must be 1 to {MAX_LIMIT}."),
+                format!("`limit` must be 1 to {max}."),
             ));
         }
         Ok(Page {

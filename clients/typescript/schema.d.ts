@@ -1658,9 +1658,11 @@ export interface components {
         AuditPage: {
             /** @description Newest first. */
             items: components["schemas"]["AuditEntry"][];
+            /** @description The cursor of the next page (pass it as `cursor`); absent on the last page. */
+            next?: string | null;
             /**
              * Format: int64
-             * @description Pass as `before` for the next page; absent on the last page.
+             * @description The older form of `next` (pass it as `before`); absent on the last page.
              */
             next_before?: number | null;
         };
@@ -2255,9 +2257,11 @@ export interface components {
         };
         InvitationList: {
             items: components["schemas"]["Invitation"][];
+            /** @description The cursor of the next page (pass it as `cursor`); absent on the last page. */
+            next?: string | null;
             /**
              * Format: uuid
-             * @description Pass as `after` for the next page; absent on the last one.
+             * @description The older form of `next` (pass it as `after`); absent on the last page.
              */
             next_after?: string | null;
         };
@@ -4935,8 +4939,11 @@ export interface operations {
                 since?: string;
                 /** @description Up to this time (exclusive). */
                 until?: string;
-                /** @description Entries older than this id: the `next_before` of the previous page. */
+                /** @description The older form of `cursor`: entries older than this id, the `next_before` of the
+                 *     previous page. */
                 before?: number;
+                /** @description The `next` of the previous page; absent for the first page. */
+                cursor?: string;
                 /** @description Entries per page, 1 to 500 (default 100). */
                 limit?: number;
             };
@@ -4949,6 +4956,8 @@ export interface operations {
             /** @description A page of the audit log */
             200: {
                 headers: {
+                    /** @description `<…>; rel="next"`: the next page, absent on the last */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4975,6 +4984,15 @@ export interface operations {
             };
             /** @description Not an admin */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A cursor this list did not give (`invalid_cursor`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6563,7 +6581,9 @@ export interface operations {
             query?: {
                 /** @description At most this many (1 to 1,000; default 200). */
                 limit?: number | null;
-                /** @description The `next_after` of the previous page. */
+                /** @description The `next` of the previous page; absent for the first page. */
+                cursor?: string | null;
+                /** @description The older form of `cursor`: the `next_after` of the previous page. */
                 after?: string | null;
             };
             header?: never;
@@ -6575,9 +6595,11 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Pending invitations */
+            /** @description A page of pending invitations, oldest first */
             200: {
                 headers: {
+                    /** @description `<…>; rel="next"`: the next page, absent on the last */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6613,6 +6635,15 @@ export interface operations {
             };
             /** @description No such course, or you are not in it */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A cursor this list did not give (`invalid_cursor`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,14 +1,16 @@
 //! Cursor pagination over HTTP: every list the OpenAPI document gives a `cursor` is walked
-//! page by page and must give exactly what one page of 200 gives, in the same order, each
+//! page by page and must give exactly what one page of its maximum gives, in the same order, each
 //! `next` also in `Link`; a cursor from another list, another reader's list or altered by hand
-//! is refused, and so is a `limit` outside 1..=200.
+//! is refused, and so is a `limit` outside 1 to its stated maximum.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
 use crate::grades::{course, finish, start};
-use crate::support::{Person, TestApp, assert_problem, expect_status, get_as, post_as, send_quiz};
+use crate::support::{
+    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, send_quiz, token_for,
+};
 
 fn quiz(slug: &str) -> String {
     format!(
@@ -83,8 +85,19 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
     }
     for l in &c.learners[1..] {
         let attempt = start(&app, l, &assignments[0]).await;
-        finish(&app, l, &attempt).await;
+        let done = finish(&app, l, &attempt).await;
+        // A grade set by hand: an entry in the audit log.
+        let path = format!("/v1/attempts/{}/grade", done["id"].as_str().unwrap());
+        let body = json!({"points": 0.5, "reason": "Marked on paper."});
+        expect_status(put_as(&app, &t.access, &path, &body).await, 200).await;
     }
+    // Addresses with no account: pending invitations.
+    for i in 0..3 {
+        let path = format!("/v1/courses/{}/enrollments", c.id);
+        let body = json!({"email": format!("new{i}@example.org")});
+        expect_status(post_as(&app, &t.access, &path, &body).await, 202).await;
+    }
+    let admin = token_for(&app, "admin@example.org", "admin").await;
     let course_id = c.id.as_str();
     let a0 = assignments[0].as_str();
     // Who reads each list, at which path, and where its items are.
@@ -115,6 +128,11 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
             "/v1/me/attempts",
             (first, "/v1/me/attempts".to_string(), "items"),
         ),
+        (
+            "/v1/courses/{id}/invitations",
+            (t, format!("/v1/courses/{course_id}/invitations"), "items"),
+        ),
+        ("/v1/audit", (&admin, "/v1/audit".to_string(), "items")),
     ]);
 
     let doc = app.get_json("/openapi.json", 200).await;
@@ -129,14 +147,16 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         {
             continue;
         }
+        let max = params
+            .iter()
+            .find(|p| p["name"] == "limit")
+            .and_then(|p| p["schema"]["maximum"].as_u64())
+            .unwrap_or_else(|| panic!("{template}: `limit` states no maximum"));
         let (who, path, key) = lists
             .get(template.as_str())
             .unwrap_or_else(|| panic!("{template} takes a cursor but this test does not walk it"));
-        let whole = expect_status(
-            get_as(&app, &who.access, &format!("{path}?limit=200")).await,
-            200,
-        )
-        .await;
+        let whole = get_as(&app, &who.access, &format!("{path}?limit={max}")).await;
+        let whole = expect_status(whole, 200).await;
         assert!(whole["next"].is_null(), "{template}: one page holds it all");
         let all = whole[*key].as_array().unwrap().clone();
         assert!(
@@ -166,7 +186,7 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
             let res = get_as(&app, &who.access, &format!("{path}?cursor={bad}")).await;
             assert_problem(res, 422, "invalid_cursor").await;
         }
-        for limit in ["0", "201"] {
+        for limit in [0, max + 1] {
             let res = get_as(&app, &who.access, &format!("{path}?limit={limit}")).await;
             assert_problem(res, 400, "invalid_limit").await;
         }
@@ -213,7 +233,7 @@ async fn a_grade_counts_every_attempt_of_its_learner_whichever_page_lists_them()
         q["id"].as_str().unwrap()
     );
     let body = json!({"selected": [true_id]});
-    let put = crate::support::put_as(&app, &learner.access, &answer, &body).await;
+    let put = put_as(&app, &learner.access, &answer, &body).await;
     expect_status(put, 200).await;
     finish(&app, learner, &right).await;
     let empty = start(&app, learner, a).await;
