@@ -121,7 +121,7 @@ impl AppState {
             quizzes,
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
-            login_limiter: LoginLimiter::with_signup_burst(settings.signup_burst),
+            login_limiter: LoginLimiter::new(signing_secret, settings.signup_burst),
             clock: Clock::System,
             analytics_pool,
             reports: ReportCache::default(),
