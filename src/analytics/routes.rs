@@ -131,7 +131,6 @@ pub async fn build_report(
                 .push(a.id);
         }
     }
-    let db = &state.analytics_pool;
     let mut versions = Vec::new();
     for ((_, version_id), ids) in by_version {
         let scope = Scope {
@@ -142,7 +141,8 @@ pub async fn build_report(
             locale: non_empty(&q.locale),
             all_finished: counted == CountedAttempts::All,
         };
-        let generation = store::generation(db, &scope.assignments).await?;
+        // The generation and the position the report must be as fresh as, on the primary.
+        let (generation, lsn) = store::generation_and_lsn(&state.pool, &scope.assignments).await?;
         let key = format!(
             "{version_id}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{generation}",
             scope.assignments, scope.from, scope.to, scope.locale, scope.all_finished, page, q.lang
@@ -152,6 +152,8 @@ pub async fn build_report(
             continue;
         }
         let version = crate::attempts::version(state, version_id).await?;
+        let db =
+            &super::replica::pool_for(&state.pool, state.analytics_replica.as_ref(), &lsn).await;
         let chain = version.locale_chain(&non_empty(&q.lang).into_iter().collect::<Vec<_>>());
         let report = if incremental(&scope) {
             // Stale tables of the scope's assignments are rebuilt first (after an upgrade,
