@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import pathlib
 import random
 import sys
 import threading
@@ -272,28 +273,8 @@ def cmd_course(args):
     print(f"course with {len(emails)} learners; the timed assignment closes at {closes_at}")
 
 
-TINY = """
-slug = "scale-tiny"
-title = "TITLE"
-visibility = "public"
-
-[practice]
-
-[[questions]]
-key = "q1"
-kind = "single"
-prompt = "Pick one"
-explanation = "Because."
-
-[[questions.options]]
-key = "a"
-text = "A"
-correct = true
-
-[[questions.options]]
-key = "b"
-text = "B"
-"""
+# The quiz `change` creates and changes (its title is the change).
+TINY = (pathlib.Path(__file__).parent / "quiz.toml").read_text()
 
 
 def cmd_change(args):
@@ -302,14 +283,14 @@ def cmd_change(args):
     instances = args.instances.split(",")
     t = Client(args.base)
     sign_in(t, args.teacher)
-    expect(t.call("POST", "/v1/quizzes", TINY.replace("TITLE", "Before"), "application/toml"), 200, 201)
+    expect(t.call("POST", "/v1/quizzes", TINY, "application/toml"), 200, 201)
     readers = [Client(u) for u in instances]
     for r in readers:
         body = expect(r.call("GET", "/v1/quizzes/scale-tiny"), 200)
         assert body["title"]["text"] == "Before", body
     first = Client(instances[0])
     first.token = t.token
-    expect(first.call("PUT", "/v1/quizzes/scale-tiny", TINY.replace("TITLE", "After"), "application/toml"), 200)
+    expect(first.call("PUT", "/v1/quizzes/scale-tiny", TINY.replace("Before", "After"), "application/toml"), 200)
     changed_at = time.monotonic()
     worst = 0.0
     for u, r in zip(instances, readers):
@@ -347,58 +328,37 @@ def cmd_finish_one(args):
     print(attempt["id"])
 
 
+# Each command: its function and its options (name, type); every command takes --base.
+COMMANDS = {
+    "register": (cmd_register, [("--learners", int), ("--out", str)]),
+    "drive": (cmd_drive, [("--learners", str), ("--seconds", float), ("--out", str)]),
+    "timed": (cmd_timed, [("--learners", str), ("--assignment", str), ("--out", str)]),
+    "guess": (cmd_guess, [("--email", str), ("--max", int)]),
+    "course": (
+        cmd_course,
+        [("--teacher", str), ("--learners", str), ("--closes-in", float), ("--out", str)],
+    ),
+    "change": (cmd_change, [("--teacher", str), ("--instances", str)]),
+    "analytics": (cmd_analytics, [("--teacher", str), ("--assignment", str)]),
+    "finish-one": (cmd_finish_one, [("--email", str), ("--assignment", str)]),
+}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", help="local address of every connection, e.g. 127.0.0.2")
     sub = p.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("register")
-    r.add_argument("--base", required=True)
-    r.add_argument("--learners", type=int, required=True)
-    r.add_argument("--out", required=True)
-    d = sub.add_parser("drive")
-    d.add_argument("--base", required=True)
-    d.add_argument("--learners", required=True)
-    d.add_argument("--seconds", type=float, required=True)
-    d.add_argument("--out", required=True)
-    t = sub.add_parser("timed")
-    t.add_argument("--base", required=True)
-    t.add_argument("--learners", required=True)
-    t.add_argument("--assignment", required=True)
-    t.add_argument("--out", required=True)
-    g = sub.add_parser("guess")
-    g.add_argument("--base", required=True)
-    g.add_argument("--email", required=True)
-    g.add_argument("--max", type=int, default=20)
-    c = sub.add_parser("course")
-    c.add_argument("--base", required=True)
-    c.add_argument("--teacher", required=True)
-    c.add_argument("--learners", required=True)
-    c.add_argument("--closes-in", type=float, required=True)
-    c.add_argument("--out", required=True)
-    ch = sub.add_parser("change")
-    ch.add_argument("--base", required=True)
-    ch.add_argument("--teacher", required=True)
-    ch.add_argument("--instances", required=True)
-    a = sub.add_parser("analytics")
-    a.add_argument("--base", required=True)
-    a.add_argument("--teacher", required=True)
-    a.add_argument("--assignment", required=True)
-    f = sub.add_parser("finish-one")
-    f.add_argument("--base", required=True)
-    f.add_argument("--email", required=True)
-    f.add_argument("--assignment", required=True)
+    for name, (_, options) in COMMANDS.items():
+        c = sub.add_parser(name)
+        c.add_argument("--base", required=True)
+        for option, kind in options:
+            if option == "--max":
+                c.add_argument(option, type=kind, default=20)
+            else:
+                c.add_argument(option, type=kind, required=True)
     args = p.parse_args()
     Client.source = args.source
-    {
-        "register": cmd_register,
-        "drive": cmd_drive,
-        "timed": cmd_timed,
-        "guess": cmd_guess,
-        "course": cmd_course,
-        "change": cmd_change,
-        "analytics": cmd_analytics,
-        "finish-one": cmd_finish_one,
-    }[args.cmd](args)
+    COMMANDS[args.cmd][0](args)
 
 
 if __name__ == "__main__":
