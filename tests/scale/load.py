@@ -14,6 +14,7 @@ is idempotent: an answer recorded already comes back `409 answer_final`, which a
     load.py change --base URL --teacher E --instances URL,URL,...   a quiz change reaches all
     load.py analytics --base URL --teacher E --assignment ID        prints the finished attempts
     load.py finish-one --base URL --email E --assignment ID         one attempt, answered, finished
+    load.py lti --base URL --platform URL --learners N --out lti.json  launched from the LMS
 
 `--source ADDRESS` (before the command) makes every connection from that local address (a
 loopback address such as 127.0.0.2), so that quizd, behind HAProxy, sees it as the client.
@@ -22,6 +23,7 @@ loopback address such as 127.0.0.2), so that quizd, behind HAProxy, sees it as t
 from __future__ import annotations
 
 import argparse
+import html
 import http.client
 import json
 import pathlib
@@ -328,6 +330,91 @@ def cmd_finish_one(args):
     print(attempt["id"])
 
 
+def raw(method, url, body=None, headers=None):
+    """One request, no redirect followed: (status, headers as a list, body text)."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    path = u.path + (f"?{u.query}" if u.query else "")
+    conn.request(method, path, body=body, headers=headers or {})
+    res = conn.getresponse()
+    text = res.read().decode()
+    conn.close()
+    return res.status, res.getheaders(), text
+
+
+def header(headers, name, starts=""):
+    for k, v in headers:
+        if k.lower() == name and v.startswith(starts):
+            return v
+    raise RuntimeError(f"no {name} {starts} in {headers}")
+
+
+def form_value(page, name):
+    at = page.index(f'name="{name}"')
+    start = page.index('value="', at) + 7
+    return html.unescape(page[start:page.index('"', start)])
+
+
+def lti_session(platform, sub, roles):
+    """A launch from the LMS, as a browser makes it, then the code traded for tokens."""
+    scenario = {
+        "user": {"sub": sub, "name": f"Learner {sub}"},
+        "roles": roles,
+        "context": {"id": "scale-ctx", "title": "Scale", "label": "SC-1"},
+        "resource_link": {"id": "scale-rl", "title": "Scale quiz"},
+        "custom": {"quiz": QUIZ},
+    }
+    _, _, body = raw("POST", f"{platform}/scenarios", json.dumps(scenario), {"content-type": "application/json"})
+    hint = json.loads(body)["hint"]
+    status, h, _ = raw("GET", f"{platform}/initiate?hint={hint}")
+    status, h, _ = raw("GET", header(h, "location"))  # quizd's login
+    if status != 302:
+        raise RuntimeError(f"quizd's login answered {status}")
+    state_cookie = header(h, "set-cookie", "quizd_lti_browser=").split(";")[0]
+    _, _, page = raw("GET", header(h, "location"))  # the platform's auth endpoint
+    action = html.unescape(page[page.index('action="') + 8:page.index('"', page.index('action="') + 8)])
+    form = urllib.parse.urlencode({"id_token": form_value(page, "id_token"), "state": form_value(page, "state")})
+    status, h, text = raw("POST", action, form, {"content-type": "application/x-www-form-urlencoded",
+                                                "cookie": state_cookie})
+    if status != 303:
+        raise RuntimeError(f"the launch answered {status}: {text[:300]}")
+    code = header(h, "location").removeprefix("/#/lti/")
+    code_cookie = header(h, "set-cookie", "quizd_lti_code_").split(";")[0]
+    base = action.removesuffix("/v1/lti/launch")
+    status, _, text = raw("POST", f"{base}/v1/lti/exchange", json.dumps({"code": code}),
+                          {"content-type": "application/json", "cookie": code_cookie})
+    if status != 200:
+        raise RuntimeError(f"the exchange answered {status}: {text[:300]}")
+    return json.loads(text)
+
+
+def cmd_lti(args):
+    """An instructor and `--learners` learners launched from the LMS; each learner takes the
+    quiz once through `--base`. Writes the finished attempts' ids."""
+    lti_session(args.platform, "scale-teacher", [INSTRUCTOR])
+    finished, lock = [], threading.Lock()
+
+    def learner(i):
+        session = lti_session(args.platform, f"scale-lti-{i}", [LEARNER])
+        c = Client(args.base)
+        c.token = session["access_token"]
+        assignment = session["destination"]["assignment_id"]
+        attempt = expect(c.call("POST", f"/v1/assignments/{assignment}/attempts", {}), 200, 201)
+        answer_all(c, attempt, random.Random(i), [], [])
+        expect(c.call("POST", f"/v1/attempts/{attempt['id']}/finish"), 200)
+        with lock:
+            finished.append(attempt["id"])
+
+    for i in range(args.learners):  # one at a time: launches are not the load here
+        learner(i)
+    json.dump({"attempts": finished}, open(args.out, "w"))
+    print(f"{len(finished)} learners launched from the LMS finished an attempt")
+
+
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+INSTRUCTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+
+
 # Each command: its function and its options (name, type); every command takes --base.
 COMMANDS = {
     "register": (cmd_register, [("--learners", int), ("--out", str)]),
@@ -341,6 +428,7 @@ COMMANDS = {
     "change": (cmd_change, [("--teacher", str), ("--instances", str)]),
     "analytics": (cmd_analytics, [("--teacher", str), ("--assignment", str)]),
     "finish-one": (cmd_finish_one, [("--email", str), ("--assignment", str)]),
+    "lti": (cmd_lti, [("--platform", str), ("--learners", int), ("--out", str)]),
 }
 
 
