@@ -12,8 +12,9 @@
 //! stale. A replica that could not be reached is not asked again for [`DOWN_FOR`], so that an
 //! outage costs one short timeout, not one per request. Answering never reads the replica.
 //!
-//! A request that writes on the primary first (a report rebuilding its count tables at first
-//! use) takes the position again after its write, so that the replica must have that too.
+//! A report read from the count tables takes the position again after making sure they are
+//! built (it rebuilds them on the primary at first use, or finds them rebuilt by another
+//! request), so that the replica must have them too.
 //!
 //! A report read on a replica that is ahead of the generation it is cached under is newer, not
 //! older, than that generation: it is cached under the older key, which the next start or

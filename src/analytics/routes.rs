@@ -143,8 +143,7 @@ pub async fn build_report(
             all_finished: counted == CountedAttempts::All,
         };
         // The generation and the position the report must be as fresh as, on the primary.
-        let (generation, mut lsn) =
-            store::generation_and_lsn(&state.pool, &scope.assignments).await?;
+        let (generation, lsn) = store::generation_and_lsn(&state.pool, &scope.assignments).await?;
         let key = format!(
             "{version_id}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{generation}",
             scope.assignments, scope.from, scope.to, scope.locale, scope.all_finished, page, q.lang
@@ -158,11 +157,10 @@ pub async fn build_report(
         let report = if incremental(&scope) {
             // Stale tables of the scope's assignments are rebuilt first (after an upgrade,
             // `quizd serve` has usually done so already at start).
-            // A rebuild writes on the primary, and the report must see it: the position is
-            // taken again after one.
-            if super::rebuild_stale_sums(&state.pool, Some(&scope.assignments), None).await? > 0 {
-                lsn = store::primary_lsn(&state.pool).await?;
-            }
+            // A rebuild writes on the primary (this request's, or another instance's that it
+            // found done), and the report must see it: the position is taken again after it.
+            super::rebuild_stale_sums(&state.pool, Some(&scope.assignments), None).await?;
+            let lsn = store::primary_lsn(&state.pool).await?;
             let db = super::replica::pool_for(&state.pool, replica, &lsn).await;
             let mut conn = db.acquire().await?;
             let (sums, counts) = store::read_sums(&mut conn, &scope).await?;
