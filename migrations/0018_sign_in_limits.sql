@@ -3,9 +3,9 @@
 -- instances meet the limits at the same try as on one.
 
 -- What a row counts: failures of one (account, client address), of one account from all
--- addresses, of one address over all accounts; or an (account, address) that signed in
--- (which the per-account limit lets through for 30 days).
-CREATE TYPE sign_in_limit AS ENUM ('pair', 'account', 'address', 'known');
+-- addresses, of one address over all accounts; an (account, address) that signed in (which
+-- the per-account limit lets through for 30 days); or the sign-ups of one address.
+CREATE TYPE sign_in_limit AS ENUM ('pair', 'account', 'address', 'known', 'signup');
 
 -- One row per key. `key` is a keyed hash (HMAC-SHA256 with a key derived from the access-token
 -- secret, truncated to 16 bytes) of the account as typed (trimmed, lower-cased) and the client

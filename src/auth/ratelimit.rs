@@ -36,22 +36,19 @@
 //! every instance shares), so the table holds no email and no address.
 //!
 //! Sign-ups are limited per client address (a burst for a class, then a third as many a
-//! minute), in each process's memory: behind N instances the burst is N times as large.
+//! minute), in the same table and by the same algorithm: one statement checks and counts a
+//! sign-up at once, so instances share that limit too.
 
 use std::net::IpAddr;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use sqlx::PgExecutor;
 
 use super::store;
 use crate::attempts::shuffle::hmac_sha256;
 
-/// Failures allowed at once, and then one every `every`, per key.
+/// Failures (or sign-ups) allowed at once, and then one every `every`, per key.
 #[derive(Clone, Copy, Debug)]
 pub struct Rule {
     pub burst: u32,
@@ -59,12 +56,17 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// How far ahead of now a key's instant may be for one more to be allowed.
+    pub fn tolerance(self) -> Duration {
+        self.every * (self.burst - 1)
+    }
+
     /// `Err(wait)` when a failure at `now` would be over the limit, for a key whose count is
     /// back to zero at `until` (the generic cell rate algorithm: `burst - 1` intervals of
     /// tolerance).
     fn check(self, until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Result<(), Duration> {
         let Some(until) = until else { return Ok(()) };
-        let tolerance = self.every * (self.burst - 1);
+        let tolerance = self.tolerance();
         match (until - now).to_std() {
             Ok(ahead) if ahead > tolerance => Err(ahead - tolerance),
             _ => Ok(()),
@@ -140,9 +142,8 @@ impl Standing {
 pub struct LoginLimiter {
     /// The key of the keys' hashes.
     key: [u8; 32],
-    /// `None`: sign-ups are not limited.
-    signups_per_address: Option<DefaultKeyedRateLimiter<IpAddr>>,
-    checks: AtomicU32,
+    /// Sign-ups per client address; `None`: not limited.
+    signups: Option<Rule>,
 }
 
 /// Sign-ups one address may make at once, by default: a class behind one NAT.
@@ -160,13 +161,10 @@ impl LoginLimiter {
     pub fn new(secret: &[u8], burst: u32) -> Self {
         Self {
             key: hmac_sha256(secret, b"quizd sign-in limits"),
-            signups_per_address: NonZeroU32::new(burst).map(|burst| {
-                RateLimiter::keyed(
-                    Quota::per_minute(NonZeroU32::new(burst.get().div_ceil(3)).unwrap())
-                        .allow_burst(burst),
-                )
+            signups: (burst > 0).then(|| Rule {
+                burst,
+                every: Duration::from_secs(60) / burst.div_ceil(3),
             }),
-            checks: AtomicU32::new(0),
         }
     }
 
@@ -214,18 +212,25 @@ impl LoginLimiter {
         }
     }
 
-    /// Counts one sign-up; `Err(wait)` when the address has signed up too many accounts.
-    pub fn check_signup(&self, address: Option<IpAddr>) -> Result<(), Duration> {
-        let (Some(ip), Some(signups)) = (address, &self.signups_per_address) else {
-            return Ok(());
+    /// Counts one sign-up from `address`, checked and counted in one statement;
+    /// `Ok(Err(wait))` when the address has signed up too many accounts (nothing is counted).
+    pub async fn check_signup(
+        &self,
+        db: impl PgExecutor<'_>,
+        address: Option<IpAddr>,
+    ) -> Result<Result<(), Duration>, sqlx::Error> {
+        let (Some(ip), Some(rule)) = (address, self.signups) else {
+            return Ok(Ok(()));
         };
-        // Forgets idle addresses now and then so the map stays small.
-        if self.checks.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
-            signups.retain_recent();
-        }
-        signups
-            .check_key(&ip)
-            .map_err(|n| n.wait_time_from(DefaultClock::default().now()))
+        let key = self.hash(&[b"signup", ip.to_string().as_bytes()]);
+        Ok(match store::count_sign_up(db, &key, rule).await? {
+            None => Ok(()),
+            // The instant read may predate a sign-up counted at the same moment: wait at least 1 s.
+            Some((until, now)) => Err(rule
+                .check(Some(until), now)
+                .err()
+                .unwrap_or(Duration::from_secs(1))),
+        })
     }
 }
 
@@ -250,15 +255,12 @@ mod tests {
     }
 
     #[test]
-    fn sign_ups_beyond_the_burst_wait_and_other_addresses_are_not_affected() {
-        let limiter = LoginLimiter::new(b"secret", 3);
-        for _ in 0..3 {
-            assert!(limiter.check_signup(HOME).is_ok());
-        }
-        let wait = limiter.check_signup(HOME).expect_err("the fourth waits");
-        // A third of the burst a minute: one every 60 s.
-        assert!(wait <= Duration::from_secs(60), "{wait:?}");
-        assert!(limiter.check_signup(ELSEWHERE).is_ok());
+    fn the_sign_up_rule_is_the_burst_then_a_third_as_many_a_minute() {
+        let rule = LoginLimiter::new(b"secret", 30).signups.unwrap();
+        assert_eq!((rule.burst, rule.every), (30, Duration::from_secs(6)));
+        let rule = LoginLimiter::new(b"secret", 3).signups.unwrap();
+        assert_eq!((rule.burst, rule.every), (3, Duration::from_secs(60)));
+        assert!(LoginLimiter::new(b"secret", 0).signups.is_none());
     }
 
     #[test]
@@ -356,13 +358,5 @@ mod tests {
         );
         let nowhere = limiter.keys("ada@example.com", None);
         assert_eq!((nowhere.pair, nowhere.address), (None, None));
-    }
-
-    #[test]
-    fn a_burst_of_zero_turns_the_sign_up_limit_off() {
-        let limiter = LoginLimiter::new(b"secret", 0);
-        for _ in 0..1000 {
-            assert!(limiter.check_signup(HOME).is_ok());
-        }
     }
 }

@@ -117,7 +117,8 @@ pub async fn register(
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     if let Err(wait) = state
         .login_limiter
-        .check_signup(state.trusted_proxies.client_ip(&req))
+        .check_signup(&state.pool, state.trusted_proxies.client_ip(&req))
+        .await?
     {
         return Err(too_many(
             Code::TooManySignups,

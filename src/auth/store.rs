@@ -5,7 +5,7 @@ use sqlx::{FromRow, PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::Role;
-use super::ratelimit::{KNOWN_FOR, Keys, PER_ACCOUNT, PER_ADDRESS, PER_PAIR, Standing};
+use super::ratelimit::{KNOWN_FOR, Keys, PER_ACCOUNT, PER_ADDRESS, PER_PAIR, Rule, Standing};
 use super::tokens::{REFRESH_TTL_DAYS, new_secret};
 
 #[derive(Debug, Clone, FromRow)]
@@ -166,6 +166,42 @@ pub async fn count_sign_in_failure(
         .execute(db)
         .await?;
     Ok(())
+}
+
+/// Counts a sign-up against its address's key if `rule` allows one more now, in one statement
+/// (the upsert's condition is judged on the locked row, so sign-ups at once through several
+/// instances are counted one by one). `None`: counted; `Some((until, now))`: refused, with the
+/// key's instant and the database's clock.
+pub async fn count_sign_up(
+    db: impl PgExecutor<'_>,
+    key: &[u8; 16],
+    rule: Rule,
+) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+    const SQL: &str = concat!(
+        "WITH ",
+        tidy_sign_in_limits!(),
+        ",
+        held AS (SELECT until FROM sign_in_limits WHERE kind = 'signup' AND key = $2),
+        counted AS (
+            INSERT INTO sign_in_limits AS l (kind, key, until)
+            VALUES ('signup', $2, now() + $3 * interval '1 second')
+            ON CONFLICT (kind, key) DO UPDATE
+               SET until = greatest(l.until, now()) + $3 * interval '1 second'
+             WHERE l.until <= now() + $4 * interval '1 second'
+            RETURNING until)
+        SELECT (SELECT until FROM held), now() FROM (SELECT) AS one
+         WHERE NOT EXISTS (SELECT FROM counted)"
+    );
+    sqlx::query_as(SQL)
+        .bind(vec![&key[..]])
+        .bind(&key[..])
+        .bind(rule.every.as_secs_f64())
+        .bind(rule.tolerance().as_secs_f64())
+        .fetch_optional(db)
+        .await
+        .map(|refused: Option<(Option<DateTime<Utc>>, DateTime<Utc>)>| {
+            refused.map(|(until, now)| (until.unwrap_or(now), now))
+        })
 }
 
 /// A sign-in succeeded: its pair's failures go and the pair is known for [`KNOWN_FOR`].

@@ -845,6 +845,39 @@ async fn sign_ups_from_one_address_are_throttled_after_a_classroom_burst_and_cre
     login(&app, "student0@example.com").await;
 }
 
+#[tokio::test]
+async fn sign_ups_spread_over_two_instances_meet_the_same_burst_as_on_one() {
+    let app = TestApp::spawn().await;
+    let other = app.another_instance().await;
+    let mut throttled_at = None;
+    for i in 0..40 {
+        let instance = if i % 2 == 0 { &app } else { &other };
+        let res = instance
+            .client
+            .post(instance.url("/v1/auth/register"))
+            .json(&serde_json::json!({
+                "email": format!("student{i}@example.com"),
+                "display_name": format!("Student {i}"),
+                "password": PASSWORD,
+            }))
+            .send()
+            .await
+            .unwrap();
+        if res.status() == 429 {
+            assert_problem(res, 429, "too_many_signups").await;
+            throttled_at = Some(i);
+            break;
+        }
+        expect_status(res, 201).await;
+    }
+    // 30 at once, as on one instance (the refill adds one every 6 s: allow one more).
+    let throttled_at = throttled_at.expect("the address was throttled within 40 sign-ups");
+    assert!(
+        (30..=31).contains(&throttled_at),
+        "throttled at {throttled_at}"
+    );
+}
+
 // Refresh tokens.
 
 #[tokio::test]
