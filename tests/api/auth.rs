@@ -806,23 +806,26 @@ async fn expired_limit_rows_are_deleted_as_failures_are_counted() {
     );
 }
 
+/// `POST /v1/auth/register` for student `i`.
+async fn sign_up_student(app: &TestApp, i: usize) -> reqwest::Response {
+    register_with(
+        app,
+        json!({
+            "email": format!("student{i}@example.com"),
+            "display_name": format!("Student {i}"),
+            "password": PASSWORD,
+        }),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn sign_ups_from_one_address_are_throttled_after_a_classroom_burst_and_create_nothing() {
     let app = TestApp::spawn().await;
     // 30 at once (a class behind one NAT), then 10 a minute; allow slack for the refill.
     let mut throttled_at = None;
     for i in 0..40 {
-        let res = app
-            .client
-            .post(app.url("/v1/auth/register"))
-            .json(&serde_json::json!({
-                "email": format!("student{i}@example.com"),
-                "display_name": format!("Student {i}"),
-                "password": PASSWORD,
-            }))
-            .send()
-            .await
-            .unwrap();
+        let res = sign_up_student(&app, i).await;
         if res.status() == 429 {
             let wait = retry_after(&res);
             assert!((1..=60).contains(&wait), "Retry-After: {wait}");
@@ -852,17 +855,7 @@ async fn sign_ups_spread_over_two_instances_meet_the_same_burst_as_on_one() {
     let mut throttled_at = None;
     for i in 0..40 {
         let instance = if i % 2 == 0 { &app } else { &other };
-        let res = instance
-            .client
-            .post(instance.url("/v1/auth/register"))
-            .json(&serde_json::json!({
-                "email": format!("student{i}@example.com"),
-                "display_name": format!("Student {i}"),
-                "password": PASSWORD,
-            }))
-            .send()
-            .await
-            .unwrap();
+        let res = sign_up_student(instance, i).await;
         if res.status() == 429 {
             assert_problem(res, 429, "too_many_signups").await;
             throttled_at = Some(i);
