@@ -1265,7 +1265,7 @@ export interface components {
          * @description What happened.
          * @enum {string}
          */
-        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded";
+        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored";
         /** @description One learner's exceptions to the policy: each part absent means nothing extra. The most
          *     generous applicable rule wins: see the README ("Overrides and accommodations"). */
         AdjustmentRequest: {

@@ -1,5 +1,6 @@
 //! The audit log: security-relevant actions (role changes, co-authors, key reads by staff, LMS
-//! registrations, erasures, overrides, grade changes by hand), append-only in PostgreSQL, read
+//! registrations, erasures, overrides, grade changes by hand, unenrollments, archived courses),
+//! append-only in PostgreSQL, read
 //! by admins at `GET /v1/audit`.
 
 pub mod routes;
@@ -40,6 +41,11 @@ pub enum Action {
     /// Course staff moved an assignment to another version of its quiz and regraded its
     /// attempts (`detail`: assignment, from and to version, attempts and grades changed).
     AssignmentRegraded,
+    /// Course staff unenrolled someone (`subject`: the person; `detail`: course, role).
+    EnrollmentRemoved,
+    /// Course staff archived a course, or made it active again (`detail`: course).
+    CourseArchived,
+    CourseRestored,
 }
 
 /// One action to record.

@@ -2,6 +2,7 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::json;
 use uuid::Uuid;
 
 use super::models::{
@@ -9,6 +10,7 @@ use super::models::{
     Roster,
 };
 use super::{store, taught_active_course, taught_course, visible_course};
+use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
@@ -220,6 +222,7 @@ pub async fn update_course(
     user: CurrentUser,
     id: web::Path<Uuid>,
     body: JsonObject<CourseUpdate>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
     if let Some(title) = &body.title {
@@ -243,8 +246,10 @@ pub async fn update_course(
         Some(false) => Some(None),
         None => None,
     };
+    let was_archived = course.archived_at.is_some();
+    let mut tx = state.pool.begin().await?;
     let course = store::update_course(
-        &state.pool,
+        &mut *tx,
         course.id,
         user.id,
         body.title.as_deref().map(str::trim),
@@ -253,6 +258,16 @@ pub async fn update_course(
     )
     .await?
     .ok_or_else(super::course_not_found)?;
+    let action = match (was_archived, course.archived_at.is_some()) {
+        (false, true) => Some(Action::CourseArchived),
+        (true, false) => Some(Action::CourseRestored),
+        _ => None,
+    };
+    if let Some(action) = action {
+        let entry = Entry::by(user.id, action, &req).detail(json!({"course_id": course.id}));
+        crate::audit::store::record(&mut *tx, entry).await?;
+    }
+    tx.commit().await?;
     Ok(HttpResponse::Ok().json(course))
 }
 
@@ -275,6 +290,7 @@ pub async fn unenroll(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, Uuid)>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (course, person) = path.into_inner();
     let course = taught_active_course(&state.pool, course, &user).await?;
@@ -284,14 +300,19 @@ pub async fn unenroll(
             "The course's owner keeps teaching it; they cannot be unenrolled.",
         ));
     }
-    if store::unenroll(&state.pool, course.id, person).await? {
-        Ok(HttpResponse::NoContent().finish())
-    } else {
-        Err(ApiError::new(
+    let mut tx = state.pool.begin().await?;
+    let Some(role) = store::unenroll(&mut *tx, course.id, person).await? else {
+        return Err(ApiError::new(
             Code::EnrollmentNotFound,
             "This person is not enrolled in this course.",
-        ))
-    }
+        ));
+    };
+    let entry = Entry::by(user.id, Action::EnrollmentRemoved, &req)
+        .subject(person)
+        .detail(json!({"course_id": course.id, "role": role}));
+    crate::audit::store::record(&mut *tx, entry).await?;
+    tx.commit().await?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a

@@ -232,16 +232,18 @@ pub async fn is_archived(db: impl PgExecutor<'_>, course: Uuid) -> Result<bool, 
     Ok(archived.unwrap_or(false))
 }
 
-/// Ends a person's enrollment; whether they were enrolled. Their attempts stay.
+/// Ends a person's enrollment; the role they had (`None`: they were not enrolled). Their
+/// attempts stay.
 pub async fn unenroll(
     db: impl PgExecutor<'_>,
     course: Uuid,
     user: Uuid,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("DELETE FROM enrollments WHERE course_id = $1 AND user_id = $2")
-        .bind(course)
-        .bind(user)
-        .execute(db)
-        .await?;
-    Ok(done.rows_affected() > 0)
+) -> Result<Option<CourseRole>, sqlx::Error> {
+    sqlx::query_scalar(
+        "DELETE FROM enrollments WHERE course_id = $1 AND user_id = $2 RETURNING role",
+    )
+    .bind(course)
+    .bind(user)
+    .fetch_optional(db)
+    .await
 }

@@ -1185,3 +1185,66 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let res = get_as(&app, &owner.access, &format!("/v1/courses/{id}")).await;
     assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
 }
+
+#[tokio::test]
+async fn unenrolling_archiving_and_restoring_a_course_are_on_the_audit_record() {
+    let app = TestApp::spawn().await;
+    let owner = token_for(&app, "owner@example.com", "instructor").await;
+    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let learner = register(&app, "ada@example.com").await;
+    let course = create_course(&app, &owner, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &owner, id, &learner).await;
+    let path = format!("/v1/courses/{id}");
+    for archived in [true, true, false] {
+        let res = patch_as(&app, &owner.access, &path, &json!({ "archived": archived })).await;
+        expect_status(res, 200).await;
+    }
+    let unenroll = format!("/v1/courses/{id}/enrollments/{}", learner.id);
+    let res = bearer(&app, reqwest::Method::DELETE, &unenroll, &owner.access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    let log = expect_status(get_as(&app, &admin.access, "/v1/audit").await, 200).await;
+    // Newest first; archiving an archived course again is no new entry.
+    let entries: Vec<(Value, Value, Value)> = log["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].clone(),
+                e["subject_id"].clone(),
+                e["detail"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            (
+                json!("enrollment_removed"),
+                json!(learner.id),
+                json!({"course_id": id, "role": "learner"})
+            ),
+            (
+                json!("course_restored"),
+                Value::Null,
+                json!({"course_id": id})
+            ),
+            (
+                json!("course_archived"),
+                Value::Null,
+                json!({"course_id": id})
+            ),
+        ]
+    );
+    assert!(
+        log["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["actor_id"] == json!(owner.id))
+    );
+}
