@@ -710,7 +710,15 @@ test('the learner takes the timed assignment: the countdown is announced only at
   await page.reload();
   const row = page.locator(`.assignment[data-assignment="${assignmentId}"]`);
   await row.waitFor();
+  // A timed start asks first; "Not now" goes back with nothing started.
   await row.locator('button.primary').click();
+  const confirm = row.locator('.timed-confirm');
+  await confirm.waitFor();
+  assert.match(await confirm.textContent(), /১০ মিনিট/);
+  await confirm.getByRole('button', { name: 'এখন নয়' }).click();
+  assert.equal(await confirm.count(), 0);
+  await row.locator('button.primary').click();
+  await confirm.locator('button.primary').click();
   await page.waitForURL(/#\/attempt\//);
   const timer = page.locator('[role=timer]');
   await timer.waitFor();

@@ -132,22 +132,44 @@ function coverageList(ctx, locales) {
   );
 }
 
-/// A Start (or Resume) button that opens the attempt; errors shown next to it.
-function startButton(ctx, { inProgress, start, describedBy }) {
+/// A Start (or Resume) button that opens the attempt; errors shown next to it. A timed
+/// attempt (`timeLimit` minutes) asks first: its clock starts with it and does not stop.
+function startButton(ctx, { inProgress, start, describedBy, timeLimit }) {
   const error = h('p', { class: 'inline-error', role: 'alert' });
   const button = h('button', { type: 'button', class: 'primary', 'aria-describedby': describedBy }, inProgress ? t('resume') : t('start'));
-  button.addEventListener('click', async () => {
-    if (inProgress) return ctx.navigate(`#/attempt/${inProgress.id}`);
-    button.disabled = true;
+  const begin = async (trigger) => {
+    trigger.disabled = true;
     try {
       const attempt = await start();
       ctx.navigate(`#/attempt/${attempt.id}`);
     } catch (err) {
       error.replaceChildren(ctx.errorText(err));
-      button.disabled = false;
+      trigger.disabled = false;
     }
+  };
+  // Made when asked for, so that a page has one Start button per attempt until then.
+  const place = h('span', { class: 'start' }, button);
+  const ask = () => {
+    const confirmId = newId('timed');
+    const go = h('button', { type: 'button', class: 'primary' }, t('timed_start'));
+    const back = h('button', { type: 'button' }, t('not_now'));
+    const confirm = h('div', { class: 'timed-confirm', role: 'group', 'aria-labelledby': confirmId },
+      h('p', { id: confirmId }, t('timed_confirm', { n: timeLimit })),
+      h('div', { class: 'actions' }, go, back));
+    go.addEventListener('click', () => begin(go));
+    back.addEventListener('click', () => {
+      place.replaceChildren(button);
+      button.focus();
+    });
+    place.replaceChildren(confirm);
+    go.focus();
+  };
+  button.addEventListener('click', () => {
+    if (inProgress) return ctx.navigate(`#/attempt/${inProgress.id}`);
+    if (timeLimit) return ask();
+    return begin(button);
   });
-  return [button, error];
+  return [place, error];
 }
 
 export async function cataloguePage(view, ctx) {
@@ -185,6 +207,7 @@ export async function cataloguePage(view, ctx) {
             startButton(ctx, {
               inProgress: open.get(q.practice_assignment_id),
               describedBy: titleId,
+              timeLimit: practice[i]?.policy?.time_limit_minutes,
               start: () => api.post(`/v1/quizzes/${encodeURIComponent(q.slug)}/attempts`, { locale: ctx.lang }),
             }),
           )
@@ -226,6 +249,7 @@ export async function cataloguePage(view, ctx) {
                         startButton(ctx, {
                           inProgress: open.get(a.id),
                           describedBy: titleId,
+                          timeLimit: a.policy.time_limit_minutes,
                           start: () => api.post(`/v1/assignments/${a.id}/attempts`, { locale: ctx.lang }),
                         }),
                       ),
