@@ -36,6 +36,10 @@ struct QuizFile {
     #[serde(default)]
     visibility: Visibility,
     practice: Option<Policy>,
+    /// Serve a translation whose source text changed since (see
+    /// [`QuizContent::keep_stale_translations`]).
+    #[serde(default)]
+    keep_stale_translations: bool,
     #[serde(default)]
     questions: Vec<EntryFile>,
     #[serde(default)]
@@ -469,6 +473,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         banks,
         layout,
         translated_from: BTreeMap::new(),
+        keep_stale_translations: file.keep_stale_translations,
     };
     let mut list = errs.list;
     let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::access::quiz_not_found;
-use super::models::{QuizList, QuizView};
+use super::models::{QuizList, QuizSummary, QuizView};
 use super::store;
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
@@ -66,9 +66,13 @@ pub async fn list_quizzes(
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
     let mut items = Vec::new();
-    for (_, id) in store::current_versions(&state.pool, user.map(|u| u.id)).await? {
+    let admin = user.as_ref().is_some_and(CurrentUser::is_admin);
+    for (_, id, authored) in store::current_versions(&state.pool, user.map(|u| u.id)).await? {
         if let Some(v) = state.quizzes.get(&state.pool, id).await? {
-            items.push(v.summary(&requested));
+            items.push(QuizSummary {
+                editable: authored || admin,
+                ..v.summary(&requested)
+            });
         }
     }
     Ok(HttpResponse::Ok()
@@ -170,9 +174,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(
         resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf")
-            .app_data(authoring_limit)
+            .app_data(authoring_limit.clone())
             .route(get().to(translations::export_xliff))
             .route(put().to(translations::import_xliff)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.po")
+            .app_data(authoring_limit)
+            .route(get().to(translations::export_po))
+            .route(put().to(translations::import_po)),
     )
     .service(
         resource("/v1/quizzes/{slug}/translations")
@@ -194,5 +204,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     super::translations::translation_status,
     super::translations::export_xliff,
     super::translations::import_xliff,
+    super::translations::export_po,
+    super::translations::import_po,
 ))]
 pub struct Api;
