@@ -324,6 +324,28 @@ fn text_in(locale: &str, s: &str) -> Text {
 }
 
 /// Compiles a quiz's files into its normalized content, or every problem found.
+/// Compiles a quiz from `quiz.toml` text and `(locale, <locale>.toml text)` pairs, for tests.
+#[cfg(test)]
+pub fn compile_texts(quiz: &str, translations: &[(&str, &str)]) -> QuizContent {
+    compile(&QuizSource {
+        quiz: SourceFile {
+            name: "quiz.toml".into(),
+            text: quiz.into(),
+        },
+        translations: translations
+            .iter()
+            .map(|(locale, text)| {
+                let file = SourceFile {
+                    name: format!("{locale}.toml"),
+                    text: (*text).into(),
+                };
+                (locale.to_string(), file)
+            })
+            .collect(),
+    })
+    .unwrap()
+}
+
 pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     let mut errs = Errors {
         file: &source.quiz.name,

@@ -479,7 +479,7 @@ impl QuizContent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{QuizSource, SourceFile, compile};
+    use crate::content::format::compile_texts;
 
     fn quiz(prompt: &str, bn_prompt: Option<&str>) -> QuizContent {
         let quiz = format!(
@@ -491,20 +491,7 @@ mod tests {
         if let Some(p) = bn_prompt {
             bn.push_str(&format!("[questions.q1]\nprompt = \"{p}\"\n"));
         }
-        compile(&QuizSource {
-            quiz: SourceFile {
-                name: "quiz.toml".into(),
-                text: quiz,
-            },
-            translations: vec![(
-                "bn".into(),
-                SourceFile {
-                    name: "bn.toml".into(),
-                    text: bn,
-                },
-            )],
-        })
-        .unwrap()
+        compile_texts(&quiz, &[("bn", &bn)])
     }
 
     #[test]

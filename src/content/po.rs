@@ -6,11 +6,13 @@
 //! `msgstr`. Pure: no I/O.
 //!
 //! Reading is the untrusted part, and a small strict parser of our own does it rather than a
-//! crate: the PO crates (`polib` and the like) read leniently (they skip what they do not
-//! understand), report no line numbers and have no input bounds, while an import here must
-//! refuse anything ambiguous and name the entry and line. The grammar is line-oriented, so one
-//! pass over the lines in O(input) time and memory reads it: no backtracking, no recursion,
-//! escapes one character deep; the caller bounds the size, and [`MAX_ENTRIES`] the entries.
+//! crate. `polib` (its parser as on GitHub, BrettDong/polib) reads from a path, passes over
+//! lines it does not recognise without a word, slices and unwraps its way through malformed
+//! lines (a panic on input, not an error) and reports errors without a line; an import here
+//! must refuse anything ambiguous and name the entry and line. The grammar is line-oriented,
+//! so one pass over the lines in O(input) time and memory reads it: no backtracking, no
+//! recursion, escapes one character deep; the caller bounds the size, and [`MAX_ENTRIES`] the
+//! entries.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -339,8 +341,8 @@ pub fn import(content: &QuizContent, locale: &str, po: &str) -> Result<Imported,
 mod tests {
     use super::*;
     use crate::content::exchange::apply;
+    use crate::content::format::compile_texts;
     use crate::content::model::source_hash;
-    use crate::content::{QuizSource, SourceFile, compile};
 
     fn quiz(prompt: &str) -> QuizContent {
         let quiz = format!(
@@ -350,20 +352,7 @@ mod tests {
              [[questions.options]]\nkey = \"b\"\ntext = \"B\"\n"
         );
         let bn = "title = \"টি\"\n[questions.q1]\nprompt = \"একটি বাছুন\"\n";
-        compile(&QuizSource {
-            quiz: SourceFile {
-                name: "quiz.toml".into(),
-                text: quiz,
-            },
-            translations: vec![(
-                "bn".into(),
-                SourceFile {
-                    name: "bn.toml".into(),
-                    text: bn.into(),
-                },
-            )],
-        })
-        .unwrap()
+        compile_texts(&quiz, &[("bn", bn)])
     }
 
     #[test]

@@ -222,27 +222,14 @@ fn read_unit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{QuizSource, SourceFile, compile};
+    use crate::content::format::compile_texts;
 
     fn quiz() -> QuizContent {
         let quiz = "slug = \"t\"\ntitle = \"T & <co>\"\n[[questions]]\nkey = \"q1\"\nkind = \"single\"\n\
              prompt = \"Pick one\"\nexplanation = \"E\"\n[[questions.options]]\nkey = \"a\"\n\
              text = \"A\"\ncorrect = true\n[[questions.options]]\nkey = \"b\"\ntext = \"B\"\n";
         let bn = "title = \"টি\"\n[questions.q1]\nprompt = \"একটি বাছুন\"\n";
-        compile(&QuizSource {
-            quiz: SourceFile {
-                name: "quiz.toml".into(),
-                text: quiz.into(),
-            },
-            translations: vec![(
-                "bn".into(),
-                SourceFile {
-                    name: "bn.toml".into(),
-                    text: bn.into(),
-                },
-            )],
-        })
-        .unwrap()
+        compile_texts(quiz, &[("bn", bn)])
     }
 
     #[test]

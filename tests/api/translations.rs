@@ -178,22 +178,41 @@ async fn only_authors_and_admins_read_the_translation_status() {
     );
 }
 
-async fn get_xliff(app: &TestApp, token: &str, path: &str) -> String {
+/// A translation file as exported, checking its media type.
+async fn get_file(app: &TestApp, token: &str, path: &str, media_type: &str) -> String {
     let res = get_as(app, token, path).await;
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "application/xliff+xml");
+    assert_eq!(res.headers()["content-type"], media_type);
     res.text().await.unwrap()
 }
 
-async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+/// A translation file sent back as `media_type`.
+async fn put_file(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    media_type: &str,
+    body: String,
+) -> reqwest::Response {
     app.client
         .put(app.url(path))
         .bearer_auth(token)
-        .header("content-type", "application/xliff+xml")
+        .header("content-type", media_type)
         .body(body)
         .send()
         .await
         .unwrap()
+}
+
+const XLIFF: &str = "application/xliff+xml";
+const PO: &str = "text/x-gettext-translation";
+
+async fn get_xliff(app: &TestApp, token: &str, path: &str) -> String {
+    get_file(app, token, path, XLIFF).await
+}
+
+async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+    put_file(app, token, path, XLIFF, body).await
 }
 
 #[tokio::test]
@@ -370,21 +389,11 @@ async fn a_billion_laughs_or_an_external_entity_is_refused_cheaply() {
 }
 
 async fn get_po(app: &TestApp, token: &str, path: &str) -> String {
-    let res = get_as(app, token, path).await;
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "text/x-gettext-translation");
-    res.text().await.unwrap()
+    get_file(app, token, path, PO).await
 }
 
 async fn put_po(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
-    app.client
-        .put(app.url(path))
-        .bearer_auth(token)
-        .header("content-type", "text/x-gettext-translation")
-        .body(body)
-        .send()
-        .await
-        .unwrap()
+    put_file(app, token, path, PO, body).await
 }
 
 /// For the independent checks (tests/xliff/check.py): an export as it is served.
@@ -560,15 +569,7 @@ async fn a_po_with_an_unknown_entry_a_changed_msgid_or_bad_syntax_is_refused_nam
         "payload_too_large",
     )
     .await;
-    let res = app
-        .client
-        .put(app.url(path))
-        .bearer_auth(&admin.access)
-        .header("content-type", "application/json")
-        .body(po)
-        .send()
-        .await
-        .unwrap();
+    let res = put_file(&app, &admin.access, path, "application/json", po).await;
     assert_problem(res, 415, "unsupported_media_type").await;
 }
 
