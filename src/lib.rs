@@ -25,6 +25,7 @@ pub mod mail;
 pub mod net;
 pub mod openapi;
 pub mod ops;
+pub mod pagination;
 pub mod policy;
 pub mod privacy;
 pub mod quizzes;

@@ -110,7 +110,9 @@ struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "QUIZD_WORKERS")]
     workers: Option<usize>,
-    /// A read-only database (a replica) for analytics; without it analytics read the main one.
+    /// A read-only database (a streaming replica) for analytics, read while it has replayed
+    /// what the primary had committed when a request came (else the primary answers); without
+    /// it analytics read the main one.
     #[arg(long, env = "QUIZD_ANALYTICS_DATABASE_URL", hide_env_values = true)]
     analytics_database_url: Option<String>,
     /// Origins allowed to call the API from a browser (CORS), comma-separated, e.g.
@@ -229,12 +231,12 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         None => tracing::warn!("no content directory found; serving what the database holds"),
     }
     let addr = listener.local_addr()?;
+    // Lazily: quizd starts, and answers, while its replica is down (analytics then read the
+    // primary; see `analytics::replica`).
     let analytics_pool = match &args.analytics_database_url {
-        Some(url) => Some(
-            db::connect(url, dbargs.db_pool_size)
-                .await
-                .context("cannot connect to the analytics database")?,
-        ),
+        Some(url) => Some(db::pool_options(dbargs.db_pool_size).connect_lazy_with(
+            db::connect_options(url).context("the analytics database URL is malformed")?,
+        )),
         None => None,
     };
     let settings = Settings {

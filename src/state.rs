@@ -7,6 +7,7 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use sqlx::PgPool;
 
 use crate::analytics::ReportCache;
+use crate::analytics::replica::Replica;
 use crate::attempts::AttemptCache;
 use crate::auth::ratelimit::{LoginLimiter, SIGNUP_BURST};
 use crate::auth::tokens::TokenKeys;
@@ -14,6 +15,7 @@ use crate::clock::Clock;
 use crate::db::quick::QuickPool;
 use crate::mail::Mailer;
 use crate::net::TrustedProxies;
+use crate::pagination::Cursors;
 use crate::quizzes::{DEFAULT_CAPACITY_BYTES, VersionCache};
 use crate::{auth, lti, ops, telemetry};
 
@@ -65,11 +67,14 @@ pub struct AppState {
     pub quizzes: VersionCache,
     pub metrics: PrometheusHandle,
     pub tokens: TokenKeys,
+    /// Signs and reads list cursors (a key derived from the signing secret).
+    pub cursors: Cursors,
     pub login_limiter: LoginLimiter,
     /// The server's clock: deadlines and open/close times are judged by it.
     pub clock: Clock,
-    /// Where analytics read: a read-only replica when one is configured, else `pool`.
-    pub analytics_pool: PgPool,
+    /// A read-only replica for analytics, used while it is fresh enough
+    /// (`analytics::replica`); without one, analytics read `pool`.
+    pub analytics_replica: Option<Replica>,
     pub reports: ReportCache,
     /// Origins whose pages may call the API from a browser (CORS); none by default.
     pub cors_origins: Vec<String>,
@@ -89,8 +94,8 @@ impl AppState {
     /// The state with default settings; analytics read `pool`.
     pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
         Self::with_settings(
-            pool.clone(),
             pool,
+            None,
             signing_secret,
             Mailer::log_only(),
             Settings::default(),
@@ -99,7 +104,7 @@ impl AppState {
 
     fn with_settings(
         pool: PgPool,
-        analytics_pool: PgPool,
+        analytics_replica: Option<PgPool>,
         signing_secret: &[u8],
         mailer: Mailer,
         settings: Settings,
@@ -121,9 +126,10 @@ impl AppState {
             quizzes,
             metrics: telemetry::prometheus(),
             tokens: TokenKeys::new(signing_secret),
-            login_limiter: LoginLimiter::with_signup_burst(settings.signup_burst),
+            cursors: Cursors::new(signing_secret),
+            login_limiter: LoginLimiter::new(signing_secret, settings.signup_burst),
             clock: Clock::System,
-            analytics_pool,
+            analytics_replica: analytics_replica.map(Replica::new),
             reports: ReportCache::default(),
             cors_origins: settings.cors_origins,
             frame_ancestors: crate::frontend::frame_ancestors(&settings.frame_ancestors),
@@ -135,8 +141,8 @@ impl AppState {
     }
 
     /// The state quizd serves with: the configured signing secret (at least 32 bytes), or else
-    /// the one quizd generated and keeps in its database; analytics on `analytics_pool` when a
-    /// replica is configured.
+    /// the one quizd generated and keeps in its database; analytics on the replica
+    /// `analytics_pool` when one is configured (while it is fresh enough).
     pub async fn build(
         pool: PgPool,
         analytics_pool: Option<PgPool>,
@@ -148,7 +154,6 @@ impl AppState {
             Some(_) => anyhow::bail!("QUIZD_JWT_SECRET must be at least 32 characters"),
             None => auth::store::signing_secret(&pool).await?,
         };
-        let analytics_pool = analytics_pool.unwrap_or_else(|| pool.clone());
         let mailer = match &settings.smtp_url {
             Some(url) => Mailer::smtp(url, &settings.mail_from)?,
             None => Mailer::log_only(),

@@ -36,15 +36,21 @@ fn cell(row: &PgRow, i: usize) -> String {
         .unwrap_or_default()
 }
 
+/// Where an export reads: the replica once it has replayed what the primary has committed now
+/// (the rule of `replica`), else the primary.
+async fn fresh_pool(state: &AppState) -> Result<sqlx::PgPool, ApiError> {
+    let lsn = super::store::primary_lsn(&state.pool).await?;
+    Ok(super::replica::pool_for(&state.pool, state.analytics_replica.as_ref(), &lsn).await)
+}
+
 /// Streams the rows of `sql` (every column cast to text, `$1` the assignment) as CSV.
 fn stream_csv(
-    state: &AppState,
+    pool: sqlx::PgPool,
     sql: &'static str,
     assignment: Uuid,
     header_line: &'static str,
     filename: String,
 ) -> HttpResponse {
-    let pool = state.analytics_pool.clone();
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<web::Bytes, actix_web::Error>>(16);
     actix_web::rt::spawn(async move {
         if tx
@@ -143,7 +149,7 @@ pub async fn responses_csv(
 ) -> Result<HttpResponse, ApiError> {
     assignment_scope(&state, *id, &user).await?;
     Ok(stream_csv(
-        &state,
+        fresh_pool(&state).await?,
         RESPONSES_SQL,
         *id,
         RESPONSES_HEADER,
@@ -167,7 +173,7 @@ pub async fn results_csv(
 ) -> Result<HttpResponse, ApiError> {
     assignment_scope(&state, *id, &user).await?;
     Ok(stream_csv(
-        &state,
+        fresh_pool(&state).await?,
         RESULTS_SQL,
         *id,
         RESULTS_HEADER,

@@ -3,6 +3,7 @@
 pub mod export;
 pub mod generate;
 pub mod models;
+pub mod replica;
 pub mod routes;
 pub mod stats;
 pub mod store;

@@ -131,7 +131,7 @@ pub async fn build_report(
                 .push(a.id);
         }
     }
-    let db = &state.analytics_pool;
+    let replica = state.analytics_replica.as_ref();
     let mut versions = Vec::new();
     for ((_, version_id), ids) in by_version {
         let scope = Scope {
@@ -142,7 +142,8 @@ pub async fn build_report(
             locale: non_empty(&q.locale),
             all_finished: counted == CountedAttempts::All,
         };
-        let generation = store::generation(db, &scope.assignments).await?;
+        // The generation and the position the report must be as fresh as, on the primary.
+        let (generation, lsn) = store::generation_and_lsn(&state.pool, &scope.assignments).await?;
         let key = format!(
             "{version_id}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{generation}",
             scope.assignments, scope.from, scope.to, scope.locale, scope.all_finished, page, q.lang
@@ -156,12 +157,17 @@ pub async fn build_report(
         let report = if incremental(&scope) {
             // Stale tables of the scope's assignments are rebuilt first (after an upgrade,
             // `quizd serve` has usually done so already at start).
+            // A rebuild writes on the primary (this request's, or another instance's that it
+            // found done), and the report must see it: the position is taken again after it.
             super::rebuild_stale_sums(&state.pool, Some(&scope.assignments), None).await?;
+            let lsn = store::primary_lsn(&state.pool).await?;
+            let db = super::replica::pool_for(&state.pool, replica, &lsn).await;
             let mut conn = db.acquire().await?;
             let (sums, counts) = store::read_sums(&mut conn, &scope).await?;
             drop(conn);
             web::block(move || version_report(&version, &sums, counts, &chain, page)).await
         } else {
+            let db = &super::replica::pool_for(&state.pool, replica, &lsn).await;
             // Two independent reads on separate connections, in parallel.
             let (scores, counts) = futures_util::try_join!(
                 store::counted_scores(db, &scope),

@@ -107,13 +107,37 @@ pub async fn state_counts(db: impl PgExecutor<'_>, s: &Scope) -> Result<StateCou
     .await
 }
 
-/// Changes whenever an attempt in these assignments starts or finishes.
-pub async fn generation(db: impl PgExecutor<'_>, assignments: &[Uuid]) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT coalesce(sum(generation), 0)::bigint FROM analytics_generations
+/// On the primary: the assignments' analytics generation, which changes whenever an attempt
+/// in them starts or finishes, and the primary's WAL insert position (past every commit it has
+/// made visible), read together (see `replica`).
+pub async fn generation_and_lsn(
+    db: impl PgExecutor<'_>,
+    assignments: &[Uuid],
+) -> Result<(i64, String), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT coalesce(sum(generation), 0)::bigint, pg_current_wal_insert_lsn()::text
+           FROM analytics_generations
           WHERE assignment_id = ANY($1)",
     )
     .bind(assignments)
+    .fetch_one(db)
+    .await
+}
+
+/// On the primary: its WAL insert position.
+pub async fn primary_lsn(db: impl PgExecutor<'_>) -> Result<String, sqlx::Error> {
+    sqlx::query_scalar("SELECT pg_current_wal_insert_lsn()::text")
+        .fetch_one(db)
+        .await
+}
+
+/// On the analytics database: whether it has replayed the WAL up to `lsn` (a server that is
+/// not in recovery is a primary, as fresh as itself).
+pub async fn replayed_past(db: impl PgExecutor<'_>, lsn: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, NOT pg_is_in_recovery())",
+    )
+    .bind(lsn)
     .fetch_one(db)
     .await
 }

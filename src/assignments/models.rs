@@ -44,6 +44,8 @@ pub struct Assignment {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AssignmentList {
     pub items: Vec<Assignment>,
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
 }
 
 /// `Some(None)` for an explicit `null`, `None` when the field is absent.

@@ -1,6 +1,6 @@
 //! `/v1/courses/{id}/assignments` and `/v1/assignments/{id}`.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
 
 use super::models::{Assignment, AssignmentCreate, AssignmentList, AssignmentPatch};
@@ -13,6 +13,7 @@ use crate::auth::CurrentUser;
 use crate::courses::{taught_active_course, visible_course};
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
+use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
 use crate::validate;
 
@@ -82,27 +83,31 @@ pub async fn create_assignment(
 
 /// The assignments of a course you are in (archived ones only for its instructors and admins).
 #[utoipa::path(get, path = "/v1/courses/{id}/assignments", tag = "assignments", security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The course's id")),
+    params(("id" = Uuid, Path, description = "The course's id"), PageQuery),
     responses(
-        (status = 200, description = "The course's assignments", body = AssignmentList),
-        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A page of the course's assignments, oldest first", body = AssignmentList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed id or query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_assignments(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
+    query: web::Query<PageQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let course = visible_course(&state.pool, *id, &user).await?;
     // Archived assignments: listed to the course's staff only.
     let staff =
         user.is_admin() || course.my_role == Some(crate::courses::models::CourseRole::Instructor);
-    let items = store::for_course(&state.pool, course.id, staff)
-        .await?
-        .iter()
-        .map(|r| r.view())
-        .collect();
-    Ok(HttpResponse::Ok().json(AssignmentList { items }))
+    let list = format!("assignments:{}:{staff}", course.id);
+    let page = (state.cursors).page(&list, query.limit, query.cursor.as_deref())?;
+    let rows = store::for_course(&state.pool, course.id, staff, page.after, page.fetch()).await?;
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| (r.created_at, r.id));
+    let items = rows.iter().map(|r| r.view()).collect();
+    let body = AssignmentList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// One assignment: a practice assignment (any signed-in person) or one in a course you are in.
@@ -123,21 +128,38 @@ pub async fn get_assignment(
 }
 
 /// What you can take: every quiz's practice assignment, then the assignments of every course
-/// you are in, newest first (admins: every course's).
+/// you are in (admins: every course's), each newest first; a page at a time (see
+/// `pagination`).
 #[utoipa::path(get, path = "/v1/assignments", tag = "assignments", security(("bearer" = [])),
+    params(PageQuery),
     responses(
-        (status = 200, description = "Your assignments", body = AssignmentList),
+        (status = 200, description = "A page of your assignments", body = AssignmentList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn my_assignments(
     state: web::Data<AppState>,
     user: CurrentUser,
+    query: web::Query<PageQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let items = store::for_member(&state.pool, user.id, user.is_admin())
-        .await?
-        .iter()
-        .map(|r| r.view())
-        .collect();
-    Ok(HttpResponse::Ok().json(AssignmentList { items }))
+    let list = format!("my-assignments:{}", user.id);
+    let page =
+        (state.cursors).page::<store::MemberKey>(&list, query.limit, query.cursor.as_deref())?;
+    let rows = store::for_member(
+        &state.pool,
+        user.id,
+        user.is_admin(),
+        page.after,
+        page.fetch(),
+    )
+    .await?;
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| {
+        (r.course_id.is_some(), r.created_at, r.id)
+    });
+    let items = rows.iter().map(|r| r.view()).collect();
+    let body = AssignmentList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Changes an assignment (the course's instructors and admins): only the fields given change.

@@ -127,17 +127,24 @@ pub async fn by_id(
 }
 
 /// A course's assignments; the archived ones only when `archived`.
+/// A page of them, oldest first, after `after` (created, id); `fetch` at most.
 pub async fn for_course(
     db: impl PgExecutor<'_>,
     course: Uuid,
     archived: bool,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    fetch: i64,
 ) -> Result<Vec<AssignmentRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SELECT} WHERE a.course_id = $1 AND ($2 OR a.archived_at IS NULL)
-          ORDER BY a.created_at, a.id"
+            AND ($3::timestamptz IS NULL OR (a.created_at, a.id) > ($3, $4))
+          ORDER BY a.created_at, a.id LIMIT $5"
     )))
     .bind(course)
     .bind(archived)
+    .bind(after.map(|a| a.0))
+    .bind(after.map(|a| a.1))
+    .bind(fetch)
     .fetch_all(db)
     .await
 }
@@ -389,22 +396,34 @@ pub async fn not_learners(
 
 /// What a person can take: the practice assignment of every public quiz's current version, and the
 /// assignments of every course they are in (admins: of every course).
+/// The sort key of [`for_member`]: practice assignments first, then newest first.
+pub type MemberKey = (bool, DateTime<Utc>, Uuid);
+
+/// A page of them after `after` ([`MemberKey`]); `fetch` at most.
 pub async fn for_member(
     db: impl PgExecutor<'_>,
     user: Uuid,
     all: bool,
+    after: Option<MemberKey>,
+    fetch: i64,
 ) -> Result<Vec<AssignmentRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{SELECT}
-          WHERE (a.course_id IS NULL AND a.quiz_version_id = q.current_version_id
-                 AND q.visibility = 'public')
-             OR (a.course_id IS NOT NULL AND a.archived_at IS NULL
-                 AND ($2 OR EXISTS (SELECT 1 FROM enrollments e
-                                     WHERE e.course_id = a.course_id AND e.user_id = $1)))
-          ORDER BY a.course_id NULLS FIRST, a.created_at DESC, a.id LIMIT 1000"
+          WHERE ((a.course_id IS NULL AND a.quiz_version_id = q.current_version_id
+                  AND q.visibility = 'public')
+                 OR (a.course_id IS NOT NULL AND a.archived_at IS NULL
+                     AND ($2 OR EXISTS (SELECT 1 FROM enrollments e
+                                         WHERE e.course_id = a.course_id AND e.user_id = $1))))
+            AND ($3::bool IS NULL OR (a.course_id IS NOT NULL) > $3
+                 OR ((a.course_id IS NOT NULL) = $3 AND (a.created_at, a.id) < ($4, $5)))
+          ORDER BY a.course_id IS NOT NULL, a.created_at DESC, a.id DESC LIMIT $6"
     )))
     .bind(user)
     .bind(all)
+    .bind(after.map(|a| a.0))
+    .bind(after.map(|a| a.1))
+    .bind(after.map(|a| a.2))
+    .bind(fetch)
     .fetch_all(db)
     .await
 }

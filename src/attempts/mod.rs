@@ -432,10 +432,15 @@ fn summary(r: &AttemptListRow) -> AttemptSummary {
     }
 }
 
-/// The attempts with each (assignment, learner)'s grade under the assignment's method.
-pub fn attempt_list(rows: &[AttemptListRow]) -> AttemptList {
+/// A page of attempts (`rows`), with each (assignment, learner)'s grade under the
+/// assignment's method from all their attempts (`all`: those of the pairs on the page).
+pub fn attempt_list(
+    rows: &[AttemptListRow],
+    all: &[AttemptListRow],
+    next: Option<String>,
+) -> AttemptList {
     let mut groups: BTreeMap<(Uuid, Uuid), (GradingMethod, Vec<FinishedAttempt>)> = BTreeMap::new();
-    for r in rows {
+    for r in all {
         let method = r.grading_method;
         let entry = groups
             .entry((r.assignment_id, r.user_id))
@@ -465,5 +470,13 @@ pub fn attempt_list(rows: &[AttemptListRow]) -> AttemptList {
                 },
             )
             .collect(),
+        next,
     }
+}
+
+/// The (assignment, learner) pairs of a page of attempts.
+pub fn pairs(rows: &[AttemptListRow]) -> Vec<(Uuid, Uuid)> {
+    let set: std::collections::BTreeSet<(Uuid, Uuid)> =
+        rows.iter().map(|r| (r.assignment_id, r.user_id)).collect();
+    set.into_iter().collect()
 }

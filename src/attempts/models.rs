@@ -222,5 +222,9 @@ pub struct AssignmentGrade {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AttemptList {
     pub items: Vec<AttemptSummary>,
+    /// The grade of each (assignment, learner) with an attempt on this page, from all their
+    /// attempts (on this page or another).
     pub grades: Vec<AssignmentGrade>,
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
 }

@@ -18,6 +18,7 @@ use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::grading::scoring::{QuestionRules, Scoring};
 use crate::grading::{self, Answer};
+use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
 
 /// Reads the optional start body: empty, or a JSON [`StartAttempt`].
@@ -423,26 +424,38 @@ pub async fn finish(
     Ok(HttpResponse::Ok().json(view(&state, &row, Viewer::Learner).await?))
 }
 
-/// Your attempts, newest first, with your grade for each assignment.
+/// Your attempts, newest first, a page at a time (see `pagination`), with your grade for
+/// each assignment on the page.
 #[utoipa::path(get, path = "/v1/me/attempts", tag = "attempts", security(("bearer" = [])),
+    params(PageQuery),
     responses(
-        (status = 200, description = "Your attempts and grades", body = AttemptList),
+        (status = 200, description = "A page of your attempts, and grades", body = AttemptList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn my_attempts(
     state: web::Data<AppState>,
     user: CurrentUser,
+    query: web::Query<PageQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let rows = store::for_user(&state.pool, user.id).await?;
-    Ok(HttpResponse::Ok().json(attempt_list(&rows)))
+    let list = format!("my-attempts:{}", user.id);
+    let page = (state.cursors).page(&list, query.limit, query.cursor.as_deref())?;
+    let rows = store::for_user(&state.pool, user.id, page.after, page.fetch()).await?;
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| (r.started_at, r.id));
+    let all = store::of_pairs(&state.pool, &super::pairs(&rows)).await?;
+    let body = attempt_list(&rows, &all, next);
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Every attempt at an assignment, with each learner's grade. The course's instructors and
 /// admins (practice assignments: admins).
 #[utoipa::path(get, path = "/v1/assignments/{id}/attempts", tag = "attempts", security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The assignment's id")),
+    params(("id" = Uuid, Path, description = "The assignment's id"), PageQuery),
     responses(
-        (status = 200, description = "The attempts and grades", body = AttemptList),
-        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A page of the attempts (by learner, then number), and grades", body = AttemptList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed id or query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -450,6 +463,8 @@ pub async fn assignment_attempts(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
+    query: web::Query<PageQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let assignment = visible_assignment(&state.pool, *id, &user).await?;
     match assignment.course_id {
@@ -458,8 +473,25 @@ pub async fn assignment_attempts(
         }
         None => user.require(&[crate::auth::Role::Admin])?,
     }
-    let rows = store::for_assignment(&state.pool, assignment.id).await?;
-    Ok(HttpResponse::Ok().json(attempt_list(&rows)))
+    let list = format!("attempts:{}", assignment.id);
+    let page = (state.cursors).page::<store::AssignmentKey>(
+        &list,
+        query.limit,
+        query.cursor.as_deref(),
+    )?;
+    let rows = store::for_assignment(
+        &state.pool,
+        assignment.id,
+        page.after.as_ref(),
+        page.fetch(),
+    )
+    .await?;
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |r| {
+        (r.display_name.clone(), r.user_id, r.number)
+    });
+    let all = store::of_pairs(&state.pool, &super::pairs(&rows)).await?;
+    let body = attempt_list(&rows, &all, next);
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a

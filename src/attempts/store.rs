@@ -632,26 +632,64 @@ const LIST_SELECT: &str = "SELECT t.id, t.assignment_id, a.course_id, q.slug, v.
    JOIN quizzes q ON q.id = v.quiz_id
    JOIN users u ON u.id = t.user_id";
 
+/// A page of the learner's attempts, newest first, after `after` (started, id); `fetch` at
+/// most.
 pub async fn for_user(
     db: impl PgExecutor<'_>,
     user: Uuid,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    fetch: i64,
 ) -> Result<Vec<AttemptListRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{LIST_SELECT} WHERE t.user_id = $1 ORDER BY t.started_at DESC, t.id DESC LIMIT 1000"
+        "{LIST_SELECT} WHERE t.user_id = $1
+            AND ($2::timestamptz IS NULL OR (t.started_at, t.id) < ($2, $3))
+          ORDER BY t.started_at DESC, t.id DESC LIMIT $4"
     )))
     .bind(user)
+    .bind(after.map(|a| a.0))
+    .bind(after.map(|a| a.1))
+    .bind(fetch)
     .fetch_all(db)
     .await
 }
 
+/// The sort key of [`for_assignment`]: by learner (name, id), then attempt number.
+pub type AssignmentKey = (String, Uuid, i32);
+
+/// A page of the assignment's attempts after `after` ([`AssignmentKey`]); `fetch` at most.
 pub async fn for_assignment(
     db: impl PgExecutor<'_>,
     assignment: Uuid,
+    after: Option<&AssignmentKey>,
+    fetch: i64,
 ) -> Result<Vec<AttemptListRow>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{LIST_SELECT} WHERE t.assignment_id = $1 ORDER BY u.display_name, t.user_id, t.number"
+        "{LIST_SELECT} WHERE t.assignment_id = $1
+            AND ($2::text IS NULL OR (u.display_name, t.user_id, t.number) > ($2, $3, $4))
+          ORDER BY u.display_name, t.user_id, t.number LIMIT $5"
     )))
     .bind(assignment)
+    .bind(after.map(|a| a.0.as_str()))
+    .bind(after.map(|a| a.1))
+    .bind(after.map(|a| a.2))
+    .bind(fetch)
+    .fetch_all(db)
+    .await
+}
+
+/// Every attempt of these (assignment, learner) pairs: what their grades are computed from,
+/// whichever page their attempts are listed on.
+pub async fn of_pairs(
+    db: impl PgExecutor<'_>,
+    pairs: &[(Uuid, Uuid)],
+) -> Result<Vec<AttemptListRow>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{LIST_SELECT} WHERE (t.assignment_id, t.user_id) IN
+             (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
+          ORDER BY t.assignment_id, t.user_id, t.number"
+    )))
+    .bind(pairs.iter().map(|p| p.0).collect::<Vec<_>>())
+    .bind(pairs.iter().map(|p| p.1).collect::<Vec<_>>())
     .fetch_all(db)
     .await
 }

@@ -1,7 +1,7 @@
 //! `GET /v1/audit`: the audit log, for admins.
 
 use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -10,10 +10,10 @@ use uuid::Uuid;
 use super::Action;
 use super::store::{self, AuditEntry, Filter};
 use crate::auth::{CurrentUser, Role};
-use crate::error::{ApiError, Code, Problem};
+use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 
-pub const MAX_LIMIT: i64 = 500;
+pub const MAX_LIMIT: u32 = 500;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -29,18 +29,23 @@ pub struct AuditQuery {
     pub since: Option<DateTime<Utc>>,
     /// Up to this time (exclusive).
     pub until: Option<DateTime<Utc>>,
-    /// Entries older than this id: the `next_before` of the previous page.
+    /// The older form of `cursor`: entries older than this id, the `next_before` of the
+    /// previous page.
     pub before: Option<i64>,
+    /// The `next` of the previous page; absent for the first page.
+    pub cursor: Option<String>,
     /// Entries per page, 1 to 500 (default 100).
     #[param(minimum = 1, maximum = 500)]
-    pub limit: Option<i64>,
+    pub limit: Option<u32>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuditPage {
     /// Newest first.
     pub items: Vec<AuditEntry>,
-    /// Pass as `before` for the next page; absent on the last page.
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
+    /// The older form of `next` (pass it as `before`); absent on the last page.
     pub next_before: Option<i64>,
 }
 
@@ -48,7 +53,8 @@ pub struct AuditPage {
 #[utoipa::path(get, path = "/v1/audit", tag = "audit", security(("bearer" = [])),
     params(AuditQuery),
     responses(
-        (status = 200, description = "A page of the audit log", body = AuditPage),
+        (status = 200, description = "A page of the audit log", body = AuditPage, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 400, description = "Malformed query, or a limit out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -56,17 +62,18 @@ pub async fn list_audit(
     state: web::Data<AppState>,
     user: CurrentUser,
     query: web::Query<AuditQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     let q = query.into_inner();
-    let limit = q.limit.unwrap_or(100);
-    if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::new(
-            Code::InvalidLimit,
-            format!("`limit` must be 1 to {MAX_LIMIT}."),
-        ));
-    }
-    let items = store::list(
+    let list = format!("audit:{}", user.id);
+    let page = (state.cursors).page_within::<i64>(
+        &list,
+        q.limit,
+        q.cursor.as_deref(),
+        (100, MAX_LIMIT),
+    )?;
+    let rows = store::list(
         &state.pool,
         &Filter {
             action: q.action,
@@ -74,17 +81,24 @@ pub async fn list_audit(
             subject: q.subject,
             since: q.since,
             until: q.until,
-            before: q.before,
-            limit,
+            before: page.after.or(q.before),
+            limit: page.fetch(),
         },
     )
     .await?;
-    let next_before = (items.len() as i64 == limit)
-        .then(|| items.last().map(|e| e.id))
-        .flatten();
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .json(AuditPage { items, next_before }))
+    let (items, next) = (state.cursors).cut(&list, rows, page.limit, |e| e.id);
+    let next_before = next.as_ref().and(items.last()).map(|e| e.id);
+    let body = AuditPage {
+        items,
+        next,
+        next_before,
+    };
+    let mut res = crate::pagination::respond(&req, body.next.as_deref(), &body);
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("private, no-store"),
+    );
+    Ok(res)
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

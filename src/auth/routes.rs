@@ -6,6 +6,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::ratelimit::{Keys, Standing};
 use super::store::{self, Consumed, NewUser};
 use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
@@ -116,7 +117,8 @@ pub async fn register(
     let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     if let Err(wait) = state
         .login_limiter
-        .check_signup(state.trusted_proxies.client_ip(&req))
+        .check_signup(&state.pool, state.trusted_proxies.client_ip(&req))
+        .await?
     {
         return Err(too_many(
             Code::TooManySignups,
@@ -169,24 +171,24 @@ fn too_many(code: Code, what: &str, wait: std::time::Duration) -> ApiError {
 
 /// Verifies a password someone typed for `email`'s account against `stored`, within the
 /// sign-in limits (`429` when they are met): a failure counts against the account and the
-/// client's address, a success clears its pair's failures. Sign-in and erasure both use it.
+/// client's address, a success clears its pair's failures. `standing` is what the database
+/// held for `keys` (read with the account, see `store::user_by_email_with_standing`). Sign-in
+/// and erasure both use it.
 pub(crate) async fn check_password(
     state: &AppState,
-    req: &HttpRequest,
-    email: &str,
+    keys: &Keys,
+    standing: &Standing,
     given: String,
     stored: String,
 ) -> Result<bool, ApiError> {
-    let address = state.trusted_proxies.client_ip(req);
-    if let Err(wait) = state.login_limiter.check(email, address) {
+    if let Err(wait) = standing.check() {
         return Err(too_many(Code::TooManyAttempts, "sign-in attempts", wait));
     }
     let ok = password::off_the_workers(move || password::verify(&given, &stored)).await?;
-    if ok {
-        state.login_limiter.succeeded(email, address);
-    } else {
-        state.login_limiter.failed(email, address);
-    }
+    state
+        .login_limiter
+        .record(&state.pool, keys, standing, ok)
+        .await?;
     Ok(ok)
 }
 
@@ -218,14 +220,18 @@ pub async fn login(
             "`email` or `password` is malformed.",
         ));
     }
-    let user = store::user_by_email(&state.pool, body.email.trim()).await?;
+    let keys = state
+        .login_limiter
+        .keys(&body.email, state.trusted_proxies.client_ip(&req));
+    let (user, standing) =
+        store::user_by_email_with_standing(&state.pool, body.email.trim(), &keys).await?;
     // An unknown email (or an account without a password) is verified against a decoy, so it
     // costs what a wrong password costs and counts as a failure like one.
     let stored = user
         .as_ref()
         .and_then(|u| u.password_hash.clone())
         .unwrap_or_else(|| password::decoy_hash().to_string());
-    let ok = check_password(&state, &req, &body.email, body.password, stored).await?;
+    let ok = check_password(&state, &keys, &standing, body.password, stored).await?;
     let Some(user) = user.filter(|u| ok && u.password_hash.is_some()) else {
         return Err(ApiError::new(
             Code::InvalidCredentials,

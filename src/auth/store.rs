@@ -5,6 +5,7 @@ use sqlx::{FromRow, PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::Role;
+use super::ratelimit::{KNOWN_FOR, Keys, PER_ACCOUNT, PER_ADDRESS, PER_PAIR, Rule, Standing};
 use super::tokens::{REFRESH_TTL_DAYS, new_secret};
 
 #[derive(Debug, Clone, FromRow)]
@@ -54,16 +55,173 @@ pub async fn insert_user(
     .await
 }
 
-pub async fn user_by_email(
+/// The columns of a [`Standing`]: the database's clock and each key's instant ($1: the
+/// pair, $2: the account, $3: the address; a `NULL` key has no row).
+macro_rules! standing_columns {
+    () => {
+        "now() AS now,
+         (SELECT until FROM sign_in_limits WHERE kind = 'pair' AND key = $1) AS pair_until,
+         (SELECT until FROM sign_in_limits WHERE kind = 'account' AND key = $2) AS account_until,
+         (SELECT until FROM sign_in_limits WHERE kind = 'address' AND key = $3) AS address_until,
+         (SELECT until FROM sign_in_limits WHERE kind = 'known' AND key = $1) AS known_until"
+    };
+}
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
+/// Binds the pair's, the account's and the address's keys, in this order.
+fn bind_keys<'q>(query: Query<'q>, keys: &'q Keys) -> Query<'q> {
+    query
+        .bind(keys.pair.as_ref().map(|k| &k[..]))
+        .bind(&keys.account[..])
+        .bind(keys.address.as_ref().map(|k| &k[..]))
+}
+
+fn standing_of(row: &sqlx::postgres::PgRow) -> Result<Standing, sqlx::Error> {
+    use sqlx::Row;
+    Ok(Standing {
+        now: row.try_get("now")?,
+        pair: row.try_get("pair_until")?,
+        account: row.try_get("account_until")?,
+        address: row.try_get("address_until")?,
+        known: row.try_get("known_until")?,
+    })
+}
+
+/// The account with this email, if any, and the sign-in limits' standing of `keys`: one
+/// statement, so that a sign-in reads its limits in the round trip that finds the account.
+pub async fn user_by_email_with_standing(
     db: impl PgExecutor<'_>,
     email: &str,
-) -> Result<Option<UserRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE lower(email) = lower($1)"
-    )))
-    .bind(email)
-    .fetch_optional(db)
-    .await
+    keys: &Keys,
+) -> Result<(Option<UserRow>, Standing), sqlx::Error> {
+    const SQL: &str = concat!(
+        "SELECT ",
+        standing_columns!(),
+        ", u.id, u.email, u.display_name, u.role, u.locale, u.password_hash, u.created_at,
+           u.email_verified_at
+          FROM (SELECT) AS one LEFT JOIN users u ON lower(u.email) = lower($4)"
+    );
+    let row = bind_keys(sqlx::query(SQL), keys)
+        .bind(email)
+        .fetch_one(db)
+        .await?;
+    let id: Option<Uuid> = sqlx::Row::try_get(&row, "id")?;
+    let user = id.map(|_| UserRow::from_row(&row)).transpose()?;
+    Ok((user, standing_of(&row)?))
+}
+
+/// The sign-in limits' standing of `keys` (for a password checked outside sign-in).
+pub async fn sign_in_standing(
+    db: impl PgExecutor<'_>,
+    keys: &Keys,
+) -> Result<Standing, sqlx::Error> {
+    const SQL: &str = concat!("SELECT ", standing_columns!());
+    standing_of(&bind_keys(sqlx::query(SQL), keys).fetch_one(db).await?)
+}
+
+/// Deletes up to 16 rows whose instant has passed (none of the keys in `$1`, which the same
+/// statement writes): each write tidies a little, so expired rows never pile up.
+macro_rules! tidy_sign_in_limits {
+    () => {
+        "tidy AS (
+            DELETE FROM sign_in_limits
+             WHERE (kind, key) IN (SELECT kind, key FROM sign_in_limits
+                                    WHERE until < now() AND key <> ALL ($1)
+                                    ORDER BY until LIMIT 16 FOR UPDATE SKIP LOCKED))"
+    };
+}
+
+/// Counts one failed sign-in against its pair, account and address: each key's instant moves
+/// `every` past max(instant, now), in one statement.
+pub async fn count_sign_in_failure(
+    db: impl PgExecutor<'_>,
+    keys: &Keys,
+) -> Result<(), sqlx::Error> {
+    const SQL: &str = concat!(
+        "WITH ",
+        tidy_sign_in_limits!(),
+        "
+        INSERT INTO sign_in_limits AS l (kind, key, until)
+        SELECT k.kind::sign_in_limit, k.key, now() + k.every * interval '1 second'
+          FROM (VALUES ('pair', $2::bytea, $5::float8), ('account', $3, $6), ('address', $4, $7))
+               AS k (kind, key, every)
+         WHERE k.key IS NOT NULL
+        ON CONFLICT (kind, key) DO UPDATE
+           SET until = greatest(l.until, now()) + (excluded.until - now())"
+    );
+    let all: Vec<&[u8]> = [
+        keys.pair.as_ref(),
+        Some(&keys.account),
+        keys.address.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|k| &k[..])
+    .collect();
+    bind_keys(sqlx::query(SQL).bind(all), keys)
+        .bind(PER_PAIR.every.as_secs_f64())
+        .bind(PER_ACCOUNT.every.as_secs_f64())
+        .bind(PER_ADDRESS.every.as_secs_f64())
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Counts a sign-up against its address's key if `rule` allows one more now, in one statement
+/// (the upsert's condition is judged on the locked row, so sign-ups at once through several
+/// instances are counted one by one). `None`: counted; `Some((until, now))`: refused, with the
+/// key's instant and the database's clock.
+pub async fn count_sign_up(
+    db: impl PgExecutor<'_>,
+    key: &[u8; 16],
+    rule: Rule,
+) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+    const SQL: &str = concat!(
+        "WITH ",
+        tidy_sign_in_limits!(),
+        ",
+        held AS (SELECT until FROM sign_in_limits WHERE kind = 'signup' AND key = $2),
+        counted AS (
+            INSERT INTO sign_in_limits AS l (kind, key, until)
+            VALUES ('signup', $2, now() + $3 * interval '1 second')
+            ON CONFLICT (kind, key) DO UPDATE
+               SET until = greatest(l.until, now()) + $3 * interval '1 second'
+             WHERE l.until <= now() + $4 * interval '1 second'
+            RETURNING until)
+        SELECT (SELECT until FROM held), now() FROM (SELECT) AS one
+         WHERE NOT EXISTS (SELECT FROM counted)"
+    );
+    sqlx::query_as(SQL)
+        .bind(vec![&key[..]])
+        .bind(&key[..])
+        .bind(rule.every.as_secs_f64())
+        .bind(rule.tolerance().as_secs_f64())
+        .fetch_optional(db)
+        .await
+        .map(|refused: Option<(Option<DateTime<Utc>>, DateTime<Utc>)>| {
+            refused.map(|(until, now)| (until.unwrap_or(now), now))
+        })
+}
+
+/// A sign-in succeeded: its pair's failures go and the pair is known for [`KNOWN_FOR`].
+pub async fn remember_sign_in(db: impl PgExecutor<'_>, pair: &[u8; 16]) -> Result<(), sqlx::Error> {
+    const SQL: &str = concat!(
+        "WITH ",
+        tidy_sign_in_limits!(),
+        ",
+        cleared AS (DELETE FROM sign_in_limits WHERE kind = 'pair' AND key = $2)
+        INSERT INTO sign_in_limits (kind, key, until)
+        VALUES ('known', $2, now() + $3 * interval '1 second')
+        ON CONFLICT (kind, key) DO UPDATE SET until = excluded.until"
+    );
+    sqlx::query(SQL)
+        .bind(vec![&pair[..]])
+        .bind(&pair[..])
+        .bind(KNOWN_FOR.as_secs_f64())
+        .execute(db)
+        .await?;
+    Ok(())
 }
 
 pub async fn user_by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<UserRow>, sqlx::Error> {

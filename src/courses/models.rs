@@ -56,6 +56,8 @@ pub struct Course {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CourseList {
     pub items: Vec<Course>,
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
 }
 
 /// Whom to enroll: by `email` or by `user_id` (exactly one).
@@ -80,6 +82,8 @@ pub struct Enrollment {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Roster {
     pub items: Vec<Enrollment>,
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
 }
 
 /// A change of a course: only the fields given change.
@@ -109,4 +113,9 @@ pub struct CourseListQuery {
     /// `true`: the archived courses instead of the active ones.
     #[serde(default)]
     pub archived: bool,
+    /// Courses per page: 1 to 200; 50 when absent.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<u32>,
+    /// The `next` of the previous page; absent for the first page.
+    pub cursor: Option<String>,
 }

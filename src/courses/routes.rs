@@ -13,6 +13,7 @@ use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::invitations::Invitation;
+use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
 use crate::validate;
 
@@ -49,20 +50,36 @@ pub async fn create_course(
 }
 
 /// The courses you are in (admins: every course): the active ones, or with `archived=true`
-/// the archived ones.
+/// the archived ones; oldest first, a page at a time (see `pagination`).
 #[utoipa::path(get, path = "/v1/courses", tag = "courses", security(("bearer" = [])),
     params(CourseListQuery),
     responses(
-        (status = 200, description = "Your courses", body = CourseList),
-        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A page of your courses", body = CourseList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_courses(
     state: web::Data<AppState>,
     user: CurrentUser,
     query: web::Query<CourseListQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let items = store::courses_for(&state.pool, user.id, user.is_admin(), query.archived).await?;
-    Ok(HttpResponse::Ok().json(CourseList { items }))
+    let list = format!("courses:{}:{}", user.id, query.archived);
+    let page = (state.cursors).page(&list, query.limit, query.cursor.as_deref())?;
+    let rows = store::courses_for(
+        &state.pool,
+        user.id,
+        user.is_admin(),
+        query.archived,
+        page.after,
+        page.fetch(),
+    )
+    .await?;
+    let (items, next) = state
+        .cursors
+        .cut(&list, rows, page.limit, |c| (c.created_at, c.id));
+    let body = CourseList { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// One course you are in.
@@ -149,12 +166,14 @@ pub async fn enroll(
     Ok(HttpResponse::Created().json(enrollment))
 }
 
-/// The roster: everyone enrolled, instructors first. The course's instructors and admins.
+/// The roster: everyone enrolled, instructors first, then by name, a page at a time (see
+/// `pagination`). The course's instructors and admins.
 #[utoipa::path(get, path = "/v1/courses/{id}/enrollments", tag = "courses", security(("bearer" = [])),
-    params(("id" = Uuid, Path, description = "The course's id")),
+    params(("id" = Uuid, Path, description = "The course's id"), PageQuery),
     responses(
-        (status = 200, description = "The roster", body = Roster),
-        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 200, description = "A page of the roster", body = Roster, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 400, description = "Malformed id or query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -162,10 +181,23 @@ pub async fn roster(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
+    query: web::Query<PageQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_course(&state.pool, *id, &user).await?;
-    let items = store::roster(&state.pool, course.id).await?;
-    Ok(HttpResponse::Ok().json(Roster { items }))
+    let list = format!("roster:{}", course.id);
+    let page =
+        (state.cursors).page::<store::RosterKey>(&list, query.limit, query.cursor.as_deref())?;
+    let rows = store::roster(&state.pool, course.id, page.after.as_ref(), page.fetch()).await?;
+    let (items, next) = state.cursors.cut(&list, rows, page.limit, |e| {
+        (
+            e.role != super::models::CourseRole::Instructor,
+            e.display_name.clone(),
+            e.user_id,
+        )
+    });
+    let body = Roster { items, next };
+    Ok(pagination::respond(&req, body.next.as_deref(), &body))
 }
 
 /// Changes a course's title or code, or archives it (`archived: true`: read-only, no new

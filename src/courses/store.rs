@@ -66,22 +66,29 @@ pub async fn insert_course(
 
 /// The courses a person is enrolled in (for admins, every course): the active ones, or the
 /// archived ones.
+/// A page of them, oldest first, after `after` (created, id); `fetch` at most.
 pub async fn courses_for(
     db: impl PgExecutor<'_>,
     user: Uuid,
     all: bool,
     archived: bool,
+    after: Option<(DateTime<Utc>, Uuid)>,
+    fetch: i64,
 ) -> Result<Vec<Course>, sqlx::Error> {
     let rows: Vec<CourseRow> = sqlx::query_as(
         "SELECT c.id, c.title, c.code, c.created_at, c.created_by AS owner_id, e.role AS my_role,
                 c.archived_at
            FROM courses c LEFT JOIN enrollments e ON e.course_id = c.id AND e.user_id = $1
           WHERE ($2 OR e.user_id IS NOT NULL) AND (c.archived_at IS NOT NULL) = $3
-          ORDER BY c.created_at, c.id",
+            AND ($4::timestamptz IS NULL OR (c.created_at, c.id) > ($4, $5))
+          ORDER BY c.created_at, c.id LIMIT $6",
     )
     .bind(user)
     .bind(all)
     .bind(archived)
+    .bind(after.map(|a| a.0))
+    .bind(after.map(|a| a.1))
+    .bind(fetch)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(Into::into).collect())
@@ -157,14 +164,28 @@ pub async fn enroll(
     Ok(row.map(Into::into))
 }
 
-pub async fn roster(db: impl PgExecutor<'_>, course: Uuid) -> Result<Vec<Enrollment>, sqlx::Error> {
+/// The roster's sort key: instructors first, then by display name and id.
+pub type RosterKey = (bool, String, Uuid);
+
+/// A page of the roster, after `after` ([`RosterKey`]); `fetch` at most.
+pub async fn roster(
+    db: impl PgExecutor<'_>,
+    course: Uuid,
+    after: Option<&RosterKey>,
+    fetch: i64,
+) -> Result<Vec<Enrollment>, sqlx::Error> {
     let rows: Vec<EnrollmentRow> = sqlx::query_as(
         "SELECT e.user_id, u.display_name, u.email, e.role, e.created_at AS enrolled_at
            FROM enrollments e JOIN users u ON u.id = e.user_id
           WHERE e.course_id = $1
-          ORDER BY (e.role = 'instructor') DESC, u.display_name, u.id",
+            AND ($2::bool IS NULL OR (e.role <> 'instructor', u.display_name, u.id) > ($2, $3, $4))
+          ORDER BY e.role <> 'instructor', u.display_name, u.id LIMIT $5",
     )
     .bind(course)
+    .bind(after.map(|a| a.0))
+    .bind(after.map(|a| a.1.as_str()))
+    .bind(after.map(|a| a.2))
+    .bind(fetch)
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(Into::into).collect())

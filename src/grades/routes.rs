@@ -10,7 +10,6 @@ use super::models::{
     GradebookQuery, RegradeReport, RegradeRequest,
 };
 use super::store::{self, NewEvent};
-use super::{DEFAULT_PAGE, MAX_PAGE};
 use crate::attempts::{Viewer, attempt_not_found, visible_attempt};
 use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
@@ -158,37 +157,27 @@ pub async fn gradebook(
     user: CurrentUser,
     id: web::Path<Uuid>,
     query: web::Query<GradebookQuery>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let course = crate::courses::taught_course(&state.pool, *id, &user).await?;
     let q = query.into_inner();
-    let limit = q.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::new(
-            Code::InvalidLimit,
-            format!("`limit` must be from 1 to {MAX_PAGE}."),
-        ));
-    }
-    let after = q.cursor.as_deref().map(super::decode_cursor).transpose()?;
+    let list = format!("gradebook:{}", course.id);
+    let page = (state.cursors).page::<(String, Uuid)>(&list, q.limit, q.cursor.as_deref())?;
     let rows = store::gradebook_page(
         &state.pool,
         course.id,
-        after.as_ref().map(|(name, id)| (name.as_str(), *id)),
-        i64::from(limit) + 1,
+        page.after.as_ref().map(|(name, id)| (name.as_str(), *id)),
+        page.fetch(),
     )
     .await?;
-    let book = super::assemble(course.id, rows, limit as usize);
+    let book = super::assemble(course.id, rows, page.limit, |l| {
+        state.cursors.encode(&list, &(&l.display_name, l.user_id))
+    });
     let csv = q.format == Some(GradebookFormat::Csv);
     let mut res = HttpResponse::Ok();
     res.insert_header((header::CACHE_CONTROL, "private, no-store"));
     if let Some(next) = &book.next {
-        let format = if csv { "&format=csv" } else { "" };
-        res.insert_header((
-            header::LINK,
-            format!(
-                "</v1/courses/{}/gradebook?limit={limit}&cursor={next}{format}>; rel=\"next\"",
-                course.id
-            ),
-        ));
+        res.insert_header((header::LINK, crate::pagination::link(&req, next)));
     }
     Ok(if csv {
         res.content_type("text/csv; charset=utf-8")

@@ -434,14 +434,18 @@ pub struct InvitationPage {
     /// At most this many (1 to 1,000; default 200).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
-    /// The `next_after` of the previous page.
+    /// The `next` of the previous page; absent for the first page.
+    pub cursor: Option<String>,
+    /// The older form of `cursor`: the `next_after` of the previous page.
     pub after: Option<Uuid>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InvitationList {
     pub items: Vec<Invitation>,
-    /// Pass as `after` for the next page; absent on the last one.
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
+    /// The older form of `next` (pass it as `after`); absent on the last page.
     pub next_after: Option<Uuid>,
 }
 
@@ -450,7 +454,8 @@ pub struct InvitationList {
 #[utoipa::path(get, path = "/v1/courses/{id}/invitations", tag = "courses", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id"), InvitationPage),
     responses(
-        (status = 200, description = "Pending invitations", body = InvitationList),
+        (status = 200, description = "A page of pending invitations, oldest first", body = InvitationList, headers(("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
         (status = 400, description = "Malformed id or query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
@@ -459,24 +464,31 @@ pub async fn list_invitations(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    page: web::Query<InvitationPage>,
+    query: web::Query<InvitationPage>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let limit = page.limit.unwrap_or(200);
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::new(
-            Code::InvalidLimit,
-            "`limit` must be 1 to 1000.",
-        ));
-    }
     let course = taught_course(&state.pool, *id, &user).await?;
-    let mut items = store::list(&state.pool, course.id, page.after, i64::from(limit) + 1).await?;
-    let next_after = if items.len() > limit as usize {
-        items.truncate(limit as usize);
-        items.last().map(|i| i.id)
-    } else {
-        None
+    let list = format!("invitations:{}", course.id);
+    let page = (state.cursors).page_within::<Uuid>(
+        &list,
+        query.limit,
+        query.cursor.as_deref(),
+        (200, 1000),
+    )?;
+    let after = page.after.or(query.after);
+    let rows = store::list(&state.pool, course.id, after, page.fetch()).await?;
+    let (items, next) = (state.cursors).cut(&list, rows, page.limit, |i| i.id);
+    let next_after = next.as_ref().and(items.last()).map(|i| i.id);
+    let body = InvitationList {
+        items,
+        next,
+        next_after,
     };
-    Ok(HttpResponse::Ok().json(InvitationList { items, next_after }))
+    Ok(crate::pagination::respond(
+        &req,
+        body.next.as_deref(),
+        &body,
+    ))
 }
 
 fn invitation_not_found() -> ApiError {

@@ -118,7 +118,11 @@ pub async fn erase(
             ));
         }
         let email = row.email.clone().unwrap_or_default();
-        if !crate::auth::routes::check_password(&state, &req, &email, given, stored).await? {
+        let keys = state
+            .login_limiter
+            .keys(&email, state.trusted_proxies.client_ip(&req));
+        let standing = crate::auth::store::sign_in_standing(&state.pool, &keys).await?;
+        if !crate::auth::routes::check_password(&state, &keys, &standing, given, stored).await? {
             return Err(ApiError::new(
                 Code::InvalidCredentials,
                 "The password is wrong.",

@@ -384,6 +384,8 @@ pub struct QuizSummary {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QuizList {
     pub items: Vec<QuizSummary>,
+    /// The cursor of the next page (pass it as `cursor`); absent on the last page.
+    pub next: Option<String>,
 }
 
 /// A quiz in one locale, for reading before taking it. Carries no key material.

@@ -12,6 +12,7 @@ use crate::auth::CurrentUser;
 use crate::content::Visibility;
 use crate::error::{ApiError, Problem};
 use crate::i18n::requested_locales;
+use crate::pagination;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -20,6 +21,20 @@ use crate::state::AppState;
 pub struct LangQuery {
     /// Preferred locale (BCP 47), before `Accept-Language`. An unsupported one falls back.
     pub lang: Option<String>,
+}
+
+/// The catalogue's query: a locale and a page.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct CatalogueQuery {
+    /// Preferred locale (BCP 47), before `Accept-Language`. An unsupported one falls back.
+    pub lang: Option<String>,
+    /// Quizzes per page: 1 to 200; 50 when absent.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<u32>,
+    /// The `next` of the previous page; absent for the first page.
+    pub cursor: Option<String>,
 }
 
 /// The requested locales of a request: `?lang=`, then `Accept-Language` by q-value. A `lang`
@@ -49,25 +64,36 @@ pub fn plausible_slug(slug: &str) -> bool {
     get,
     path = "/v1/quizzes",
     tag = "quizzes",
-    params(LangQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values"), ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared")),
+    params(CatalogueQuery, ("Accept-Language" = Option<String>, Header, description = "Preferred locales with q-values"), ("If-None-Match" = Option<String>, Header, description = "Entity tags of the copies the client holds; the first 64 are compared")),
     responses(
-        (status = 200, description = "The catalogue", body = QuizList,
-            headers(("ETag" = String, description = "A strong entity tag of this representation"))),
+        (status = 200, description = "A page of the catalogue, by slug", body = QuizList,
+            headers(("ETag" = String, description = "A strong entity tag of this representation"),
+                    ("Link" = String, description = "`<…>; rel=\"next\"`: the next page, absent on the last"))),
         (status = 304, description = "Not modified: the client's copy (`If-None-Match`) is current; no body", headers(("ETag" = String, description = "The current entity tag"))),
-        (status = 400, description = "Malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed query, or `limit` out of range (`invalid_limit`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "A cursor this list did not give (`invalid_cursor`)", body = Problem, content_type = "application/problem+json"),
     ),
     security((), ("bearer" = [])),
 )]
 pub async fn list_quizzes(
     state: web::Data<AppState>,
     user: Option<CurrentUser>,
-    query: web::Query<LangQuery>,
+    query: web::Query<CatalogueQuery>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
-    let mut items = Vec::new();
     let admin = user.as_ref().is_some_and(CurrentUser::is_admin);
-    for (_, id, authored) in store::current_versions(&state.pool, user.map(|u| u.id)).await? {
+    let reader = user.map(|u| u.id);
+    let list = match reader {
+        Some(id) => format!("quizzes:{id}"),
+        None => "quizzes".to_string(),
+    };
+    let page = (state.cursors).page::<String>(&list, query.limit, query.cursor.as_deref())?;
+    let rows =
+        store::current_versions(&state.pool, reader, page.after.as_deref(), page.fetch()).await?;
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |(slug, _, _)| slug.clone());
+    let mut items = Vec::new();
+    for (_, id, authored) in rows {
         if let Some(v) = state.quizzes.get(&state.pool, id).await? {
             items.push(QuizSummary {
                 editable: authored || admin,
@@ -75,10 +101,15 @@ pub async fn list_quizzes(
             });
         }
     }
-    Ok(HttpResponse::Ok()
-        .insert_header((header::VARY, "Accept-Language, Authorization"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .json(QuizList { items }))
+    let body = QuizList { items, next };
+    let mut res = pagination::respond(&req, body.next.as_deref(), &body);
+    let headers = res.headers_mut();
+    headers.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Language, Authorization"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(res)
 }
 
 /// One public quiz in one locale, field by field with fallback; no key material. A private

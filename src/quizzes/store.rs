@@ -18,10 +18,13 @@ pub struct VersionRow {
 }
 
 /// The catalogue: every public quiz's slug and current version id, by slug, and the private
-/// ones `author` (if any) owns or co-authors; with whether `author` owns or co-authors each.
+/// ones `author` (if any) owns or co-authors, with whether `author` owns or co-authors each:
+/// a page of them, by slug after `after`; `fetch` at most.
 pub async fn current_versions(
     db: impl PgExecutor<'_>,
     author: Option<Uuid>,
+    after: Option<&str>,
+    fetch: i64,
 ) -> Result<Vec<(String, Uuid, bool)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT slug, current_version_id, authored FROM (
@@ -31,11 +34,14 @@ pub async fn current_versions(
                         OR EXISTS (SELECT 1 FROM quiz_coauthors c
                                     WHERE c.quiz_id = q.id AND c.user_id = $1))) AS authored
              FROM quizzes q
-            WHERE q.current_version_id IS NOT NULL) q
+            WHERE q.current_version_id IS NOT NULL
+              AND ($2::text IS NULL OR q.slug > $2)) q
           WHERE q.visibility = 'public' OR q.authored
-          ORDER BY q.slug",
+          ORDER BY q.slug LIMIT $3",
     )
     .bind(author)
+    .bind(after)
+    .bind(fetch)
     .fetch_all(db)
     .await
 }

@@ -850,3 +850,36 @@ async fn the_start_up_backfill_rebuilds_stale_tables_ahead_of_the_first_report()
     assert_eq!(again, 0);
     assert_incremental_equals_from_scratch(&app, &teacher, &assignment).await;
 }
+
+#[tokio::test]
+async fn with_the_replica_down_analytics_and_exports_answer_from_the_primary() {
+    // A replica nobody listens for: port 9 on loopback (discard) refuses connections.
+    let app = TestApp::spawn_configured(|state| {
+        let down = sqlx::postgres::PgConnectOptions::new()
+            .host("127.0.0.1")
+            .port(9)
+            .username("quizd");
+        state.analytics_replica = Some(quizd::analytics::replica::Replica::new(
+            quizd::db::pool_options(2).connect_lazy_with(down),
+        ));
+    })
+    .await;
+    let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
+    let written = generate(&app, &assignment, 20, 5).await;
+    for _ in 0..2 {
+        let report = analytics(&app, &teacher, &assignment, "?attempts=all").await;
+        assert_eq!(
+            report["versions"][0]["counts"]["finished"].as_u64(),
+            Some(20)
+        );
+    }
+    let res = get_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/analytics/responses.csv"),
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.unwrap();
+    assert_eq!(body.lines().count() as u64 - 1, written);
+}

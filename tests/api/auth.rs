@@ -647,7 +647,8 @@ async fn the_owner_signs_in_while_an_attacker_guesses_from_elsewhere() {
 #[tokio::test]
 async fn a_class_behind_one_address_signs_in_without_429() {
     let app = TestApp::spawn_configured(|state| {
-        state.login_limiter = quizd::auth::ratelimit::LoginLimiter::with_signup_burst(0);
+        state.login_limiter =
+            quizd::auth::ratelimit::LoginLimiter::new(b"the class's own secret", 0);
     })
     .await;
     let class: Vec<String> = (0..60).map(|i| format!("learner{i}@example.com")).collect();
@@ -702,23 +703,129 @@ async fn distributed_guessing_meets_the_per_account_limit() {
     expect_status(res, 200).await;
 }
 
+/// The try (1-based) at which guesses at `email` from `guesser` meet `429`, each sent to the
+/// next of `apps` in turn; `None` within 20 tries.
+async fn try_meeting_429(
+    apps: &[&TestApp],
+    guesser: &reqwest::Client,
+    email: &str,
+) -> Option<usize> {
+    for try_no in 1..=20 {
+        let app = apps[try_no % apps.len()];
+        let res = login_from(app, guesser, email, "guess").await;
+        if res.status() == 429 {
+            assert_problem(res, 429, "too_many_attempts").await;
+            return Some(try_no);
+        }
+        assert_problem(res, 401, "invalid_credentials").await;
+    }
+    None
+}
+
+#[tokio::test]
+async fn guesses_spread_over_two_instances_meet_429_at_the_same_try_as_on_one() {
+    let app = TestApp::spawn().await;
+    let other = app.another_instance().await;
+    register(&app, "ada@example.com").await;
+    register(&app, "grace@example.com").await;
+    let guesser = client_from("127.0.0.2");
+    let on_one = try_meeting_429(&[&app], &guesser, "ada@example.com").await;
+    let on_two = try_meeting_429(&[&app, &other], &guesser, "grace@example.com").await;
+    assert_eq!(on_one, Some(6));
+    assert_eq!(
+        on_two, on_one,
+        "spreading the guesses over instances gained tries"
+    );
+    // Both instances refuse the guesser, even with the right password; the owners, from
+    // their own address, sign in through either.
+    for instance in [&app, &other] {
+        let res = login_from(instance, &guesser, "grace@example.com", PASSWORD).await;
+        assert_problem(res, 429, "too_many_attempts").await;
+        login(instance, "grace@example.com").await;
+        login(instance, "ada@example.com").await;
+    }
+}
+
+#[tokio::test]
+async fn an_address_known_to_one_instance_passes_the_account_limit_on_another() {
+    let app = TestApp::spawn().await;
+    let other = app.another_instance().await;
+    register(&app, "ada@example.com").await;
+    // The owner signs in through the first instance.
+    login(&app, "ada@example.com").await;
+    // 20 addresses × 5 guesses, over both instances: the account's 100.
+    for a in 0..20 {
+        let guesser = client_from(&format!("127.0.1.{}", a + 1));
+        for g in 0..5 {
+            let instance = if (a + g) % 2 == 0 { &app } else { &other };
+            let res = login_from(instance, &guesser, "ada@example.com", "guess").await;
+            assert_problem(res, 401, "invalid_credentials").await;
+        }
+    }
+    let fresh = client_from("127.0.2.1");
+    for instance in [&app, &other] {
+        let res = login_from(instance, &fresh, "ada@example.com", PASSWORD).await;
+        assert_problem(res, 429, "too_many_attempts").await;
+    }
+    // The second instance knows the owner's address from the first one's sign-in.
+    login(&other, "ada@example.com").await;
+}
+
+#[tokio::test]
+async fn expired_limit_rows_are_deleted_as_failures_are_counted() {
+    let app = TestApp::spawn().await;
+    // 40 keys whose counts ran out an hour ago, as a quiet night leaves them.
+    sqlx::query(
+        "INSERT INTO sign_in_limits (kind, key, until)
+         SELECT 'address', substring(sha256(i::text::bytea) FROM 1 FOR 16), now() - interval '1 hour'
+           FROM generate_series(1, 40) i",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let expired = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM sign_in_limits WHERE until < now()")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+    };
+    assert_eq!(expired().await, 40);
+    for _ in 0..3 {
+        let res = login_request(&app, "nobody@example.com", "guess").await;
+        assert_problem(res, 401, "invalid_credentials").await;
+    }
+    // Each failure deleted 16 of them and wrote its own three keys (live).
+    assert_eq!(expired().await, 0);
+    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM sign_in_limits")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        live, 3,
+        "one row per key: the pair, the account, the address"
+    );
+}
+
+/// `POST /v1/auth/register` for student `i`.
+async fn sign_up_student(app: &TestApp, i: usize) -> reqwest::Response {
+    register_with(
+        app,
+        json!({
+            "email": format!("student{i}@example.com"),
+            "display_name": format!("Student {i}"),
+            "password": PASSWORD,
+        }),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn sign_ups_from_one_address_are_throttled_after_a_classroom_burst_and_create_nothing() {
     let app = TestApp::spawn().await;
     // 30 at once (a class behind one NAT), then 10 a minute; allow slack for the refill.
     let mut throttled_at = None;
     for i in 0..40 {
-        let res = app
-            .client
-            .post(app.url("/v1/auth/register"))
-            .json(&serde_json::json!({
-                "email": format!("student{i}@example.com"),
-                "display_name": format!("Student {i}"),
-                "password": PASSWORD,
-            }))
-            .send()
-            .await
-            .unwrap();
+        let res = sign_up_student(&app, i).await;
         if res.status() == 429 {
             let wait = retry_after(&res);
             assert!((1..=60).contains(&wait), "Retry-After: {wait}");
@@ -739,6 +846,29 @@ async fn sign_ups_from_one_address_are_throttled_after_a_classroom_burst_and_cre
     assert!(refused, "the refused sign-up created no account");
     // Signing in is limited separately: a student who signed up can still sign in.
     login(&app, "student0@example.com").await;
+}
+
+#[tokio::test]
+async fn sign_ups_spread_over_two_instances_meet_the_same_burst_as_on_one() {
+    let app = TestApp::spawn().await;
+    let other = app.another_instance().await;
+    let mut throttled_at = None;
+    for i in 0..40 {
+        let instance = if i % 2 == 0 { &app } else { &other };
+        let res = sign_up_student(instance, i).await;
+        if res.status() == 429 {
+            assert_problem(res, 429, "too_many_signups").await;
+            throttled_at = Some(i);
+            break;
+        }
+        expect_status(res, 201).await;
+    }
+    // 30 at once, as on one instance (the refill adds one every 6 s: allow one more).
+    let throttled_at = throttled_at.expect("the address was throttled within 40 sign-ups");
+    assert!(
+        (30..=31).contains(&throttled_at),
+        "throttled at {throttled_at}"
+    );
 }
 
 // Refresh tokens.

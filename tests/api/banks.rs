@@ -551,6 +551,15 @@ async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a
     assert_eq!(question_set(&app, &attempt).await.len(), 3);
 }
 
+/// The teacher writes version 2 of the quiz and regrades the assignment to it; the report.
+async fn regrade_to(app: &TestApp, e: &Exam, toml: &str) -> Value {
+    let res = send_quiz(app, &e.teacher.access, Some("banked"), toml).await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let path = format!("/v1/assignments/{}/regrade", e.assignment);
+    let body = json!({"to_version": 2, "dry_run": false});
+    expect_status(post_as(app, &e.teacher.access, &path, &body).await, 200).await
+}
+
 #[tokio::test]
 async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_key() {
     let app = TestApp::spawn().await;
@@ -566,19 +575,7 @@ async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_ke
     let fixed = bank_quiz().replace("answer = true\n", "answer = false\n");
     let fixed = fixed.replacen("answer = false\n", "answer = true\n", 1);
     let fixed = fixed[..fixed.find("\n[[banks.questions]]\nkey = \"p6\"").unwrap()].to_string();
-    let res = send_quiz(&app, &e.teacher.access, Some("banked"), &fixed).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
-    let report = expect_status(
-        post_as(
-            &app,
-            &e.teacher.access,
-            &format!("/v1/assignments/{}/regrade", e.assignment),
-            &json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let report = regrade_to(&app, &e, &fixed).await;
     let change = &report["attempts"][0];
     // The fixed question stays right; each drawn one still in the bank is now wrong.
     let kept: Vec<&String> = drawn.iter().filter(|k| *k != "p6").collect();
@@ -617,19 +614,7 @@ async fn a_regrade_to_a_version_with_another_layout_keeps_each_attempts_draw_and
     let open_set = question_set(&app, &open).await;
     // Version 2 draws three questions from the bank instead of two.
     let wider = bank_quiz().replace("draw = 2", "draw = 3");
-    let res = send_quiz(&app, &e.teacher.access, Some("banked"), &wider).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
-    let report = expect_status(
-        post_as(
-            &app,
-            &e.teacher.access,
-            &format!("/v1/assignments/{}/regrade", e.assignment),
-            &json!({"to_version": 2, "dry_run": false}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let report = regrade_to(&app, &e, &wider).await;
     assert_eq!(
         (&report["questions"], &report["attempts"]),
         (&json!([]), &json!([])),

@@ -19,6 +19,7 @@ mod lti;
 mod mailbox;
 mod openapi;
 mod ops;
+mod pagination;
 mod pool;
 mod privacy;
 mod proxies;

@@ -675,11 +675,24 @@ test('an instructor creates a course, enrolls the learner and makes a timed assi
   await page.selectOption('#asg-feedback', 'immediate');
   await page.locator('#asg-time').fill('10');
   await page.locator('#asg-shuffle-o').check();
+  // A close time three days on (the form takes the browser's local time) and the grade from
+  // the latest attempt.
+  const pad = (n) => String(n).padStart(2, '0');
+  const d = new Date(Date.now() + 3 * 86400e3);
+  const local = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  await page.locator('#asg-closes').fill(local);
+  await page.selectOption('#asg-grading', 'latest');
   await page.locator('form:has(#asg-quiz) button[type=submit]').click();
   const card = page.locator('.assignments .card').first();
   await card.waitFor();
   assignmentId = await card.getAttribute('data-assignment');
   assert.match(await card.textContent(), /Time limit: 10 minutes/);
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const made = await call('GET', `/v1/assignments/${assignmentId}`, undefined, teacher.access_token);
+  assert.deepEqual(
+    [made.policy.grading_method, made.policy.navigation, Date.parse(made.policy.closes_at), made.policy.opens_at ?? null],
+    ['latest', 'free', Date.parse(new Date(local).toISOString()), null],
+  );
   await checkA11y(page, 'the course page');
   await assertNoJunkText(page, 'the course page');
   await page.goto(`${base}/#/teach`);

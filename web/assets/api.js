@@ -108,6 +108,21 @@ export const api = {
   fetch: (path) => request('GET', path, undefined, true),
   /// `PUT` of a file's text as it is, with its media type (translation uploads).
   putFile: (path, text, mediaType) => request('PUT', path, text, false, mediaType),
+  /// Every page of a list (`items`, and `grades` where a list has them), following `next`:
+  /// 200 items a request, at most 50 requests.
+  list: async (path) => {
+    const all = { items: [], grades: [] };
+    let cursor = null;
+    for (let i = 0; i < 50; i++) {
+      const sep = path.includes('?') ? '&' : '?';
+      const page = await request('GET', `${path}${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      all.items.push(...page.items);
+      if (page.grades) all.grades.push(...page.grades);
+      if (!page.next) break;
+      cursor = page.next;
+    }
+    return all;
+  },
 };
 
 export async function signIn(email, password) {

@@ -287,7 +287,7 @@ async function start() {
   }
   setUiLang(ctx.lang);
   try {
-    const catalogue = await api.get('/v1/quizzes');
+    const catalogue = await api.list('/v1/quizzes');
     for (const q of catalogue.items) for (const l of q.locales) ctx.locales.add(l.locale);
   } catch {
     /* the switcher keeps the interface languages */

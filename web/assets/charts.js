@@ -405,7 +405,7 @@ export async function analyticsPage(view, ctx, id) {
   const [assignment, report, catalogue] = await Promise.all([
     api.get(`/v1/assignments/${id}`),
     api.get(`/v1/assignments/${id}/analytics?lang=${lang}`),
-    api.get(`/v1/quizzes?lang=${lang}`),
+    api.list(`/v1/quizzes?lang=${lang}`),
   ]);
   const quiz = catalogue.items.find((q) => q.slug === assignment.quiz);
   view.classList.add('wide');
@@ -442,7 +442,7 @@ export async function analyticsPage(view, ctx, id) {
     view.append(section);
   }
   if (assignment.course_id) {
-    const roster = await api.get(`/v1/courses/${assignment.course_id}/enrollments`);
+    const roster = await api.list(`/v1/courses/${assignment.course_id}/enrollments`);
     const assigned = report.versions.find((v) => v.quiz_version === assignment.quiz_version);
     view.append(regradeSection(ctx, assignment, roster.items, {
       latest: quiz?.version,

@@ -153,9 +153,9 @@ function startButton(ctx, { inProgress, start, describedBy }) {
 export async function cataloguePage(view, ctx) {
   const lang = encodeURIComponent(ctx.lang);
   const [catalogue, mine, courses] = await Promise.all([
-    api.get(`/v1/quizzes?lang=${lang}`),
-    api.get('/v1/me/attempts'),
-    api.get('/v1/courses'),
+    api.list(`/v1/quizzes?lang=${lang}`),
+    api.list('/v1/me/attempts'),
+    api.list('/v1/courses'),
   ]);
   const open = new Map(mine.items.filter((a) => a.state === 'in_progress').map((a) => [a.assignment_id, a]));
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
@@ -164,7 +164,7 @@ export async function cataloguePage(view, ctx) {
     catalogue.items.map((q) => (q.practice_assignment_id ? api.get(`/v1/assignments/${q.practice_assignment_id}`).catch(() => null) : null)),
   );
   const learning = courses.items.filter((c) => c.my_role === 'learner');
-  const courseAssignments = await Promise.all(learning.map((c) => api.get(`/v1/courses/${c.id}/assignments`)));
+  const courseAssignments = await Promise.all(learning.map((c) => api.list(`/v1/courses/${c.id}/assignments`)));
 
   view.append(h('h1', {}, t('quizzes_title')), h('p', { class: 'lede' }, t('quizzes_intro')));
 

@@ -59,7 +59,7 @@ function staffOnly(view, ctx) {
 
 export async function coursesPage(view, ctx) {
   if (staffOnly(view, ctx)) return;
-  const courses = (await api.get('/v1/courses')).items.filter((c) => c.my_role === 'instructor' || ctx.me.role === 'admin');
+  const courses = (await api.list('/v1/courses')).items.filter((c) => c.my_role === 'instructor' || ctx.me.role === 'admin');
   view.append(
     h('h1', {}, t('teach_title')),
     h(
@@ -100,9 +100,9 @@ export async function coursePage(view, ctx, id) {
   if (staffOnly(view, ctx)) return;
   const [course, roster, assignments, catalogue] = await Promise.all([
     api.get(`/v1/courses/${id}`),
-    api.get(`/v1/courses/${id}/enrollments`),
-    api.get(`/v1/courses/${id}/assignments`),
-    api.get(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
+    api.list(`/v1/courses/${id}/enrollments`),
+    api.list(`/v1/courses/${id}/assignments`),
+    api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
   ]);
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
   view.classList.add('wide');
@@ -190,8 +190,13 @@ export async function coursePage(view, ctx, id) {
             t('feedback_timing'),
             ['immediate', 'on_finish', 'after_close', 'never'].map((f) => [f, t(`feedback_${f}`)]),
           ),
+          h('p', { class: 'hint', id: 'asg-feedback-hint' }, t('after_close_hint')),
+          input('asg-opens', t('asg_opens'), { type: 'datetime-local' }),
+          input('asg-closes', t('asg_closes'), { type: 'datetime-local' }),
           input('asg-time', t('time_limit'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow' }),
           input('asg-attempts', t('attempts_allowed'), { type: 'number', min: 1, step: 1, inputmode: 'numeric', class: 'narrow' }),
+          select('asg-grading', t('asg_grading'), ['highest', 'latest', 'first', 'average'].map((g) => [g, t(`grading_${g}`)])),
+          select('asg-navigation', t('asg_navigation'), ['free', 'sequential'].map((n) => [n, t(`navigation_${n}`)])),
           checkbox('asg-shuffle-q', t('shuffle_questions')),
           checkbox('asg-shuffle-o', t('shuffle_options')),
         ],
@@ -199,9 +204,14 @@ export async function coursePage(view, ctx, id) {
         action: (f) => {
           const policy = {
             feedback: f.get('asg-feedback'),
+            grading_method: f.get('asg-grading'),
+            navigation: f.get('asg-navigation'),
             shuffle_questions: f.get('asg-shuffle-q') === 'on',
             shuffle_options: f.get('asg-shuffle-o') === 'on',
           };
+          // datetime-local is the browser's local time; the API takes an instant.
+          if (f.get('asg-opens')) policy.opens_at = new Date(f.get('asg-opens')).toISOString();
+          if (f.get('asg-closes')) policy.closes_at = new Date(f.get('asg-closes')).toISOString();
           if (f.get('asg-time')) policy.time_limit_minutes = Number(f.get('asg-time'));
           if (f.get('asg-attempts')) policy.attempts_allowed = Number(f.get('asg-attempts'));
           return api.post(`/v1/courses/${id}/assignments`, { quiz: f.get('asg-quiz'), title: f.get('asg-title') || null, policy });
@@ -433,7 +443,7 @@ function quizTranslations(ctx, quiz, status) {
 /// uploads for translators' tools.
 export async function translationsPage(view, ctx) {
   if (staffOnly(view, ctx)) return;
-  const catalogue = await api.get(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`);
+  const catalogue = await api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`);
   // Only a quiz's authors (and admins) read its translations: the catalogue says which.
   const authored = await Promise.all(
     catalogue.items
