@@ -912,6 +912,15 @@ test('the Teaching pages show a quiz’s translation status per language, downlo
   assert.deepEqual((await refreshed.locator('td.num').allTextContents()).map((c) => c.trim()), ['3', '0', '2']);
   const served = await call('GET', `/v1/quizzes/${slug}?lang=bn`, undefined, teacher.access_token);
   assert.deepEqual(served.questions[0].options[0], { text: 'খণ্ড', lang: 'bn' });
+  // A language with no translation yet: the file for the tag typed in the form.
+  await page.locator(`#tr-${slug}-locale`).fill('id');
+  const [fresh] = await Promise.all([page.waitForEvent('download'), section.locator('button[data-download="typed.po"]').click()]);
+  assert.equal(fresh.suggestedFilename(), `${slug}-v2-id.po`);
+  const freshText = [];
+  for await (const c of await fresh.createReadStream()) freshText.push(c);
+  const idPo = Buffer.concat(freshText).toString('utf8');
+  assert.match(idPo, /"Language: id\\n"/);
+  assert.match(idPo, /msgctxt "title"\nmsgid "Glossary"\nmsgstr ""\n/);
   await checkA11y(page, 'the translations page');
   await assertNoJunkText(page, 'the translations page');
   await shot(page, 'translations', { fullPage: true });

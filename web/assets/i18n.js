@@ -242,6 +242,7 @@ const en = {
   tr_unchanged: 'Nothing changed: the quiz already has these translations.',
   tr_source: 'Version {v}, written in ',
   tr_no_quizzes: 'You do not author any quiz yet.',
+  tr_download_for: 'Download a file to translate into this language:',
 };
 
 const bn = {
@@ -485,6 +486,7 @@ const bn = {
   tr_unchanged: 'কিছু বদলায়নি: কুইজে এই অনুবাদগুলো আগে থেকেই আছে।',
   tr_source: 'সংস্করণ {v}, মূল ভাষা ',
   tr_no_quizzes: 'আপনি এখনও কোনো কুইজ লেখেননি।',
+  tr_download_for: 'এই ভাষায় অনুবাদের জন্য ফাইল ডাউনলোড করুন:',
 };
 
 const id = {
@@ -728,6 +730,7 @@ const id = {
   tr_unchanged: 'Tidak ada yang berubah: kuis sudah memiliki terjemahan ini.',
   tr_source: 'Versi {v}, ditulis dalam ',
   tr_no_quizzes: 'Anda belum menulis kuis apa pun.',
+  tr_download_for: 'Unduh berkas untuk diterjemahkan ke bahasa ini:',
 };
 
 export const DICTIONARIES = { en, bn, id };

@@ -352,12 +352,14 @@ function quizTranslations(ctx, quiz, status) {
   const slug = status.quiz;
   const hid = `tr-${slug}`;
   const error = h('div', { class: 'form-error', role: 'alert' });
-  const downloadButton = (locale, ext, label) => {
-    const b = h('button', { type: 'button', class: 'small', dataset: { download: `${locale}.${ext}` } }, label, h('span', { class: 'visually-hidden' }, ` (${locale})`));
+  // `locale`: a tag, or a function that reads one when the button is pressed.
+  const downloadButton = (locale, ext, label, key = `${locale}.${ext}`) => {
+    const hidden = typeof locale === 'string' ? h('span', { class: 'visually-hidden' }, ` (${locale})`) : null;
+    const b = h('button', { type: 'button', class: 'small', dataset: { download: key } }, label, hidden);
     b.addEventListener('click', async () => {
       error.replaceChildren();
       try {
-        await downloadTranslation(slug, status.version, locale, ext);
+        await downloadTranslation(slug, status.version, typeof locale === 'string' ? locale : locale(), ext);
       } catch (err) {
         error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
       }
@@ -400,10 +402,14 @@ function quizTranslations(ctx, quiz, status) {
     h('label', { for: `${hid}-file` }, t('tr_upload_file')),
     h('input', { id: `${hid}-file`, name: 'file', type: 'file', accept: '.xlf,.xliff,.po', required: true }));
   const button = h('button', { type: 'submit', class: 'primary' }, t('tr_upload'));
+  // A language with no translation yet starts from a download for the tag typed here.
+  const typed = () => localeField.querySelector('input').value.trim();
+  const fresh = h('p', { class: 'download-for' }, t('tr_download_for'), ' ',
+    TRANSLATION_FORMATS.map(([ext, label]) => downloadButton(typed, ext, label, `typed.${ext}`)));
   const form = h('form', { class: 'form upload-translation', 'aria-labelledby': `${hid}-up` },
     h('h3', { id: `${hid}-up` }, t('tr_upload_title')),
     h('p', { class: 'meta' }, t('tr_upload_intro')),
-    localeField, file, error, h('div', { class: 'actions' }, button));
+    localeField, fresh, file, error, h('div', { class: 'actions' }, button));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.replaceChildren();
