@@ -1,4 +1,4 @@
-//! The quizd command line: serve, migrate, import, openapi.
+//! The quizd command line: serve, migrate, import, openapi, translations.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -57,6 +57,12 @@ enum Command {
     },
     /// Print the OpenAPI document (as committed in openapi/openapi.json).
     Openapi,
+    /// A quiz's translation files for translators' tools: XLIFF 2.1 or gettext PO, exported
+    /// from the database and imported into a new version.
+    Translations {
+        #[command(subcommand)]
+        action: quizd::quizzes::cli::TranslationsCommand,
+    },
     /// Manage people.
     User {
         #[command(subcommand)]
@@ -306,6 +312,11 @@ async fn run(cli: Cli) -> Result<()> {
             import(&database.pool, &dir).await
         }
         Some(Command::Serve(args)) => serve(&cli.db, args).await,
+        Some(Command::Translations { action }) => {
+            let d = cli.db;
+            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            quizd::quizzes::cli::run(&database.pool, action).await
+        }
         Some(Command::Lti { action }) => {
             let d = cli.db;
             let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;

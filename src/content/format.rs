@@ -36,6 +36,10 @@ struct QuizFile {
     #[serde(default)]
     visibility: Visibility,
     practice: Option<Policy>,
+    /// Serve a translation whose source text changed since (see
+    /// [`QuizContent::keep_stale_translations`]).
+    #[serde(default)]
+    keep_stale_translations: bool,
     #[serde(default)]
     questions: Vec<EntryFile>,
     #[serde(default)]
@@ -320,6 +324,28 @@ fn text_in(locale: &str, s: &str) -> Text {
 }
 
 /// Compiles a quiz's files into its normalized content, or every problem found.
+/// Compiles a quiz from `quiz.toml` text and `(locale, <locale>.toml text)` pairs, for tests.
+#[cfg(test)]
+pub fn compile_texts(quiz: &str, translations: &[(&str, &str)]) -> QuizContent {
+    compile(&QuizSource {
+        quiz: SourceFile {
+            name: "quiz.toml".into(),
+            text: quiz.into(),
+        },
+        translations: translations
+            .iter()
+            .map(|(locale, text)| {
+                let file = SourceFile {
+                    name: format!("{locale}.toml"),
+                    text: (*text).into(),
+                };
+                (locale.to_string(), file)
+            })
+            .collect(),
+    })
+    .unwrap()
+}
+
 pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     let mut errs = Errors {
         file: &source.quiz.name,
@@ -469,6 +495,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         banks,
         layout,
         translated_from: BTreeMap::new(),
+        keep_stale_translations: file.keep_stale_translations,
     };
     let mut list = errs.list;
     let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();

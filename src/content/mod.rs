@@ -1,8 +1,10 @@
 //! Quiz content: the file format, its validation, and the importer that turns files into
 //! immutable quiz versions.
 
+pub mod exchange;
 mod format;
 pub mod model;
+pub mod po;
 pub mod store;
 pub mod xliff;
 

@@ -48,6 +48,12 @@ pub struct QuizContent {
     /// before this field existed reads (and hashes) as it did.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub translated_from: BTreeMap<String, BTreeMap<String, String>>,
+    /// The author's choice (`keep_stale_translations = true` in quiz.toml) to go on serving a
+    /// translation whose source text has changed, rather than fall back to the source, while
+    /// the translators catch up. Stale translations are still reported and exported as stale.
+    /// Off by default and then not stored, so content stored before it existed hashes as it did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_stale_translations: bool,
 }
 
 /// A question bank: questions an attempt draws from, never served as a whole.
@@ -435,10 +441,11 @@ impl QuizContent {
     }
 
     /// The content as served: stale translations left out, so each such text falls back (and
-    /// says so by its `lang`), and coverage counts only current translations.
+    /// says so by its `lang`), and coverage counts only current translations — unless the
+    /// author keeps stale translations, which are then served (and counted) as they are.
     pub fn served(mut self) -> QuizContent {
         let records = std::mem::take(&mut self.translated_from);
-        if records.is_empty() {
+        if records.is_empty() || self.keep_stale_translations {
             return self;
         }
         let source_locale = self.source_locale.clone();
@@ -472,7 +479,7 @@ impl QuizContent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{QuizSource, SourceFile, compile};
+    use crate::content::format::compile_texts;
 
     fn quiz(prompt: &str, bn_prompt: Option<&str>) -> QuizContent {
         let quiz = format!(
@@ -484,20 +491,7 @@ mod tests {
         if let Some(p) = bn_prompt {
             bn.push_str(&format!("[questions.q1]\nprompt = \"{p}\"\n"));
         }
-        compile(&QuizSource {
-            quiz: SourceFile {
-                name: "quiz.toml".into(),
-                text: quiz,
-            },
-            translations: vec![(
-                "bn".into(),
-                SourceFile {
-                    name: "bn.toml".into(),
-                    text: bn,
-                },
-            )],
-        })
-        .unwrap()
+        compile_texts(&quiz, &[("bn", &bn)])
     }
 
     #[test]

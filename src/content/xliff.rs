@@ -6,11 +6,10 @@
 //! with a DTD (the carrier of every entity bomb and external entity) is refused before anything
 //! is expanded; the number of nodes is bounded as well as the body's size (by the caller).
 
-use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 
 use super::QuizContent;
-use super::model::source_hash;
+use super::exchange::{Checker, Imported};
 
 /// XLIFF 2.x's core namespace (2.1 keeps 2.0's).
 pub const XLIFF_NS: &str = "urn:oasis:names:tc:xliff:document:2.0";
@@ -73,42 +72,33 @@ pub fn export(content: &QuizContent, version: i32, locale: &str) -> String {
         attr(locale),
         attr(&content.slug),
     );
-    for t in content.texts() {
-        let Some(source) = t.text.get(&content.source_locale) else {
-            continue;
-        };
-        let target = t.text.get(locale);
-        let stale = target.is_some() && content.is_stale(&t.id, t.text, locale);
+    for u in super::exchange::units(content, locale) {
         let _ = write!(
             x,
             "    <unit id=\"{}\" xml:space=\"preserve\">\n      <notes>\n",
-            t.id
+            u.id
         );
-        let mut note = t.role.note().to_string();
-        if let Some(q) = t.question {
-            note = format!("Question '{q}': {note}");
-        }
         let _ = writeln!(
             x,
             "        <note category=\"description\">{}</note>",
-            attr(&note)
+            attr(&u.note)
         );
-        if stale {
+        if u.stale {
             x.push_str(
                 "        <note category=\"quizd:stale\">The source text changed after this was \
                  translated: review the target against the new source.</note>\n",
             );
         }
         x.push_str("      </notes>\n");
-        match (target, stale) {
+        match (u.target, u.stale) {
             (Some(_), false) => x.push_str("      <segment state=\"translated\">\n"),
             (Some(_), true) => {
                 x.push_str("      <segment state=\"initial\" subState=\"quizd:stale\">\n")
             }
             (None, _) => x.push_str("      <segment state=\"initial\">\n"),
         }
-        let _ = writeln!(x, "        <source>{}</source>", attr(source));
-        if let Some(target) = target {
+        let _ = writeln!(x, "        <source>{}</source>", attr(u.source));
+        if let Some(target) = u.target {
             let _ = writeln!(x, "        <target>{}</target>", attr(target));
         }
         x.push_str("      </segment>\n    </unit>\n");
@@ -124,14 +114,6 @@ pub enum XliffError {
     Malformed(String),
     /// Problems with units: `(unit id, what is wrong)`, every one found.
     Units(Vec<(String, String)>),
-}
-
-/// The translations an import brings: text id → target, for the units whose state says they
-/// are translated (`translated`, `reviewed`, `final`). Units in state `initial` are left as
-/// they are. Every unit's source must be the current source of its text in `content`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Imported {
-    pub targets: BTreeMap<String, String>,
 }
 
 fn text_of(node: roxmltree::Node<'_, '_>) -> Result<String, String> {
@@ -151,7 +133,9 @@ fn text_of(node: roxmltree::Node<'_, '_>) -> Result<String, String> {
 }
 
 /// Reads an XLIFF 2.0/2.1 document for `locale` against `content` (the stored current
-/// version). All or nothing: any problem refuses the whole document.
+/// version): the units in state `translated`, `reviewed` or `final` are taken, those in state
+/// `initial` left as they are; every unit's source must be the current source of its text.
+/// All or nothing: any problem refuses the whole document.
 pub fn import(content: &QuizContent, locale: &str, xml: &str) -> Result<Imported, XliffError> {
     let options = roxmltree::ParsingOptions {
         allow_dtd: false,
@@ -182,148 +166,70 @@ pub fn import(content: &QuizContent, locale: &str, xml: &str) -> Result<Imported
             "trgLang must be '{locale}', the locale in the path"
         )));
     }
-    let texts: BTreeMap<String, &crate::i18n::Text> = content
-        .texts()
-        .into_iter()
-        .map(|t| (t.id, t.text))
-        .collect();
+    let mut checker = Checker::new(content);
     let mut problems: Vec<(String, String)> = Vec::new();
-    let mut seen = HashSet::new();
-    let mut targets = BTreeMap::new();
     let units = root
         .descendants()
         .filter(|n| n.is_element() && n.tag_name().name() == "unit");
     for unit in units {
-        let id = unit.attribute("id").unwrap_or("").to_string();
-        let mut bad = |what: String| problems.push((id.clone(), what));
-        let Some(text) = texts.get(&id) else {
-            bad("no such text in this quiz (unknown unit id)".into());
-            continue;
-        };
-        if !seen.insert(id.clone()) {
-            bad("the unit appears twice".into());
-            continue;
-        }
-        let segments: Vec<_> = unit
-            .children()
-            .filter(|n| n.is_element() && n.tag_name().name() == "segment")
-            .collect();
-        let [segment] = segments.as_slice() else {
-            bad(format!("expected one <segment>, found {}", segments.len()));
-            continue;
-        };
-        let state = match segment.attribute("state").map(UnitState::parse) {
-            None => UnitState::Initial,
-            Some(Some(s)) => s,
-            Some(None) => {
-                bad("state must be initial, translated, reviewed or final".into());
-                continue;
-            }
-        };
-        let child = |name: &str| {
-            segment
-                .children()
-                .find(|n| n.is_element() && n.tag_name().name() == name)
-        };
-        let source = match child("source").map(text_of) {
-            Some(Ok(s)) => s,
-            Some(Err(e)) => {
-                bad(format!("source: {e}"));
-                continue;
-            }
-            None => {
-                bad("the segment has no <source>".into());
-                continue;
-            }
-        };
-        let current = text.get(&content.source_locale).map(String::as_str);
-        if current != Some(source.as_str()) {
-            bad(
-                "the source no longer matches the quiz's current source text; export again and \
-                 translate the new source"
-                    .into(),
-            );
-            continue;
-        }
-        let target = match child("target").map(text_of) {
-            Some(Ok(t)) => Some(t),
-            Some(Err(e)) => {
-                bad(format!("target: {e}"));
-                continue;
-            }
-            None => None,
-        };
-        match (state, target) {
-            (UnitState::Initial, _) => {}
-            (_, None) => bad("a translated unit needs a <target>".into()),
-            (_, Some(t)) if t.trim().is_empty() => bad("the target is empty".into()),
-            (_, Some(t)) if t.contains('\0') => bad("the target contains a NUL".into()),
-            (_, Some(t)) => {
-                targets.insert(id.clone(), t);
-            }
+        let id = unit.attribute("id").unwrap_or("");
+        if let Err(what) = read_unit(&mut checker, id, unit) {
+            problems.push((id.to_string(), what));
         }
     }
     if problems.is_empty() {
-        Ok(Imported { targets })
+        Ok(checker.finish())
     } else {
         Err(XliffError::Units(problems))
     }
 }
 
-/// `content` with the imported targets as `locale`'s translations (others kept, stale ones
-/// still stale), each imported one recorded as made from the current source.
-pub fn apply(
-    content: &QuizContent,
-    locale: &str,
-    imported: &Imported,
-) -> Result<QuizContent, Vec<super::ContentError>> {
-    let mut texts: BTreeMap<String, String> = content
-        .texts()
-        .into_iter()
-        .filter_map(|t| t.text.get(locale).map(|s| (t.id, s.clone())))
+/// One `<unit>`, checked and (when its state says it is translated) taken.
+fn read_unit(
+    checker: &mut Checker<'_>,
+    id: &str,
+    unit: roxmltree::Node<'_, '_>,
+) -> Result<(), String> {
+    checker.known(id)?;
+    let segments: Vec<_> = unit
+        .children()
+        .filter(|n| n.is_element() && n.tag_name().name() == "segment")
         .collect();
-    texts.extend(imported.targets.clone());
-    let mut out = super::retranslate(content, locale, &format!("{locale}.xlf"), &texts)?;
-    let sources: BTreeMap<String, String> = out
-        .texts()
-        .into_iter()
-        .filter_map(|t| Some((t.id, t.text.get(&out.source_locale)?.clone())))
-        .collect();
-    for id in imported.targets.keys() {
-        if let Some(source) = sources.get(id) {
-            out.translated_from
-                .entry(id.clone())
-                .or_default()
-                .insert(locale.to_string(), source_hash(source));
-        }
-    }
-    Ok(out)
+    let [segment] = segments.as_slice() else {
+        return Err(format!("expected one <segment>, found {}", segments.len()));
+    };
+    let state = match segment.attribute("state").map(UnitState::parse) {
+        None => UnitState::Initial,
+        Some(Some(s)) => s,
+        Some(None) => return Err("state must be initial, translated, reviewed or final".into()),
+    };
+    let child = |name: &str| {
+        segment
+            .children()
+            .find(|n| n.is_element() && n.tag_name().name() == name)
+    };
+    let source = match child("source").map(text_of) {
+        Some(s) => s.map_err(|e| format!("source: {e}"))?,
+        None => return Err("the segment has no <source>".into()),
+    };
+    let target = child("target")
+        .map(text_of)
+        .transpose()
+        .map_err(|e| format!("target: {e}"))?;
+    checker.unit(id, &source, target, state != UnitState::Initial)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::{QuizSource, SourceFile, compile};
+    use crate::content::format::compile_texts;
 
     fn quiz() -> QuizContent {
         let quiz = "slug = \"t\"\ntitle = \"T & <co>\"\n[[questions]]\nkey = \"q1\"\nkind = \"single\"\n\
              prompt = \"Pick one\"\nexplanation = \"E\"\n[[questions.options]]\nkey = \"a\"\n\
              text = \"A\"\ncorrect = true\n[[questions.options]]\nkey = \"b\"\ntext = \"B\"\n";
         let bn = "title = \"টি\"\n[questions.q1]\nprompt = \"একটি বাছুন\"\n";
-        compile(&QuizSource {
-            quiz: SourceFile {
-                name: "quiz.toml".into(),
-                text: quiz.into(),
-            },
-            translations: vec![(
-                "bn".into(),
-                SourceFile {
-                    name: "bn.toml".into(),
-                    text: bn.into(),
-                },
-            )],
-        })
-        .unwrap()
+        compile_texts(quiz, &[("bn", bn)])
     }
 
     #[test]
@@ -339,7 +245,7 @@ mod tests {
                 1,
             );
         let imported = import(&content, "bn", &edited).unwrap();
-        let out = apply(&content, "bn", &imported).unwrap();
+        let out = super::super::exchange::apply(&content, "bn", "bn.xlf", &imported).unwrap();
         assert_eq!(out.questions[0].prompt["bn"], "ঠিক একটি বাছুন");
         assert_eq!(out.questions[0].options[0].text["bn"], "ক");
         assert_eq!(out.title["bn"], "টি");

@@ -141,6 +141,8 @@ error_codes! {
     InvalidRegistration = "invalid_registration", UNPROCESSABLE_ENTITY, "An LTI platform registration is refused; the detail names the field.";
     InvalidXliff = "invalid_xliff", BAD_REQUEST, "The XLIFF document cannot be read (not UTF-8, not XML, too large, a DTD, wrong version).";
     InvalidXliffUnit = "invalid_xliff_unit", UNPROCESSABLE_ENTITY, "XLIFF units are refused (unknown id, stale source, bad state); the detail names them.";
+    InvalidPo = "invalid_po", BAD_REQUEST, "The PO file cannot be read (not UTF-8, not PO syntax, plural forms, another Language, too many entries); the detail names the line.";
+    InvalidPoEntry = "invalid_po_entry", UNPROCESSABLE_ENTITY, "PO entries are refused (unknown msgctxt, msgid not the current source, no msgctxt); the detail names each entry and its line.";
     KeyForbidden = "key_forbidden", FORBIDDEN, "Reading this quiz's key (its answers) is for its authors.";
     LaunchBrowserMismatch = "launch_browser_mismatch", UNAUTHORIZED, "The launch code is presented by another browser than the one the launch redirected.";
     LocaleNotFound = "locale_not_found", NOT_FOUND, "The quiz version has no such locale.";

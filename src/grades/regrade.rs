@@ -381,6 +381,7 @@ mod tests {
             practice: None,
             questions,
             translated_from: Default::default(),
+            keep_stale_translations: false,
             banks: Default::default(),
             layout: Default::default(),
         }

@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod authoring;
+pub mod cli;
 pub mod models;
 pub mod routes;
 pub mod store;

@@ -313,6 +313,7 @@ impl QuizVersion {
             locales: self.coverage.clone(),
             question_count: self.content.served_count(),
             practice_assignment_id: self.practice_assignment_id,
+            editable: false,
         }
     }
 
@@ -375,6 +376,9 @@ pub struct QuizSummary {
     pub question_count: usize,
     /// Start a practice attempt on it (any signed-in learner).
     pub practice_assignment_id: Option<Uuid>,
+    /// You may change it and read its translations (you own or co-author it, or are an
+    /// admin).
+    pub editable: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::access::quiz_not_found;
-use super::models::{QuizList, QuizView};
+use super::models::{QuizList, QuizSummary, QuizView};
 use super::store;
 use crate::auth::CurrentUser;
 use crate::content::Visibility;
@@ -82,6 +82,7 @@ pub async fn list_quizzes(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
+    let admin = user.as_ref().is_some_and(CurrentUser::is_admin);
     let reader = user.map(|u| u.id);
     let list = match reader {
         Some(id) => format!("quizzes:{id}"),
@@ -90,11 +91,14 @@ pub async fn list_quizzes(
     let page = (state.cursors).page::<String>(&list, query.limit, query.cursor.as_deref())?;
     let rows =
         store::current_versions(&state.pool, reader, page.after.as_deref(), page.fetch()).await?;
-    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |(slug, _)| slug.clone());
+    let (rows, next) = (state.cursors).cut(&list, rows, page.limit, |(slug, _, _)| slug.clone());
     let mut items = Vec::new();
-    for (_, id) in rows {
+    for (_, id, authored) in rows {
         if let Some(v) = state.quizzes.get(&state.pool, id).await? {
-            items.push(v.summary(&requested));
+            items.push(QuizSummary {
+                editable: authored || admin,
+                ..v.summary(&requested)
+            });
         }
     }
     let body = QuizList { items, next };
@@ -201,9 +205,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(
         resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf")
-            .app_data(authoring_limit)
+            .app_data(authoring_limit.clone())
             .route(get().to(translations::export_xliff))
             .route(put().to(translations::import_xliff)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}/translations/{locale}.po")
+            .app_data(authoring_limit)
+            .route(get().to(translations::export_po))
+            .route(put().to(translations::import_po)),
     )
     .service(
         resource("/v1/quizzes/{slug}/translations")
@@ -225,5 +235,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     super::translations::translation_status,
     super::translations::export_xliff,
     super::translations::import_xliff,
+    super::translations::export_po,
+    super::translations::import_po,
 ))]
 pub struct Api;

@@ -18,23 +18,25 @@ pub struct VersionRow {
 }
 
 /// The catalogue: every public quiz's slug and current version id, by slug, and the private
-/// ones `author` (if any) owns or co-authors.
-/// A page of the catalogue's (slug, current version), by slug after `after`; `fetch` at most.
+/// ones `author` (if any) owns or co-authors, with whether `author` owns or co-authors each:
+/// a page of them, by slug after `after`; `fetch` at most.
 pub async fn current_versions(
     db: impl PgExecutor<'_>,
     author: Option<Uuid>,
     after: Option<&str>,
     fetch: i64,
-) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
+) -> Result<Vec<(String, Uuid, bool)>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT q.slug, q.current_version_id FROM quizzes q
-          WHERE q.current_version_id IS NOT NULL
-            AND (q.visibility = 'public'
-                 OR ($1::uuid IS NOT NULL
-                     AND (q.owner_id = $1
-                          OR EXISTS (SELECT 1 FROM quiz_coauthors c
-                                      WHERE c.quiz_id = q.id AND c.user_id = $1))))
-            AND ($2::text IS NULL OR q.slug > $2)
+        "SELECT slug, current_version_id, authored FROM (
+           SELECT q.slug, q.current_version_id, q.visibility,
+                  ($1::uuid IS NOT NULL
+                   AND (q.owner_id IS NOT DISTINCT FROM $1
+                        OR EXISTS (SELECT 1 FROM quiz_coauthors c
+                                    WHERE c.quiz_id = q.id AND c.user_id = $1))) AS authored
+             FROM quizzes q
+            WHERE q.current_version_id IS NOT NULL
+              AND ($2::text IS NULL OR q.slug > $2)) q
+          WHERE q.visibility = 'public' OR q.authored
           ORDER BY q.slug LIMIT $3",
     )
     .bind(author)
@@ -53,6 +55,20 @@ pub async fn current_version_id(
         .fetch_optional(db)
         .await
         .map(Option::flatten)
+}
+
+/// The content of every version of quiz `slug`, newest first (for earlier source texts).
+pub async fn version_contents(
+    db: impl PgExecutor<'_>,
+    slug: &str,
+) -> Result<Vec<Json<QuizContent>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT v.content FROM quiz_versions v JOIN quizzes q ON q.id = v.quiz_id
+          WHERE q.slug = $1 ORDER BY v.version DESC",
+    )
+    .bind(slug)
+    .fetch_all(db)
+    .await
 }
 
 pub async fn version(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<VersionRow>, sqlx::Error> {

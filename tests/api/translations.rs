@@ -149,24 +149,70 @@ async fn only_authors_and_admins_read_the_translation_status() {
         200,
     )
     .await;
+    // The catalogue says which quizzes each may edit (and so read the translations of).
+    let editable = |list: &Value| -> Vec<(String, bool)> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| {
+                (
+                    q["slug"].as_str().unwrap().to_string(),
+                    q["editable"] == true,
+                )
+            })
+            .collect()
+    };
+    let list = expect_status(get_as(&app, &author.access, "/v1/quizzes").await, 200).await;
+    let mine: Vec<String> = editable(&list)
+        .into_iter()
+        .filter_map(|(slug, e)| e.then_some(slug))
+        .collect();
+    assert_eq!(mine, ["exam-t"], "the seed quizzes are not theirs");
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let list = expect_status(get_as(&app, &admin.access, "/v1/quizzes").await, 200).await;
+    assert!(editable(&list).iter().all(|(_, e)| *e), "{list}");
+    assert_eq!(
+        app.get_json("/v1/quizzes", 200).await["items"][0]["editable"],
+        false
+    );
 }
 
-async fn get_xliff(app: &TestApp, token: &str, path: &str) -> String {
+/// A translation file as exported, checking its media type.
+async fn get_file(app: &TestApp, token: &str, path: &str, media_type: &str) -> String {
     let res = get_as(app, token, path).await;
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "application/xliff+xml");
+    assert_eq!(res.headers()["content-type"], media_type);
     res.text().await.unwrap()
 }
 
-async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+/// A translation file sent back as `media_type`.
+async fn put_file(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    media_type: &str,
+    body: String,
+) -> reqwest::Response {
     app.client
         .put(app.url(path))
         .bearer_auth(token)
-        .header("content-type", "application/xliff+xml")
+        .header("content-type", media_type)
         .body(body)
         .send()
         .await
         .unwrap()
+}
+
+const XLIFF: &str = "application/xliff+xml";
+const PO: &str = "text/x-gettext-translation";
+
+async fn get_xliff(app: &TestApp, token: &str, path: &str) -> String {
+    get_file(app, token, path, XLIFF).await
+}
+
+async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+    put_file(app, token, path, XLIFF, body).await
 }
 
 #[tokio::test]
@@ -340,4 +386,374 @@ async fn a_billion_laughs_or_an_external_entity_is_refused_cheaply() {
         app.get_json("/v1/quizzes/data-parallelism", 200).await["version"],
         1
     );
+}
+
+async fn get_po(app: &TestApp, token: &str, path: &str) -> String {
+    get_file(app, token, path, PO).await
+}
+
+async fn put_po(app: &TestApp, token: &str, path: &str, body: String) -> reqwest::Response {
+    put_file(app, token, path, PO, body).await
+}
+
+/// For the independent checks (tests/xliff/check.py): an export as it is served.
+fn keep_for_check(name: &str, text: &str) {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("xliff-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[tokio::test]
+async fn a_po_round_trip_through_a_translators_edit_changes_the_served_text_in_a_new_version() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.po";
+    let po = get_po(&app, &admin.access, path).await;
+    // The same version as XLIFF, for check.py to compare the two exports unit by unit.
+    let xliff = get_xliff(
+        &app,
+        &admin.access,
+        "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf",
+    )
+    .await;
+    keep_for_check("data-parallelism-v1-bn.po", &po);
+    keep_for_check("data-parallelism-v1-bn.xlf", &xliff);
+    assert!(po.contains("msgctxt \"q.sync-collective.prompt\""), "{po}");
+    assert!(po.contains("\"Language: bn\\n\""));
+    let before = app
+        .get_json("/v1/quizzes/data-parallelism?lang=bn", 200)
+        .await;
+    let old = before["questions"][1]["prompt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let untranslated = before["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|q| q["lang"] == "en")
+        .expect("the seed leaves questions in English");
+    let key = before["questions"][untranslated]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let context = format!("msgctxt \"q.{key}.prompt\"\n");
+    let at = po.find(&context).expect("the untranslated prompt's entry");
+    let empty = po[at..].find("msgstr \"\"\n").unwrap() + at;
+    let mut edited = po.clone();
+    edited.replace_range(
+        empty..empty + "msgstr \"\"\n".len(),
+        "msgstr \"\"\n\"নতুন \\\"অনুবাদ\\\"\"\n",
+    );
+    let edited = edited.replace(
+        &format!("msgstr \"{old}\""),
+        &format!("msgstr \"{old} (সংশোধিত)\""),
+    );
+    assert!(edited.contains("(সংশোধিত)"));
+    let saved = expect_status(put_po(&app, &admin.access, path, edited).await, 200).await;
+    assert_eq!(saved["version"], 2);
+    let after = app
+        .get_json("/v1/quizzes/data-parallelism?lang=bn", 200)
+        .await;
+    assert_eq!(after["version"], 2);
+    assert_eq!(after["questions"][1]["prompt"], format!("{old} (সংশোধিত)"));
+    let q = &after["questions"][untranslated];
+    assert_eq!(
+        (q["prompt"].as_str(), q["lang"].as_str()),
+        (Some("নতুন \"অনুবাদ\""), Some("bn"))
+    );
+    // The texts no entry changed are as they were, byte for byte.
+    assert_eq!(before["title"], after["title"]);
+    assert_eq!(before["questions"][0], after["questions"][0]);
+    // The new version's export again changes nothing.
+    let path = "/v1/quizzes/data-parallelism/versions/2/translations/bn.po";
+    let again = get_po(&app, &admin.access, path).await;
+    let res = put_po(&app, &admin.access, path, again).await;
+    assert_eq!(expect_status(res, 200).await["status"], "unchanged");
+}
+
+#[tokio::test]
+async fn a_stale_translation_is_exported_fuzzy_with_its_previous_msgid_and_imported_once_reviewed()
+{
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "translator@example.org", "instructor").await;
+    save(&app, &author.access, "Pick one", BN, true).await;
+    save(&app, &author.access, "Pick exactly one", BN, false).await;
+    let path = "/v1/quizzes/tiny/versions/2/translations/bn.po";
+    let po = get_po(&app, &author.access, path).await;
+    keep_for_check("tiny-v2-bn.po", &po);
+    let xliff = get_xliff(&app, &author.access, &path.replace(".po", ".xlf")).await;
+    keep_for_check("tiny-v2-bn.xlf", &xliff);
+    assert!(
+        po.contains(
+            "#, fuzzy\n#| msgid \"Pick one\"\nmsgctxt \"q.q1.prompt\"\nmsgid \"Pick exactly \
+             one\"\nmsgstr \"একটি বাছুন\"\n"
+        ),
+        "{po}"
+    );
+    // Still fuzzy: nothing changes.
+    let res = put_po(&app, &author.access, path, po.clone()).await;
+    assert_eq!(expect_status(res, 200).await["status"], "unchanged");
+    // Reviewed (the flag removed): current again, served in Bengali.
+    let reviewed = po.replace("#, fuzzy\n", "");
+    let saved = expect_status(put_po(&app, &author.access, path, reviewed).await, 200).await;
+    assert_eq!(saved["version"], 3);
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    assert_eq!(
+        (
+            quiz["questions"][0]["prompt"].as_str(),
+            quiz["questions"][0]["lang"].as_str()
+        ),
+        (Some("একটি বাছুন"), Some("bn"))
+    );
+}
+
+#[tokio::test]
+async fn a_po_with_an_unknown_entry_a_changed_msgid_or_bad_syntax_is_refused_naming_entry_and_line()
+{
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/id.po";
+    let po = get_po(&app, &admin.access, path).await;
+    let bad = po
+        .replacen("msgctxt \"title\"", "msgctxt \"q.nope.prompt\"", 1)
+        .replacen(
+            "msgctxt \"intro\"\nmsgid \"",
+            "msgctxt \"intro\"\nmsgid \"X",
+            1,
+        );
+    let problem = assert_problem(
+        put_po(&app, &admin.access, path, bad.clone()).await,
+        422,
+        "invalid_po_entry",
+    )
+    .await;
+    let detail = problem["detail"].as_str().unwrap();
+    let line = |needle: &str| bad[..bad.find(needle).unwrap()].matches('\n').count() + 1;
+    // An entry starts at its first comment.
+    let unknown = line("msgctxt \"q.nope.prompt\"") - 1;
+    assert!(
+        detail.contains(&format!(
+            "entry 'q.nope.prompt' (line {unknown}): no such text"
+        )),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("entry 'intro'") && detail.contains("source no longer matches"),
+        "{detail}"
+    );
+    let broken = po.replacen("msgstr \"", "msgstr \"\\q", 2);
+    let problem = assert_problem(
+        put_po(&app, &admin.access, path, broken.clone()).await,
+        400,
+        "invalid_po",
+    )
+    .await;
+    // Reading stops at the first bad line (the header's here).
+    let first = broken.find("msgstr \"\\q").unwrap();
+    let n = broken[..first].matches('\n').count() + 1;
+    assert_eq!(
+        problem["detail"],
+        format!("line {n}: the escape \\q is not read (only \\n \\t \\r \\\" \\\\)")
+    );
+    // Nothing was saved.
+    assert_eq!(
+        app.get_json("/v1/quizzes/data-parallelism", 200).await["version"],
+        1
+    );
+    // Larger than the authoring limit: refused before parsing.
+    let huge = format!("msgid \"\"\nmsgstr \"{}\"\n", "a".repeat(1024 * 1024));
+    assert_problem(
+        put_po(&app, &admin.access, path, huge).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    let res = put_file(&app, &admin.access, path, "application/json", po).await;
+    assert_problem(res, 415, "unsupported_media_type").await;
+}
+
+#[tokio::test]
+async fn an_author_who_keeps_stale_translations_has_them_served_while_still_reported_stale() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "keeper@example.org", "instructor").await;
+    let keep = |prompt: &str| {
+        json!({
+            "quiz": TINY_QUIZ
+                .replace("Pick one", prompt)
+                .replace("visibility = \"public\"", "visibility = \"public\"\nkeep_stale_translations = true"),
+            "translations": {"bn": BN},
+        })
+    };
+    expect_status(
+        crate::support::post_as(&app, &author.access, "/v1/quizzes", &keep("Pick one")).await,
+        201,
+    )
+    .await;
+    expect_status(
+        put_as(
+            &app,
+            &author.access,
+            "/v1/quizzes/tiny",
+            &keep("Pick exactly one"),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    let q = &quiz["questions"][0];
+    assert_eq!(
+        (q["prompt"].as_str(), q["lang"].as_str()),
+        (Some("একটি বাছুন"), Some("bn"))
+    );
+    let status = expect_status(
+        get_as(&app, &author.access, "/v1/quizzes/tiny/translations").await,
+        200,
+    )
+    .await;
+    assert_eq!(status["locales"][0]["stale"], 1);
+    assert_eq!(
+        status["locales"][0]["items"][1]["stale_texts"],
+        json!(["q.q1.prompt"])
+    );
+    // Without the setting (the default) the same change falls back to English.
+    save(&app, &author.access, "Pick one, again", BN, false).await;
+    let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
+    assert_eq!(quiz["questions"][0]["lang"], "en");
+}
+
+fn quizd(app: &TestApp, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_quizd"))
+        .args(args)
+        .env("DATABASE_URL", app.db_url())
+        .output()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_command_line_exports_what_the_api_does_and_imports_a_translators_file_as_a_new_version()
+ {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let dir = tempfile::tempdir().unwrap();
+    let po_path = dir.path().join("bn.po");
+    let po_file = po_path.to_str().unwrap();
+    let out = quizd(
+        &app,
+        &[
+            "translations",
+            "export",
+            "data-parallelism",
+            "--locale",
+            "bn",
+            "-o",
+            po_file,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let po = std::fs::read_to_string(&po_path).unwrap();
+    let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.po";
+    assert_eq!(po, get_po(&app, &admin.access, path).await);
+    let out = quizd(
+        &app,
+        &[
+            "translations",
+            "export",
+            "data-parallelism",
+            "--locale",
+            "bn",
+            "--version",
+            "1",
+        ],
+    );
+    assert!(out.status.success());
+    let xliff = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        xliff,
+        get_xliff(
+            &app,
+            &admin.access,
+            "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf"
+        )
+        .await,
+        "XLIFF by default"
+    );
+
+    // A refused file: non-zero, says which entry, saves nothing.
+    let bad = po.replacen("msgctxt \"title\"", "msgctxt \"q.nope.prompt\"", 1);
+    std::fs::write(&po_path, bad).unwrap();
+    let out = quizd(
+        &app,
+        &[
+            "translations",
+            "import",
+            "data-parallelism",
+            "--locale",
+            "bn",
+            po_file,
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("entry 'q.nope.prompt'"), "{stderr}");
+    assert!(stderr.contains("nothing was imported"), "{stderr}");
+    assert_eq!(
+        app.get_json("/v1/quizzes/data-parallelism", 200).await["version"],
+        1
+    );
+
+    // The translator's edit, through XLIFF this time.
+    let before = app
+        .get_json("/v1/quizzes/data-parallelism?lang=bn", 200)
+        .await;
+    let old = before["questions"][0]["prompt"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let xlf_path = dir.path().join("bn.xlf");
+    std::fs::write(
+        &xlf_path,
+        xliff.replace(
+            &format!("<target>{old}</target>"),
+            "<target>নতুন প্রশ্ন</target>",
+        ),
+    )
+    .unwrap();
+    let out = quizd(
+        &app,
+        &[
+            "translations",
+            "import",
+            "data-parallelism",
+            "--locale",
+            "bn",
+            xlf_path.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("new version (version 2)"),
+        "{:?}",
+        out
+    );
+    // Read from the database (the served cache hears of the change asynchronously).
+    let v2 = get_po(
+        &app,
+        &admin.access,
+        "/v1/quizzes/data-parallelism/versions/2/translations/bn.po",
+    )
+    .await;
+    let key = before["questions"][0]["key"].as_str().unwrap();
+    let entry = &v2[v2.find(&format!("msgctxt \"q.{key}.prompt\"")).unwrap()..];
+    let msgstr = entry.lines().find(|l| l.starts_with("msgstr ")).unwrap();
+    assert_eq!(msgstr, "msgstr \"নতুন প্রশ্ন\"");
 }

@@ -757,20 +757,20 @@ test('the learner takes the timed assignment: the countdown is announced only at
 
 /// More learners take the assignment over the API, in three languages, so the charts have a
 /// shape: abilities spread out, and question 2 made much harder in Indonesian.
-async function moreLearners(teacherToken, courseId) {
-  let seed = 7;
+async function moreLearners(teacherToken, courseId, { from = 0, count = 54 } = {}) {
+  let seed = 7 + from;
   const random = () => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed / 2147483648;
   };
-  for (let i = 0; i < 54; i += 1) {
+  for (let i = from; i < from + count; i += 1) {
     const locale = ['en', 'bn', 'id'][i % 3];
     const email = `learner-${i}-${RUN}@example.org`;
     const tokens = await call('POST', '/v1/auth/register', { email, display_name: `Learner ${i}`, password: PASSWORD, locale });
     await call('POST', `/v1/courses/${courseId}/enrollments`, { email }, teacherToken);
     const attempt = await call('POST', `/v1/assignments/${assignmentId}/attempts`, { locale }, tokens.access_token);
     // A two-parameter logistic model: ability θ, each question's difficulty b and slope a.
-    const theta = -2.2 + (4.4 * i) / 53 + (random() - 0.5) * 0.6;
+    const theta = -2.2 + (4.4 * (i % 54)) / 53 + (random() - 0.5) * 0.6;
     for (const [n, q] of attempt.questions.entries()) {
       const a = [1.6, 1.4, 1.8, 0.35, 1.5, 1.6, 1.3, 1.7][n];
       let b = [-1.2, -0.3, 0.5, 0.3, -0.8, -0.6, -1.0, 0.4][n];
@@ -829,6 +829,112 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
   assert.equal(await page.locator('figure.fig-fd tbody tr').first().locator('.qprompt').getAttribute('lang'), 'bn');
   assert.equal(await page.locator('figure.fig-fd tbody tr').nth(2).locator('.qprompt').getAttribute('lang'), 'en');
   await checkA11y(page, 'the analytics page in Bengali');
+  await page.selectOption('#lang-select', 'en');
+});
+
+test('the By language view gives each question its ETS class and marks where both groups saw the fallback language', async () => {
+  // Mantel–Haenszel needs 30 attempts in each group: 45 more learners make 33 or more a language.
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const assignment = await call('GET', `/v1/assignments/${assignmentId}`, undefined, teacher.access_token);
+  await moreLearners(teacher.access_token, assignment.course_id, { from: 54, count: 45 });
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach`);
+  await page.locator('#course-title').waitFor();
+  await page.goto(`${base}/#/teach/assignment/${assignmentId}`);
+  const langs = page.locator('figure.fig-locales');
+  await langs.waitFor();
+  assert.match(await langs.locator('thead').textContent(), /Mantel–Haenszel DIF \(ETS class\)/);
+  const rows = langs.locator('tbody tr');
+  assert.equal(await rows.count(), 8);
+  // Question 2, made harder in Indonesian: class C between English and Indonesian.
+  const q2 = rows.nth(1).locator('li[data-pair="en-id"]');
+  assert.equal(await q2.getAttribute('data-ets'), 'C', await rows.nth(1).textContent());
+  assert.match(await q2.textContent(), /C \(large: check the translation\)/);
+  // Question 3 was never translated: every pair saw it in English, and says so.
+  const q3 = rows.nth(2);
+  assert.match(await q3.locator('th').textContent(), /fallback language/);
+  assert.equal(await q3.locator('li').count(), await q3.locator('li .same-language').count());
+  assert.match(await q3.locator('li[data-pair="bn-id"]').textContent(), /both saw it in en: not a translation effect/);
+  // A translated question is not marked.
+  assert.doesNotMatch(await rows.nth(0).locator('th').textContent(), /fallback/);
+  await checkA11y(page, 'the analytics page with DIF');
+  await assertNoJunkText(page, 'the analytics page with DIF');
+  // In Bengali too.
+  await page.selectOption('#lang-select', 'bn');
+  await page.waitForFunction(() => document.querySelector('figure.fig-locales thead').textContent.includes('ETS শ্রেণি'));
+  assert.match(await page.locator('figure.fig-locales tbody tr').nth(2).locator('th').textContent(), /বিকল্প ভাষায়/);
+  await page.selectOption('#lang-select', 'en');
+});
+
+test('the Teaching pages show a quiz’s translation status per language, download XLIFF and PO, and take a translated file back', async () => {
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  const slug = `glossary-${RUN}`;
+  const quiz = `slug = "${slug}"\ntitle = "Glossary"\n\n[[questions]]\nkey = "q1"\nkind = "single"\nprompt = "Pick the shard"\nexplanation = "A shard is a part."\n\n[[questions.options]]\nkey = "a"\ntext = "Shard"\ncorrect = true\n\n[[questions.options]]\nkey = "b"\ntext = "Whole"\n`;
+  const bn = 'title = "শব্দকোষ"\n\n[questions.q1]\nprompt = "খণ্ডটি বাছুন"\n';
+  await call('POST', '/v1/quizzes', { quiz, translations: { bn } }, teacher.access_token);
+
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach`);
+  await page.getByRole('link', { name: 'Translations of your quizzes' }).click();
+  await page.waitForURL(/#\/teach\/translations$/);
+  const section = page.locator(`section[data-quiz="${slug}"]`);
+  await section.waitFor();
+  // The seed quiz is not this instructor's: not listed.
+  assert.equal(await page.locator('section[data-quiz="data-parallelism"]').count(), 0);
+  const bnRow = section.locator('tr[data-locale="bn"]');
+  const cells = async () => (await bnRow.locator('td.num').allTextContents()).map((c) => c.trim());
+  assert.deepEqual(await cells(), ['2', '0', '3'], 'translated, stale, missing of 5 texts');
+  assert.equal(await bnRow.locator('th span').getAttribute('lang'), 'bn');
+
+  // XLIFF and PO downloads, as the API serves them.
+  const download = async (ext) => {
+    const [file] = await Promise.all([page.waitForEvent('download'), section.locator(`button[data-download="bn.${ext}"]`).click()]);
+    assert.equal(file.suggestedFilename(), `${slug}-v1-bn.${ext}`);
+    const chunks = [];
+    for await (const c of await file.createReadStream()) chunks.push(c);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  const xliff = await download('xlf');
+  assert.match(xliff, /<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.1"/);
+  const po = await download('po');
+  assert.match(po, /msgctxt "q.q1.o.a.text"\nmsgid "Shard"\nmsgstr ""\n/);
+
+  // A file with an unknown text is refused as a whole, naming it; nothing changes.
+  const upload = async (name, text) => {
+    await section.locator('input[type=file]').setInputFiles({ name, mimeType: 'text/plain', buffer: Buffer.from(text) });
+    await section.locator('form.upload-translation button[type=submit]').click();
+  };
+  await upload('bn.po', po.replace('msgctxt "q.q1.o.b.text"', 'msgctxt "q.nope.prompt"'));
+  await section.locator('.form-error', { hasText: "entry 'q.nope.prompt'" }).waitFor();
+  assert.deepEqual(await cells(), ['2', '0', '3']);
+  // That refusal was meant: not one of the errors the last test looks for.
+  const refused = `422 PUT /v1/quizzes/${slug}/versions/1/translations/bn.po`;
+  assert.ok(failed.includes(refused), failed.join('\n'));
+  failed.splice(failed.indexOf(refused), 1);
+
+  // The translator's file: one more text translated, a new version.
+  await upload('bn.po', po.replace('msgctxt "q.q1.o.a.text"\nmsgid "Shard"\nmsgstr ""', 'msgctxt "q.q1.o.a.text"\nmsgid "Shard"\nmsgstr "খণ্ড"'));
+  await page.locator('#announcer', { hasText: 'Saved as version 2.' }).waitFor();
+  const refreshed = page.locator(`section[data-quiz="${slug}"] tr[data-locale="bn"]`);
+  await page.waitForFunction((s) => document.querySelector(`section[data-quiz="${s}"] tr[data-locale="bn"] td.num`)?.textContent.trim() === '3', slug);
+  assert.deepEqual((await refreshed.locator('td.num').allTextContents()).map((c) => c.trim()), ['3', '0', '2']);
+  const served = await call('GET', `/v1/quizzes/${slug}?lang=bn`, undefined, teacher.access_token);
+  assert.deepEqual(served.questions[0].options[0], { text: 'খণ্ড', lang: 'bn' });
+  // A language with no translation yet: the file for the tag typed in the form.
+  await page.locator(`#tr-${slug}-locale`).fill('id');
+  const [fresh] = await Promise.all([page.waitForEvent('download'), section.locator('button[data-download="typed.po"]').click()]);
+  assert.equal(fresh.suggestedFilename(), `${slug}-v2-id.po`);
+  const freshText = [];
+  for await (const c of await fresh.createReadStream()) freshText.push(c);
+  const idPo = Buffer.concat(freshText).toString('utf8');
+  assert.match(idPo, /"Language: id\\n"/);
+  assert.match(idPo, /msgctxt "title"\nmsgid "Glossary"\nmsgstr ""\n/);
+  await checkA11y(page, 'the translations page');
+  await assertNoJunkText(page, 'the translations page');
+  await shot(page, 'translations', { fullPage: true });
+  // The page in Indonesian says the same.
+  await page.selectOption('#lang-select', 'id');
+  await page.waitForFunction(() => document.querySelector('h1').textContent === 'Terjemahan');
   await page.selectOption('#lang-select', 'en');
 });
 

@@ -69,15 +69,16 @@ function refresh() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function request(method, path, body, raw) {
+// `mediaType`: the media type of a body sent as it is (a file); without it the body is JSON.
+async function request(method, path, body, raw, mediaType) {
   for (let tries = 0; ; tries += 1) {
     const headers = { accept: raw ? '*/*' : 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = mediaType || 'application/json';
     const used = session?.access;
     if (used) headers.authorization = `Bearer ${used}`;
     let res;
     try {
-      res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      res = await fetch(path, { method, headers, body: body === undefined || mediaType ? body : JSON.stringify(body) });
     } catch {
       throw new ApiError(0, null);
     }
@@ -105,6 +106,8 @@ export const api = {
   patch: (path, body) => request('PATCH', path, body),
   /// The raw response (for downloads).
   fetch: (path) => request('GET', path, undefined, true),
+  /// `PUT` of a file's text as it is, with its media type (translation uploads).
+  putFile: (path, text, mediaType) => request('PUT', path, text, false, mediaType),
   /// Every page of a list (`items`, and `grades` where a list has them), following `next`:
   /// 200 items a request, at most 50 requests.
   list: async (path) => {

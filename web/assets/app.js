@@ -1,6 +1,6 @@
 // quizd's web front-end: a single page with hash routes.
 //   #/signin  #/signup  #/quizzes  #/attempt/<id>
-//   #/teach   #/teach/course/<id>  #/teach/assignment/<id>
+//   #/teach   #/teach/course/<id>  #/teach/assignment/<id>  #/teach/translations
 
 import { api, ApiError, setSession, signedIn, signOut, whenSignedOut } from './api.js';
 import { h, focus, announce } from './dom.js';
@@ -207,6 +207,7 @@ const routes = [
   [/^#\/quizzes$/, learner.cataloguePage, true],
   [/^#\/attempt\/([0-9a-f-]{36})$/, learner.attemptPage, true],
   [/^#\/teach$/, teach.coursesPage, true],
+  [/^#\/teach\/translations$/, teach.translationsPage, true],
   [/^#\/teach\/course\/([0-9a-f-]{36})$/, teach.coursePage, true],
   [/^#\/teach\/assignment\/([0-9a-f-]{36})$/, analyticsPage, true],
 ];

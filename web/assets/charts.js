@@ -309,17 +309,46 @@ export function perLanguage(version) {
     : null;
 
   const table = dataTable(
-    [t('question'), ...locales.map((l) => `${t('facility')} (${l.locale})`), 'χ²'],
+    [t('question'), ...locales.map((l) => `${t('facility')} (${l.locale})`), 'χ²', t('dif_column')],
     qs.map((q) => {
       const d = diffs.get(q.key);
       const test = !d ? t('nothing') : d.p_value == null ? h('span', { lang: 'en' }, d.note || t('not_tested')) : `${d.flagged ? '⚠ ' : ''}${pValue(d.p_value)}`;
-      return [num(q.position), ...locales.map((l) => fmtPct(facility.get(l.locale).get(q.key))), test];
+      const fallback = d?.mantel_haenszel.some((pair) => pair.same_language);
+      const label = fallback ? [num(q.position), ' ', h('span', { class: 'fallback-mark' }, t('dif_fallback_question'))] : num(q.position);
+      return [label, ...locales.map((l) => fmtPct(facility.get(l.locale).get(q.key))), test, difCell(d)];
     }),
   );
   const fig = figure({ title: t('locales_title'), desc: t('locales_desc'), chart: svg, table, cls: 'fig-locales' });
   fig.querySelector('.chart-desc').after(legend);
   if (flags) svg.after(flags);
   return fig;
+}
+
+/// Mantel–Haenszel DIF of one question, a line per pair of languages: the ETS class (A
+/// negligible, B moderate, C large) or why there is none, and whether both groups saw the
+/// question in the same (fallback) language, when a difference is no translation effect.
+function difCell(d) {
+  if (!d || !d.mantel_haenszel.length) return t('nothing');
+  return h(
+    'ul',
+    { class: 'dif' },
+    d.mantel_haenszel.map((pair) => {
+      const cls = pair.ets_class;
+      const what = cls ? h('span', { class: `ets ets-${cls}` }, t(`dif_ets_${cls}`)) : h('span', { class: 'meta' }, t('dif_insufficient'));
+      return h(
+        'li',
+        { dataset: { pair: `${pair.reference}-${pair.focal}`, ets: cls || '' } },
+        h('span', { lang: pair.reference }, pair.reference),
+        '–',
+        h('span', { lang: pair.focal }, pair.focal),
+        ': ',
+        what,
+        pair.same_language
+          ? h('span', { class: 'same-language' }, ` · ${t('dif_same_language', { lang: [...new Set(pair.reference_languages)].join(', ') })}`)
+          : null,
+      );
+    }),
+  );
 }
 
 /// "p < 0.001" or "p = 0.012".

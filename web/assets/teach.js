@@ -2,7 +2,7 @@
 
 import { api } from './api.js';
 import { h, loc, announce, focus } from './dom.js';
-import { t, num } from './i18n.js';
+import { t, num, nativeName } from './i18n.js';
 
 function input(id, label, attrs = {}) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: id, type: 'text', ...attrs }));
@@ -66,6 +66,7 @@ export async function coursesPage(view, ctx) {
       'section',
       { 'aria-labelledby': 'courses-h' },
       h('h2', { id: 'courses-h' }, t('your_courses')),
+      h('p', {}, h('a', { href: '#/teach/translations', class: 'button' }, t('translations_link'))),
       courses.length
         ? h(
             'ul',
@@ -324,4 +325,142 @@ function regradeReport(report, names) {
     h('h3', {}, t('regrade_attempts', { n: report.attempts.length, total: report.attempts_total })),
     attempts,
   ];
+}
+
+/* ------------------------------------------------------------------ translations */
+
+const TRANSLATION_FORMATS = [
+  ['xlf', 'XLIFF', 'application/xliff+xml'],
+  ['po', 'PO', 'text/x-gettext-translation'],
+];
+
+/// Fetches a translation file with the session's token and hands it to the browser as a
+/// download (a plain link would carry no token).
+async function downloadTranslation(slug, version, locale, ext) {
+  const res = await api.fetch(`/v1/quizzes/${encodeURIComponent(slug)}/versions/${version}/translations/${encodeURIComponent(locale)}.${ext}`);
+  const url = URL.createObjectURL(await res.blob());
+  const a = h('a', { href: url, download: `${slug}-v${version}-${locale}.${ext}`, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/// One quiz's translation status per language, its downloads, and the upload of a
+/// translator's file (a new version of the quiz, or nothing when it is refused).
+function quizTranslations(ctx, quiz, status) {
+  const slug = status.quiz;
+  const hid = `tr-${slug}`;
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  // `locale`: a tag, or a function that reads one when the button is pressed.
+  const downloadButton = (locale, ext, label, key = `${locale}.${ext}`) => {
+    const hidden = typeof locale === 'string' ? h('span', { class: 'visually-hidden' }, ` (${locale})`) : null;
+    const b = h('button', { type: 'button', class: 'small', dataset: { download: key } }, label, hidden);
+    b.addEventListener('click', async () => {
+      error.replaceChildren();
+      try {
+        await downloadTranslation(slug, status.version, typeof locale === 'string' ? locale : locale(), ext);
+      } catch (err) {
+        error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+      }
+    });
+    return b;
+  };
+  const table = status.locales.length
+    ? h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'data translation-status' },
+          h('caption', {}, t('translations_of', { n: status.texts, v: status.version })),
+          h('thead', {}, h('tr', {}, [t('language'), t('tr_translated'), t('tr_stale'), t('tr_missing'), t('tr_download')].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'tbody',
+            {},
+            status.locales.map((l) =>
+              h(
+                'tr',
+                { dataset: { locale: l.locale } },
+                h('th', { scope: 'row' }, h('span', { lang: l.locale }, nativeName(l.locale)), ` (${l.locale})`),
+                h('td', { class: 'num' }, num(l.translated, 0)),
+                h('td', { class: ['num', l.stale ? 'warn' : null] }, l.stale ? ['⚠ ', num(l.stale, 0)] : num(0, 0)),
+                h('td', { class: 'num' }, num(l.missing, 0)),
+                h('td', {}, TRANSLATION_FORMATS.map(([ext, label]) => downloadButton(l.locale, ext, label))),
+              ),
+            ),
+          ),
+        ),
+      )
+    : h('p', {}, t('tr_no_translations'));
+
+  const localeField = input(`${hid}-locale`, t('tr_upload_language'), {
+    required: true, maxlength: 35, autocomplete: 'off', class: 'narrow',
+    value: status.locales[0]?.locale || '', pattern: '[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*',
+  });
+  const file = h('div', { class: 'field' },
+    h('label', { for: `${hid}-file` }, t('tr_upload_file')),
+    h('input', { id: `${hid}-file`, name: 'file', type: 'file', accept: '.xlf,.xliff,.po', required: true }));
+  const button = h('button', { type: 'submit', class: 'primary' }, t('tr_upload'));
+  // A language with no translation yet starts from a download for the tag typed here.
+  const typed = () => localeField.querySelector('input').value.trim();
+  const fresh = h('p', { class: 'download-for' }, t('tr_download_for'), ' ',
+    TRANSLATION_FORMATS.map(([ext, label]) => downloadButton(typed, ext, label, `typed.${ext}`)));
+  const form = h('form', { class: 'form upload-translation', 'aria-labelledby': `${hid}-up` },
+    h('h3', { id: `${hid}-up` }, t('tr_upload_title')),
+    h('p', { class: 'meta' }, t('tr_upload_intro')),
+    localeField, fresh, file, error, h('div', { class: 'actions' }, button));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    error.replaceChildren();
+    const chosen = form.querySelector('input[type=file]').files[0];
+    const locale = new FormData(form).get(`${hid}-locale`);
+    const po = /\.po$/i.test(chosen.name);
+    const [ext, , type] = TRANSLATION_FORMATS[po ? 1 : 0];
+    button.disabled = true;
+    try {
+      const saved = await api.putFile(
+        `/v1/quizzes/${encodeURIComponent(slug)}/versions/${status.version}/translations/${encodeURIComponent(locale)}.${ext}`,
+        await chosen.text(),
+        type,
+      );
+      await ctx.render({ keepFocus: true });
+      announce(saved.status === 'unchanged' ? t('tr_unchanged') : t('tr_saved', { v: saved.version }));
+      focus(document.getElementById(hid));
+    } catch (err) {
+      error.replaceChildren(h('p', { class: 'pre-line' }, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  return h(
+    'section',
+    { class: 'card quiz-translations', 'aria-labelledby': hid, dataset: { quiz: slug } },
+    h('h2', { id: hid, tabindex: '-1' }, loc('span', quiz.title)),
+    h('p', { class: 'meta' }, t('tr_source', { v: status.version }), h('span', { lang: status.source_locale }, nativeName(status.source_locale))),
+    table,
+    form,
+  );
+}
+
+/// The quizzes you author: how far each is translated, per language (translated, stale:
+/// made from a source text that changed since, missing), with XLIFF and PO downloads and
+/// uploads for translators' tools.
+export async function translationsPage(view, ctx) {
+  if (staffOnly(view, ctx)) return;
+  const catalogue = await api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`);
+  // Only a quiz's authors (and admins) read its translations: the catalogue says which.
+  const authored = await Promise.all(
+    catalogue.items
+      .filter((q) => q.editable)
+      .map(async (q) => [q, await api.get(`/v1/quizzes/${encodeURIComponent(q.slug)}/translations`)]),
+  );
+  view.classList.add('wide');
+  view.append(
+    h('p', { class: 'breadcrumb' }, h('a', { href: '#/teach' }, t('teach_title'))),
+    h('h1', {}, t('translations_title')),
+    h('p', {}, t('translations_intro')),
+    ...(authored.length ? authored.map(([q, status]) => quizTranslations(ctx, q, status)) : [h('p', {}, t('tr_no_quizzes'))]),
+  );
 }

@@ -1,0 +1,151 @@
+//! `quizd translations …`: a quiz's translation files (XLIFF 2.1, gettext PO) from and into
+//! the database, for operators and translators without the API. The same export and the same
+//! checked, all-or-nothing import as `GET`/`PUT
+//! /v1/quizzes/{slug}/versions/{n}/translations/{locale}.xlf|.po`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
+use sqlx::PgPool;
+
+use super::translations::{self, Format};
+use crate::content::store::{self, ImportStatus, Importer};
+
+/// A file format on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FileFormat {
+    /// XLIFF 2.1 (`.xlf`, `.xliff`).
+    Xliff,
+    /// gettext PO (`.po`).
+    Po,
+}
+
+impl FileFormat {
+    fn format(self) -> Format {
+        match self {
+            FileFormat::Xliff => Format::Xliff,
+            FileFormat::Po => Format::Po,
+        }
+    }
+
+    /// The format a file's name says, when `--format` does not.
+    fn of(path: &std::path::Path) -> Option<Self> {
+        match path.extension()?.to_str()? {
+            "xlf" | "xliff" => Some(FileFormat::Xliff),
+            "po" => Some(FileFormat::Po),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TranslationsCommand {
+    /// Write a quiz version's texts for translation into one locale (to standard output, or
+    /// --output).
+    Export {
+        /// The quiz's slug.
+        slug: String,
+        /// The target locale (BCP 47, e.g. `bn`).
+        #[arg(long)]
+        locale: String,
+        /// The version (default: the current one).
+        #[arg(long)]
+        version: Option<i32>,
+        /// The file format (default: from --output's extension, else XLIFF).
+        #[arg(long, value_enum)]
+        format: Option<FileFormat>,
+        /// Where to write the file.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Read a translator's file into a new version of the quiz: all or nothing, checked as the
+    /// API checks it (every source must be the current one).
+    Import {
+        /// The quiz's slug.
+        slug: String,
+        /// The target locale (BCP 47, e.g. `bn`).
+        #[arg(long)]
+        locale: String,
+        /// The file (its extension says the format unless --format does).
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        format: Option<FileFormat>,
+    },
+}
+
+/// The limit the API puts on an upload holds here too.
+const MAX_BYTES: u64 = super::authoring::AUTHORING_BODY_LIMIT as u64;
+
+pub async fn run(pool: &PgPool, command: TranslationsCommand) -> anyhow::Result<()> {
+    match command {
+        TranslationsCommand::Export {
+            slug,
+            locale,
+            version,
+            format,
+            output,
+        } => {
+            let format = format
+                .or_else(|| output.as_deref().and_then(FileFormat::of))
+                .unwrap_or(FileFormat::Xliff);
+            let (n, body) = translations::exported(pool, &slug, version, &locale, format.format())
+                .await
+                .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, body)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("wrote {} ({slug} version {n}, {locale})", path.display());
+                }
+                None => print!("{body}"),
+            }
+            Ok(())
+        }
+        TranslationsCommand::Import {
+            slug,
+            locale,
+            file,
+            format,
+        } => {
+            let format = format
+                .or_else(|| FileFormat::of(&file))
+                .context("say --format xliff or --format po (the file's name does not)")?
+                .format();
+            let size = std::fs::metadata(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?
+                .len();
+            anyhow::ensure!(
+                size <= MAX_BYTES,
+                "{} is larger than {MAX_BYTES} bytes",
+                file.display()
+            );
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {} as UTF-8", file.display()))?;
+            let (_, _, current) = translations::stored_version(pool, &slug, None)
+                .await
+                .map_err(|e| anyhow::anyhow!("no quiz '{slug}': {}", e.detail))?;
+            translations::target_locale(&locale, &current)
+                .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
+            let content =
+                translations::read_import(&current, &locale, format, &text).map_err(|r| {
+                    anyhow::anyhow!(
+                        "{} was refused, nothing was imported:\n{}",
+                        file.display(),
+                        r.problem(format).detail
+                    )
+                })?;
+            let imported = store::import(pool, std::slice::from_ref(&content), Importer::Files)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let i = &imported[0];
+            let what = match i.status {
+                ImportStatus::Created => "created",
+                ImportStatus::NewVersion => "new version",
+                ImportStatus::Unchanged => "unchanged",
+            };
+            println!("{slug}: {what} (version {})", i.version);
+            Ok(())
+        }
+    }
+}
