@@ -1214,6 +1214,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quizzes/{slug}/versions/{version}/translations/{locale}.po": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version's texts for translation into one locale, as a gettext PO file (for Weblate,
+         *     Poedit, the gettext tools): an entry per text with the text id as `msgctxt`, the source as
+         *     `msgid`, the translation as `msgstr` (empty when missing; a stale one flagged `fuzzy`, with
+         *     the source it was made from as `#| msgid`) and a `#.` comment saying what the text is. The
+         *     quiz's authors and admins. */
+        get: operations["export_po"];
+        /** Imports a translator's PO file for one locale, as the XLIFF import does: every entry with
+         *     a non-empty `msgstr` and no `fuzzy` flag becomes the locale's translation of the text its
+         *     `msgctxt` names (fuzzy and empty entries change nothing), validated as a `<locale>.toml`
+         *     is, and saved as a new version — all or nothing. Each entry's `msgid` must still be the
+         *     quiz's current source text. Read strictly (no plural forms, only the escapes `\n \t \r \"
+         *     \\`, UTF-8); at most 1 MiB and 20 000 entries. The quiz's authors and admins. */
+        put: operations["import_po"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf": {
         parameters: {
             query?: never;
@@ -1770,6 +1797,8 @@ export interface components {
          *     | `invalid_registration` | 422 | An LTI platform registration is refused; the detail names the field. |
          *     | `invalid_xliff` | 400 | The XLIFF document cannot be read (not UTF-8, not XML, too large, a DTD, wrong version). |
          *     | `invalid_xliff_unit` | 422 | XLIFF units are refused (unknown id, stale source, bad state); the detail names them. |
+         *     | `invalid_po` | 400 | The PO file cannot be read (not UTF-8, not PO syntax, plural forms, another Language, too many entries); the detail names the line. |
+         *     | `invalid_po_entry` | 422 | PO entries are refused (unknown msgctxt, msgid not the current source, no msgctxt); the detail names each entry and its line. |
          *     | `key_forbidden` | 403 | Reading this quiz's key (its answers) is for its authors. |
          *     | `launch_browser_mismatch` | 401 | The launch code is presented by another browser than the one the launch redirected. |
          *     | `locale_not_found` | 404 | The quiz version has no such locale. |
@@ -1837,7 +1866,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -2672,6 +2701,9 @@ export interface components {
         };
         /** @description A quiz in the catalogue. */
         QuizSummary: {
+            /** @description You may change it and read its translations (you own or co-author it, or are an
+             *     admin). */
+            editable: boolean;
             /** @description The negotiated locale for this quiz. */
             locale: string;
             /** @description Every locale the quiz is available in, with its translation coverage. */
@@ -9305,6 +9337,181 @@ export interface operations {
             };
             /** @description No such quiz or version (or a private one whose key you may not read) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    export_po: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The quiz's slug */
+                slug: string;
+                /** @description The version number */
+                version: number;
+                /** @description The target locale (BCP 47) */
+                locale: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PO file (UTF-8) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/x-gettext-translation": string;
+                };
+            };
+            /** @description Malformed version */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A public quiz you do not author (`not_quiz_author`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such quiz, version (`version_not_found`) or translation locale (`locale_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    import_po: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The quiz's slug */
+                slug: string;
+                /** @description The version the file was exported from */
+                version: number;
+                /** @description The target locale (BCP 47) */
+                locale: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "text/x-gettext-translation": string;
+            };
+        };
+        responses: {
+            /** @description Saved as a new version (or unchanged) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthoredQuiz"];
+                };
+            };
+            /** @description Not PO syntax, not UTF-8, another Language in the header, too many entries (`invalid_po`; `detail` names the line) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A public quiz you do not author (`not_quiz_author`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such quiz, version or translation locale */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a PO media type (`text/x-gettext-translation`, `text/x-po`, `text/plain`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Entries refused (`invalid_po_entry`: unknown msgctxt, changed msgid, no msgctxt, empty translation; `detail` names each entry and its line) or the result refused (`invalid_content`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
