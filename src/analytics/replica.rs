@@ -3,8 +3,9 @@
 //!
 //! The freshness rule: **a report is never older than what the primary had committed when the
 //! request came.** Each request reads, on the primary and in one statement, the assignments'
-//! analytics generation (the cache key) and the primary's WAL insert position
-//! (`pg_current_wal_insert_lsn()`, past every commit the primary has made visible). A cached
+//! analytics generation (the cache key) and the primary's committed WAL position (its flush
+//! position under `synchronous_commit`, past every commit it has made visible; see
+//! `store::COMMITTED_LSN`). A cached
 //! report of that generation is served as it is. Otherwise the replica is used only once it
 //! has replayed up to that position (`pg_last_wal_replay_lsn()`), waiting up to
 //! [`MAX_WAIT`] for it; a replica that lags longer, or that cannot be reached, is passed over

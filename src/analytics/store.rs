@@ -114,19 +114,28 @@ pub async fn generation_and_lsn(
     db: impl PgExecutor<'_>,
     assignments: &[Uuid],
 ) -> Result<(i64, String), sqlx::Error> {
-    sqlx::query_as(
-        "SELECT coalesce(sum(generation), 0)::bigint, pg_current_wal_insert_lsn()::text
-           FROM analytics_generations
-          WHERE assignment_id = ANY($1)",
-    )
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT coalesce(sum(generation), 0)::bigint, {COMMITTED_LSN}
+               FROM analytics_generations
+              WHERE assignment_id = ANY($1)"
+    )))
     .bind(assignments)
     .fetch_one(db)
     .await
 }
 
-/// On the primary: its WAL insert position.
+/// On the primary: the WAL position past every commit it has made visible. Under
+/// `synchronous_commit` (quizd's setting: an answer is acknowledged once flushed) a commit is
+/// visible only once flushed, so the flush position is enough; the insert position would also
+/// count WAL of transactions still running, which a replica cannot have until they flush, and
+/// under load there always are some. With `synchronous_commit=off` a visible commit may not be
+/// flushed yet: then the insert position.
+const COMMITTED_LSN: &str = "(CASE current_setting('synchronous_commit') WHEN 'off'
+        THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END)::text";
+
+/// On the primary: its committed WAL position ([`COMMITTED_LSN`]).
 pub async fn primary_lsn(db: impl PgExecutor<'_>) -> Result<String, sqlx::Error> {
-    sqlx::query_scalar("SELECT pg_current_wal_insert_lsn()::text")
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT {COMMITTED_LSN}")))
         .fetch_one(db)
         .await
 }
