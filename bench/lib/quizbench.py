@@ -594,6 +594,14 @@ def cmd_report(args):
                      f"**{ratio:.2f}** | ≥ {target} | {'yes' if ok else '**no**'} |")
         lines.append(f"| | {yard} | {fmt(yr)} | {fmt(med([r['p50_ms'] for r in y]), 2)} | "
                      f"{fmt(med([r['p99_ms'] for r in y]), 2)} | {sum(r['errors'] for r in y)} | {cpu(y)} | | | |")
+    ins, qc = pick("c", "insert", "max"), pick("c", "quizd", "max")
+    if ins and qc:
+        ir = med([r["rps"] for r in ins])
+        lines.append(f"| (c) the same PUT, against the cheapest durable HTTP write | plain actix-web + sqlx, one "
+                     f"durable single-row INSERT | {fmt(ir)} | {fmt(med([r['p50_ms'] for r in ins]), 2)} | "
+                     f"{fmt(med([r['p99_ms'] for r in ins]), 2)} | {sum(r['errors'] for r in ins)} | {cpu(ins)} | "
+                     f"**{med([r['rps'] for r in qc]) / ir:.2f}** | (≥ 0.5 asked) | "
+                     f"{'yes' if med([r['rps'] for r in qc]) / ir >= 0.5 else '**no**'} |")
     lines.append("")
     lines.append("At half the maximum throughput (each system paced at half of its own median maximum; medians of the runs; target for quizd: p99 ≤ 5 × p50, no errors):")
     lines.append("")

@@ -10,6 +10,9 @@ setup = common.setup
 done = common.done
 
 local mine, tokens, j = nil, nil, 0
+-- BENCH_WRAP=1 (the plain INSERT yardstick, which records no answer): the targets are used
+-- again from the first once used up.
+local wrap = os.getenv("BENCH_WRAP") == "1"
 consumed = 0
 exhausted = false
 
@@ -23,6 +26,7 @@ end
 
 function request()
   j = j + 1
+  if wrap and j > #mine then j = 1 end
   local t = mine[j]
   if t == nil then
     exhausted = true

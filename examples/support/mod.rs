@@ -14,9 +14,12 @@ pub struct Seeded {
     _dir: tempfile::TempDir,
     pub pool: sqlx::PgPool,
     /// The seed quiz's content, its version 1 and its assignment.
+    #[allow(dead_code)]
     pub content: QuizContent,
+    #[allow(dead_code)]
     pub version_id: Uuid,
     pub assignment: Uuid,
+    #[allow(dead_code)]
     pub admin: Uuid,
 }
 
