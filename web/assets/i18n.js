@@ -348,7 +348,7 @@ const en = {
   finish_deadline: 'time ran out',
   finish_closed: 'the assignment was closed',
   seq_note: 'One question at a time: an answer is final, and there is no going back.',
-  seq_progress: 'Question {x} of {n}',
+  seq_saved: 'Answer saved. It is final: there is no going back to it.',
 };
 
 const bn = {
@@ -698,7 +698,7 @@ const bn = {
   finish_deadline: 'সময় শেষ হয়েছে',
   finish_closed: 'অ্যাসাইনমেন্ট বন্ধ করা হয়েছে',
   seq_note: 'একবারে একটি প্রশ্ন: উত্তর চূড়ান্ত, ফিরে যাওয়ার উপায় নেই।',
-  seq_progress: '{n}টির মধ্যে প্রশ্ন {x}',
+  seq_saved: 'উত্তর সংরক্ষিত হয়েছে। এটি চূড়ান্ত: এতে আর ফেরা যাবে না।',
 };
 
 const id = {
@@ -1048,7 +1048,7 @@ const id = {
   finish_deadline: 'waktu habis',
   finish_closed: 'tugas ditutup',
   seq_note: 'Satu soal setiap kali: jawaban bersifat final, dan tidak bisa kembali.',
-  seq_progress: 'Soal {x} dari {n}',
+  seq_saved: 'Jawaban disimpan. Jawaban ini final: tidak bisa kembali ke soal ini.',
 };
 
 export const DICTIONARIES = { en, bn, id };

@@ -1128,6 +1128,6 @@ export async function examPage(view, ctx, id, only) {
       reload,
     }),
     ruleInWords(),
-    learners.length ? bulkOverrideForm(ctx, assignment, learners, reload) : null,
   );
+  if (learners.length) view.append(bulkOverrideForm(ctx, assignment, learners, reload));
 }
