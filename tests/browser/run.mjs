@@ -312,6 +312,12 @@ test('a learner switches to Bengali, signs up, and sees the catalogue in Bengali
 
   assert.equal(await page.evaluate(() => document.documentElement.lang), 'bn');
   assert.equal(await page.locator('h1').textContent(), 'কুইজ');
+  // Her address is not confirmed yet: the page says what waits on it, and sends a new link.
+  const verify = page.locator('.verify-notice');
+  assert.equal(await verify.locator('h2').textContent(), 'আপনার ইমেইল ঠিকানা নিশ্চিত করুন');
+  await verify.locator('button').click();
+  await verify.locator('[role=status]', { hasText: LEARNER.email }).waitFor();
+  assert.equal((await loggedVerificationLink(LEARNER.email)).length > 0, true);
   const seed = page.locator('.quiz-card[data-slug="data-parallelism"]');
   const title = seed.locator('.quiz-title');
   assert.equal(await title.getAttribute('lang'), 'bn');

@@ -349,6 +349,12 @@ const en = {
   finish_closed: 'the assignment was closed',
   seq_note: 'One question at a time: an answer is final, and there is no going back.',
   seq_saved: 'Answer saved. It is final: there is no going back to it.',
+  verify_title: 'Confirm your email address',
+  verify_notice: 'quizd mailed a link to {email} when you signed up. Until you open it, invitations to courses wait: a course enrolls you by this address only once you have confirmed it.',
+  verify_send: 'Send me a new link',
+  verify_sent: 'A new link is on its way to {email}; it works for 48 hours.',
+  err_email_already_verified: 'Your email address is confirmed already.',
+  err_too_many_emails: 'Too many messages to this address for now; try again later.',
 };
 
 const bn = {
@@ -699,6 +705,12 @@ const bn = {
   finish_closed: 'অ্যাসাইনমেন্ট বন্ধ করা হয়েছে',
   seq_note: 'একবারে একটি প্রশ্ন: উত্তর চূড়ান্ত, ফিরে যাওয়ার উপায় নেই।',
   seq_saved: 'উত্তর সংরক্ষিত হয়েছে। এটি চূড়ান্ত: এতে আর ফেরা যাবে না।',
+  verify_title: 'আপনার ইমেইল ঠিকানা নিশ্চিত করুন',
+  verify_notice: 'সাইন আপের সময় quizd {email}-এ একটি লিংক পাঠিয়েছে। সেটি খোলার আগে পর্যন্ত কোর্সের আমন্ত্রণ অপেক্ষায় থাকে: ঠিকানা নিশ্চিত করার পরেই কোনো কোর্স এই ঠিকানা দিয়ে আপনাকে ভর্তি করতে পারে।',
+  verify_send: 'আমাকে নতুন লিংক পাঠান',
+  verify_sent: '{email}-এ নতুন লিংক পাঠানো হচ্ছে; এটি ৪৮ ঘণ্টা কাজ করবে।',
+  err_email_already_verified: 'আপনার ইমেইল ঠিকানা আগেই নিশ্চিত করা হয়েছে।',
+  err_too_many_emails: 'এই ঠিকানায় এখন অনেক বার্তা পাঠানো হয়েছে; পরে আবার চেষ্টা করুন।',
 };
 
 const id = {
@@ -1049,6 +1061,12 @@ const id = {
   finish_closed: 'tugas ditutup',
   seq_note: 'Satu soal setiap kali: jawaban bersifat final, dan tidak bisa kembali.',
   seq_saved: 'Jawaban disimpan. Jawaban ini final: tidak bisa kembali ke soal ini.',
+  verify_title: 'Konfirmasi alamat email Anda',
+  verify_notice: 'quizd mengirim tautan ke {email} saat Anda mendaftar. Sampai Anda membukanya, undangan kursus menunggu: kursus mendaftarkan Anda lewat alamat ini hanya setelah Anda mengonfirmasinya.',
+  verify_send: 'Kirimi saya tautan baru',
+  verify_sent: 'Tautan baru sedang dikirim ke {email}; tautan itu berlaku 48 jam.',
+  err_email_already_verified: 'Alamat email Anda sudah dikonfirmasi.',
+  err_too_many_emails: 'Terlalu banyak pesan ke alamat ini untuk saat ini; coba lagi nanti.',
 };
 
 export const DICTIONARIES = { en, bn, id };

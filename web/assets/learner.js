@@ -132,6 +132,36 @@ function coverageList(ctx, locales) {
   );
 }
 
+/// An address not confirmed yet: course invitations to it wait until it is (an email enrolls
+/// only an account that confirmed it), and the link mailed at sign-up lasts 48 hours: a new
+/// one on request.
+function verifyNotice(ctx) {
+  const status = h('p', { role: 'status' });
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const button = h('button', { type: 'button' }, t('verify_send'));
+  button.addEventListener('click', async () => {
+    error.replaceChildren();
+    button.disabled = true;
+    try {
+      const sent = await api.post('/v1/me/email-verification');
+      status.replaceChildren(t('verify_sent', { email: sent.email }));
+    } catch (err) {
+      error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    'section',
+    { class: 'notice verify-notice', 'aria-labelledby': 'verify-h' },
+    h('h2', { id: 'verify-h' }, t('verify_title')),
+    h('p', {}, t('verify_notice', { email: ctx.me.email })),
+    h('div', { class: 'actions' }, button),
+    status,
+    error,
+  );
+}
+
 /// A Start (or Resume) button that opens the attempt; errors shown next to it. A timed
 /// attempt (`timeLimit` minutes) asks first: its clock starts with it and does not stop.
 function startButton(ctx, { inProgress, start, describedBy, timeLimit }) {
@@ -189,6 +219,7 @@ export async function cataloguePage(view, ctx) {
   const courseAssignments = await Promise.all(learning.map((c) => api.list(`/v1/courses/${c.id}/assignments`)));
 
   view.append(h('h1', {}, t('quizzes_title')), h('p', { class: 'lede' }, t('quizzes_intro')));
+  if (ctx.me?.email && !ctx.me.email_verified_at) view.append(verifyNotice(ctx));
 
   const cards = catalogue.items.map((q, i) => {
     const titleId = newId('quiz');
