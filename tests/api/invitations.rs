@@ -277,6 +277,41 @@ async fn a_csv_roster_invites_an_unverified_account_and_says_nothing_of_it_until
 }
 
 #[tokio::test]
+async fn a_full_roster_of_unverified_accounts_is_invited_whole_in_one_request() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let id = course(&app, &teacher, "Large").await;
+    // The worst roster the limits allow for this path: 5,000 rows, each the address of an
+    // account that has not verified it (made behind the API's back).
+    sqlx::query(
+        "INSERT INTO users (id, email, display_name, role)
+         SELECT gen_random_uuid(), 'unverified' || i || '@example.org', 'U' || i, 'learner'
+           FROM generate_series(1, 5000) AS i",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let mut csv = String::from("email,role\n");
+    for i in 1..=5000 {
+        csv.push_str(&format!("Unverified{i}@example.org,learner\n"));
+    }
+    let started = std::time::Instant::now();
+    let res = csv_post(&app, &teacher, &id, csv).send().await.unwrap();
+    let report = expect_status(res, 200).await;
+    eprintln!(
+        "a 5,000-row roster of unverified accounts took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        report["summary"],
+        json!({"enrolled": 0, "invited": 5000, "already_enrolled": 0, "already_invited": 0, "invalid": 0})
+    );
+    let rows = report["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["user_id"].is_null()));
+    assert_eq!(roster_emails(&app, &teacher, &id).await.len(), 1);
+}
+
+#[tokio::test]
 async fn a_browser_pressing_the_button_gets_a_page_rather_than_json() {
     let app = spawn_with_mail(|_| {}).await;
     let who = address("browser");
