@@ -1255,6 +1255,14 @@ test('the gradebook shows the grades the tests produced, with each learner’s s
   assert.equal(lines.length, 1 + book.learners.length);
   assert.ok(lines.some((l) => l.startsWith(`${a.id},`) && /,8(\.0*)?$/.test(l)), lines.join('\n'));
   assert.ok(lines.some((l) => l.startsWith(`${c.id},`) && l.endsWith(',')), 'no grade before an attempt finished');
+  // In Bengali too.
+  await page.selectOption('#lang-select', 'bn');
+  await page.waitForFunction(() => document.querySelector('h1').textContent.startsWith('নম্বরের খাতা'));
+  assert.match(await cell(b).textContent(), /শেষ/);
+  await checkA11y(page, 'the gradebook in Bengali');
+  await assertNoJunkText(page, 'the gradebook in Bengali');
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.querySelector('h1').textContent.startsWith('Gradebook'));
 });
 
 test('the instructor changes a grade with a reason from the gradebook: a refusal shows the API’s words, the history shows who, when, from, to and why', async () => {
@@ -1265,13 +1273,18 @@ test('the instructor changes a grade with a reason from the gradebook: a refusal
   const row = page.locator(`tr[data-attempt="${b.attempt}"]`);
   await row.waitFor();
   assert.equal(await page.locator('table.attempts-table tbody tr[data-attempt]').count(), 1, 'only this learner’s attempts');
+  // By keyboard: Tab to the Grade button, Enter opens the panel; Tab, type, Enter submits.
   const toggle = row.locator('button[aria-expanded]');
-  await toggle.click();
+  await tabTo(page, () => document.activeElement?.getAttribute('aria-expanded') === 'false', 'the Grade button');
+  await page.keyboard.press('Enter');
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   const pointsField = page.locator(`#grade-${b.attempt}-points`);
-  await pointsField.fill('99');
-  await page.locator(`#grade-${b.attempt}-reason`).fill('Too many');
-  await page.locator('form.grade-form button[type=submit]').click();
+  await tabTo(page, () => document.activeElement?.id?.endsWith('-points'), 'the points field');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('99');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('Too many');
+  await page.keyboard.press('Enter');
   const error = page.locator('form.grade-form .form-error');
   await error.locator('span[lang="en"]').waitFor();
   assert.match(await error.textContent(), /`points` must be from 0 to 8/);
