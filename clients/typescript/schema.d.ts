@@ -602,10 +602,11 @@ export interface paths {
          *     `pagination`). The course's instructors and admins. */
         get: operations["roster"];
         put?: never;
-        /** Enrolls a learner or co-instructor by email or id (or changes their role). An email that
-         *     no account has makes an invitation instead (`202`), mailed to it: the person who verifies
-         *     that address claims it (or changes the role of the pending one). The course's instructors
-         *     and admins, while the course is active. */
+        /** Enrolls a learner or co-instructor by email or id (or changes their role). An email enrolls
+         *     at once only the account that has verified it; any other email (no account has it, or its
+         *     account has not verified it yet) makes an invitation instead (`202`), mailed to it: the
+         *     person who verifies that address claims it (or changes the role of the pending one). The
+         *     course's instructors and admins, while the course is active. */
         post: operations["enroll"];
         delete?: never;
         options?: never;
@@ -625,8 +626,9 @@ export interface paths {
         /** Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
          *     `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
          *     10,000 invitations mailed for one account in an hour. An
-         *     address with an account is enrolled (an enrolled person keeps their role); one without is
-         *     invited and mailed. Each row gets its result; a bad row (its line and reason reported) does
+         *     address an account has verified enrolls that account (an enrolled person keeps their
+         *     role); any other is invited and mailed (an unverified account claims the invitation when
+         *     it verifies the address; one enrolled already is reported `already_enrolled`). Each row gets its result; a bad row (its line and reason reported) does
          *     not stop the others. The course's instructors and admins, while the course is active. */
         post: operations["enroll_csv"];
         delete?: never;
@@ -6217,7 +6219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Enrollment"];
                 };
             };
-            /** @description No account has this email: invited (and mailed when new) */
+            /** @description No account has verified this email: invited (and mailed when new) */
             202: {
                 headers: {
                     /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */

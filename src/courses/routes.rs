@@ -100,16 +100,17 @@ pub async fn get_course(
     Ok(HttpResponse::Ok().json(visible_course(&state.pool, *id, &user).await?))
 }
 
-/// Enrolls a learner or co-instructor by email or id (or changes their role). An email that
-/// no account has makes an invitation instead (`202`), mailed to it: the person who verifies
-/// that address claims it (or changes the role of the pending one). The course's instructors
-/// and admins, while the course is active.
+/// Enrolls a learner or co-instructor by email or id (or changes their role). An email enrolls
+/// at once only the account that has verified it; any other email (no account has it, or its
+/// account has not verified it yet) makes an invitation instead (`202`), mailed to it: the
+/// person who verifies that address claims it (or changes the role of the pending one). The
+/// course's instructors and admins, while the course is active.
 #[utoipa::path(post, path = "/v1/courses/{id}/enrollments", tag = "courses", security(("bearer" = [])),
     request_body = EnrollmentCreate,
     params(("id" = Uuid, Path, description = "The course's id")),
     responses(
         (status = 201, description = "Enrolled", body = Enrollment),
-        (status = 202, description = "No account has this email: invited (and mailed when new)", body = Invitation),
+        (status = 202, description = "No account has verified this email: invited (and mailed when new)", body = Invitation),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),

@@ -134,8 +134,11 @@ impl From<EnrollmentRow> for Enrollment {
     }
 }
 
-/// Enrolls a person (found by id or email), or changes their role if already enrolled.
-/// `None` when no such person exists.
+/// Enrolls a person (found by id, or by an email address their account has verified), or
+/// changes their role if already enrolled. `None` when no such person exists: for an email,
+/// also when the account that has it has not verified it, since an address typed at sign-up
+/// proves nothing about who reads its mail (the caller invites the address instead, and the
+/// account claims the invitation when it verifies the address).
 pub async fn enroll(
     db: impl PgExecutor<'_>,
     course: Uuid,
@@ -145,7 +148,8 @@ pub async fn enroll(
 ) -> Result<Option<Enrollment>, sqlx::Error> {
     let row: Option<EnrollmentRow> = sqlx::query_as(concat!(
         "WITH u AS (SELECT id, display_name, email FROM users
-                     WHERE id = $2 OR ($2 IS NULL AND lower(email) = lower($3))),
+                     WHERE id = $2 OR ($2 IS NULL AND lower(email) = lower(btrim($3))
+                                               AND email_verified_at IS NOT NULL)),
               e AS (INSERT INTO enrollments (course_id, user_id, role)
                     SELECT $1, id, $4 FROM u
                     ON CONFLICT (course_id, user_id) DO UPDATE SET role = ",

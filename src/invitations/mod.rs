@@ -1,7 +1,8 @@
 //! Verified email addresses and invitations: enrolling people who have no account yet.
 //!
 //! An address is verified by a link quizd mails to it (`POST /v1/me/email-verification`, and
-//! at sign-up). Enrolling an address that has no account makes an invitation; a person claims
+//! at sign-up). Enrolling an address that no account has verified (no account has it, or its
+//! account has not verified it) makes an invitation; a person claims
 //! it — it becomes their enrollment — in the transaction that verifies their address, or when
 //! they sign in with an address verified already. An unverified account claims nothing: an
 //! address typed at sign-up proves nothing about who reads its mail.

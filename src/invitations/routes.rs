@@ -291,8 +291,9 @@ pub struct CsvEnrollmentReport {
 /// Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
 /// `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
 /// 10,000 invitations mailed for one account in an hour. An
-/// address with an account is enrolled (an enrolled person keeps their role); one without is
-/// invited and mailed. Each row gets its result; a bad row (its line and reason reported) does
+/// address an account has verified enrolls that account (an enrolled person keeps their
+/// role); any other is invited and mailed (an unverified account claims the invitation when
+/// it verifies the address; one enrolled already is reported `already_enrolled`). Each row gets its result; a bad row (its line and reason reported) does
 /// not stop the others. The course's instructors and admins, while the course is active.
 #[utoipa::path(post, path = "/v1/courses/{id}/enrollments/csv", tag = "courses", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id")),
@@ -340,19 +341,31 @@ pub async fn enroll_csv(
     })?;
     let good: Vec<&csv::Row> = parsed.iter().filter_map(|r| r.as_ref().ok()).collect();
     let emails: Vec<String> = good.iter().map(|r| r.email.clone()).collect();
-    // Checked before anything changes; the addresses without an account are the most that
-    // could be mailed.
-    let accounts_now: usize = store::accounts_by_email(&state.pool, &emails).await?.len();
-    super::check_invitation_budget(&state, user.id, good.len() - accounts_now).await?;
-
-    let mut tx = state.pool.begin().await?;
-    let accounts: HashMap<String, Uuid> = store::accounts_by_email(&mut *tx, &emails)
+    // Checked before anything changes; the addresses that would not enroll (or find enrolled)
+    // an account are the most that could be mailed.
+    let settled = store::accounts_by_email(&state.pool, course.id, &emails)
         .await?
         .into_iter()
-        .collect();
-    let (known, unknown): (Vec<&csv::Row>, Vec<&csv::Row>) =
-        good.iter().partition(|r| accounts.contains_key(&r.email));
-    let users: Vec<Uuid> = known.iter().map(|r| accounts[&r.email]).collect();
+        .filter(|(_, a)| a.verified || a.enrolled)
+        .count();
+    super::check_invitation_budget(&state, user.id, good.len() - settled).await?;
+
+    let mut tx = state.pool.begin().await?;
+    let accounts: HashMap<String, store::Account> =
+        store::accounts_by_email(&mut *tx, course.id, &emails)
+            .await?
+            .into_iter()
+            .collect();
+    // An address enrolls only the account that verified it, as in `POST …/enrollments`; an
+    // unverified account is invited like an address with no account (and claims the
+    // invitation when it verifies), unless it is enrolled already: enrolled people keep
+    // their role, so nothing would change.
+    let row_account = |r: &csv::Row| accounts.get(&r.email).copied();
+    let (known, unknown): (Vec<&csv::Row>, Vec<&csv::Row>) = good
+        .iter()
+        .filter(|r| row_account(r).is_none_or(|a| a.verified || !a.enrolled))
+        .partition(|r| row_account(r).is_some_and(|a| a.verified));
+    let users: Vec<Uuid> = known.iter().map(|r| accounts[&r.email].id).collect();
     let roles: Vec<&str> = known.iter().map(|r| r.role.as_str()).collect();
     let enrolled: std::collections::HashSet<Uuid> =
         store::enroll_new(&mut *tx, course.id, &users, &roles)
@@ -389,7 +402,10 @@ pub async fn enroll_csv(
                 reason: Some(bad.reason.clone()),
             },
             Ok(good) => {
-                let user_id = accounts.get(&good.email).copied();
+                let account = accounts.get(&good.email).copied();
+                // An invited row names no account, whether or not an unverified one has the
+                // address: the report tells nobody which addresses have accounts.
+                let user_id = account.filter(|a| a.verified || a.enrolled).map(|a| a.id);
                 let (outcome, invitation_id) = match user_id {
                     Some(u) if enrolled.contains(&u) => (RowOutcome::Enrolled, None),
                     Some(_) => (RowOutcome::AlreadyEnrolled, None),

@@ -277,17 +277,40 @@ pub async fn mark_resent(
     }))
 }
 
-/// The accounts (not erased) with these normalized addresses: (address, id).
+/// An account that has one of a roster's addresses.
+#[derive(Debug, Clone, Copy, FromRow)]
+pub struct Account {
+    pub id: Uuid,
+    /// Whether its owner proved the address is theirs: only then does the address enroll it.
+    pub verified: bool,
+    /// Whether it is enrolled in the course already.
+    pub enrolled: bool,
+}
+
+/// The accounts (not erased) with these normalized addresses, by address, with whether each
+/// is enrolled in `course`.
 pub async fn accounts_by_email(
     db: impl PgExecutor<'_>,
+    course: Uuid,
     emails: &[String],
-) -> Result<Vec<(String, Uuid)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT lower(email), id FROM users WHERE lower(email) = ANY($1) AND erased_at IS NULL",
+) -> Result<Vec<(String, Account)>, sqlx::Error> {
+    #[derive(FromRow)]
+    struct Row {
+        email: String,
+        #[sqlx(flatten)]
+        account: Account,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT lower(u.email) AS email, u.id, u.email_verified_at IS NOT NULL AS verified,
+                EXISTS (SELECT 1 FROM enrollments e
+                         WHERE e.course_id = $1 AND e.user_id = u.id) AS enrolled
+           FROM users u WHERE lower(u.email) = ANY($2) AND u.erased_at IS NULL",
     )
+    .bind(course)
     .bind(emails)
     .fetch_all(db)
-    .await
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.email, r.account)).collect())
 }
 
 /// Enrolls these people with these roles where they are not enrolled yet; the ones enrolled now.

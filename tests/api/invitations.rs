@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::mailbox::{address, link_in, mailbox, spawn_with_mail};
 use crate::support::{
     Person, TestApp, assert_problem, bearer, expect_status, get_as, login, patch_as, post_as,
-    register, token_for,
+    register, register_unverified, token_for,
 };
 
 async fn course(app: &TestApp, teacher: &Person, title: &str) -> String {
@@ -99,7 +99,7 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
     assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
 
     // Signing up with the address proves nothing yet: no enrollment, the invitation waits.
-    let mina = register(&app, &invitee).await;
+    let mina = register_unverified(&app, &invitee).await;
     let me = expect_status(get_as(&app, &mina.access, "/v1/me").await, 200).await;
     assert!(me["email_verified_at"].is_null());
     let verification = mailbox().message_to(&lower).await;
@@ -151,10 +151,171 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
 }
 
 #[tokio::test]
+async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrolled_once_verified()
+{
+    let app = spawn_with_mail(|_| {}).await;
+    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let id = course(&app, &teacher, "Exams").await;
+    // Someone signed up with this address; nobody has proved it is theirs.
+    let who = address("Unproven");
+    let lower = who.to_lowercase();
+    let unproven = register_unverified(&app, &who).await;
+    let link = link_in(&mailbox().message_to(&lower).await);
+
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": who, "role": "instructor" }),
+    )
+    .await;
+    let invitation = expect_status(res, 202).await;
+    // The same answer as for an address with no account: it names no account.
+    assert_eq!(invitation["email"], lower.as_str());
+    assert_eq!(invitation["role"], "instructor");
+    assert!(invitation.get("user_id").is_none(), "{invitation}");
+    let mail = mailbox().message_to(&lower).await;
+    assert_eq!(mail["subject"], "You are invited to Exams");
+    assert!(!roster_emails(&app, &teacher, &id).await.contains(&lower));
+    let res = get_as(&app, &unproven.access, &format!("/v1/courses/{id}")).await;
+    assert_problem(res, 404, "course_not_found").await;
+    // Signing in unverified claims nothing either.
+    login(&app, &who).await;
+    assert!(!roster_emails(&app, &teacher, &id).await.contains(&lower));
+    assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
+
+    // The account verifies the address: the invitation is its enrollment, in that transaction.
+    let verified = follow_verification_link(&app, &link).await;
+    assert_eq!(verified["user_id"], unproven.id.to_string());
+    assert_eq!(verified["enrolled_in"], json!([id]));
+    assert!(pending(&app, &teacher, &id).await.is_empty());
+    let res = get_as(&app, &unproven.access, &format!("/v1/courses/{id}")).await;
+    assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
+
+    // Verified, the address enrolls the account at once (here: a change of role).
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "email": format!(" {who} "), "role": "learner" }),
+    )
+    .await;
+    let enrollment = expect_status(res, 201).await;
+    assert_eq!(enrollment["user_id"], unproven.id.to_string());
+    assert_eq!(enrollment["role"], "learner");
+    assert!(pending(&app, &teacher, &id).await.is_empty());
+    mailbox()
+        .nothing_to(&lower, Duration::from_millis(300))
+        .await;
+}
+
+#[tokio::test]
+async fn a_csv_roster_invites_an_unverified_account_and_says_nothing_of_it_until_it_verifies() {
+    let app = spawn_with_mail(|_| {}).await;
+    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let id = course(&app, &teacher, "Roster").await;
+    let proven = address("proven");
+    let unproven = address("unproven");
+    let inside = address("inside");
+    let nobody = address("nobody");
+    let proven_p = register(&app, &proven).await;
+    let unproven_p = register_unverified(&app, &unproven).await;
+    let link = link_in(&mailbox().message_to(&unproven).await);
+    // Unverified, but enrolled already (by id): the roster changes nothing for them.
+    let inside_p = register_unverified(&app, &inside).await;
+    mailbox().message_to(&inside).await;
+    let res = post_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/courses/{id}/enrollments"),
+        &json!({ "user_id": inside_p.id }),
+    )
+    .await;
+    expect_status(res, 201).await;
+
+    let csv = format!(
+        "email,role
+{proven},learner
+{unproven},instructor
+{inside},instructor
+{nobody},learner
+"
+    );
+    let res = csv_post(&app, &teacher, &id, csv).send().await.unwrap();
+    let report = expect_status(res, 200).await;
+    let rows = report["rows"].as_array().unwrap();
+    let got: Vec<&str> = rows.iter().map(|r| r["result"].as_str().unwrap()).collect();
+    assert_eq!(got, ["enrolled", "invited", "already_enrolled", "invited"]);
+    assert_eq!(rows[0]["user_id"], proven_p.id.to_string());
+    // An invited row looks the same whether or not an account has the address.
+    for row in [&rows[1], &rows[3]] {
+        assert!(row["user_id"].is_null(), "{row}");
+        assert!(row["invitation_id"].is_string(), "{row}");
+    }
+    assert_eq!(rows[2]["user_id"], inside_p.id.to_string());
+    assert_eq!(
+        report["summary"],
+        json!({"enrolled": 1, "invited": 2, "already_enrolled": 1, "already_invited": 0, "invalid": 0})
+    );
+    mailbox().message_to(&unproven).await;
+    mailbox().message_to(&nobody).await;
+    mailbox()
+        .nothing_to(&inside, Duration::from_millis(300))
+        .await;
+    let roster = roster_emails(&app, &teacher, &id).await;
+    assert!(!roster.contains(&unproven.to_lowercase()));
+    let res = get_as(&app, &inside_p.access, &format!("/v1/courses/{id}")).await;
+    assert_eq!(expect_status(res, 200).await["my_role"], "learner");
+
+    let verified = follow_verification_link(&app, &link).await;
+    assert_eq!(verified["enrolled_in"], json!([id]));
+    let res = get_as(&app, &unproven_p.access, &format!("/v1/courses/{id}")).await;
+    assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
+    let invited: Vec<Value> = pending(&app, &teacher, &id).await;
+    assert_eq!(invited.len(), 1);
+    assert_eq!(invited[0]["email"], nobody.to_lowercase());
+}
+
+#[tokio::test]
+async fn a_full_roster_of_unverified_accounts_is_invited_whole_in_one_request() {
+    let app = TestApp::spawn().await;
+    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let id = course(&app, &teacher, "Large").await;
+    // The worst roster the limits allow for this path: 5,000 rows, each the address of an
+    // account that has not verified it (made behind the API's back).
+    sqlx::query(
+        "INSERT INTO users (id, email, display_name, role)
+         SELECT gen_random_uuid(), 'unverified' || i || '@example.org', 'U' || i, 'learner'
+           FROM generate_series(1, 5000) AS i",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let mut csv = String::from("email,role\n");
+    for i in 1..=5000 {
+        csv.push_str(&format!("Unverified{i}@example.org,learner\n"));
+    }
+    let started = std::time::Instant::now();
+    let res = csv_post(&app, &teacher, &id, csv).send().await.unwrap();
+    let report = expect_status(res, 200).await;
+    eprintln!(
+        "a 5,000-row roster of unverified accounts took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        report["summary"],
+        json!({"enrolled": 0, "invited": 5000, "already_enrolled": 0, "already_invited": 0, "invalid": 0})
+    );
+    let rows = report["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["user_id"].is_null()));
+    assert_eq!(roster_emails(&app, &teacher, &id).await.len(), 1);
+}
+
+#[tokio::test]
 async fn a_browser_pressing_the_button_gets_a_page_rather_than_json() {
     let app = spawn_with_mail(|_| {}).await;
     let who = address("browser");
-    register(&app, &who).await;
+    register_unverified(&app, &who).await;
     let link = link_in(&mailbox().message_to(&who).await);
     let res = app
         .client
@@ -223,7 +384,7 @@ async fn a_verified_address_claims_at_sign_in_what_an_archived_course_held_back(
     .await;
     expect_status(res, 200).await;
 
-    let ana = register(&app, &invitee).await;
+    let ana = register_unverified(&app, &invitee).await;
     let verified =
         follow_verification_link(&app, &link_in(&mailbox().message_to(&lower).await)).await;
     // The archived course keeps its invitation for later.
@@ -254,7 +415,7 @@ async fn a_verification_link_expires_after_48_hours_and_new_ones_are_limited_per
     })
     .await;
     let who = address("late");
-    let person = register(&app, &who).await;
+    let person = register_unverified(&app, &who).await;
     let first = link_in(&mailbox().message_to(&who).await);
     clock.advance(chrono::Duration::hours(48) + chrono::Duration::seconds(1));
     let res = app.client.post(&first).send().await.unwrap();
@@ -615,7 +776,7 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
     assert_problem(res, 404, "invitation_not_found").await;
 
     // A revoked invitation is claimed by nobody.
-    register(&app, &invitee).await;
+    register_unverified(&app, &invitee).await;
     let verified =
         follow_verification_link(&app, &link_in(&mailbox().message_to(&invitee).await)).await;
     assert_eq!(verified["enrolled_in"], json!([]));

@@ -2,7 +2,7 @@
 //
 //   cd tests/browser && npm ci && npm test        (after `cargo build` or `cargo test`)
 //
-// Starts `target/debug/quizd serve` on a free loopback port with a private PostgreSQL in a
+// Starts `target/debug/quizd serve` (under $CARGO_TARGET_DIR when set; $QUIZD_BIN wins) on a free loopback port with a private PostgreSQL in a
 // temporary directory (or on $DATABASE_URL), makes an instructor with `quizd user create`, and
 // drives the pages as a Bengali learner and as an instructor: every answer's explanation shown
 // and announced, `lang` on every text, a keyboard-only pass, the countdown's announcements,
@@ -22,7 +22,7 @@ import { chromium } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const BIN = process.env.QUIZD_BIN || path.join(ROOT, 'target/debug/quizd');
+const BIN = process.env.QUIZD_BIN || path.join(process.env.CARGO_TARGET_DIR ? path.resolve(ROOT, process.env.CARGO_TARGET_DIR) : path.join(ROOT, 'target'), 'debug/quizd');
 const SHOTS = path.resolve(process.env.QUIZD_SCREENSHOTS || path.join(ROOT, 'target/browser-screenshots'));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const RUN = Date.now().toString(36);
@@ -37,6 +37,8 @@ const UNTRANSLATED = new Set([3, 4, 6, 7, 8]);
 let tmp;
 let server;
 let base;
+/// What quizd wrote to its log (the mail it would have sent, with its links, among it).
+let serverLog = '';
 let context;
 const external = [];
 const problems = [];
@@ -53,7 +55,8 @@ function startServer() {
     // The set-up signs up some 60 learners from this one address: a large class behind one NAT.
     const child = spawn(BIN, ['serve', '--bind', '127.0.0.1:0', '--content-dir', path.join(ROOT, 'content'), '--workers', '2', '--signup-burst', '100', ...quizdArgs()], {
       cwd: tmp,
-      env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn' },
+      // Without --smtp-url quizd logs each message's link (at info): the tests follow them.
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn,quizd::mail=info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -70,6 +73,8 @@ function startServer() {
     child.stderr.on('data', (d) => {
       err += d;
       if (err.length > 100_000) err = err.slice(-50_000);
+      serverLog += d;
+      if (serverLog.length > 2_000_000) serverLog = serverLog.slice(-1_000_000);
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -99,6 +104,30 @@ async function call(method, route, body, token) {
   const data = res.status === 204 ? null : await res.json();
   if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${JSON.stringify(data)}`);
   return data;
+}
+
+/// The verification link quizd logged for `email` (it runs without SMTP), waiting for it.
+async function loggedVerificationLink(email) {
+  const escaped = email.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(`to=${escaped} .*?link=(\\S+/v1/email-verifications/[0-9a-f]{64})`, 'gi');
+  for (let i = 0; i < 100; i += 1) {
+    const all = [...serverLog.matchAll(re)];
+    if (all.length) return all[all.length - 1][1];
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no verification link for ${email} in quizd's log`);
+}
+
+/// Confirms `email` as its owner would: the mailed link's page, then its button (a POST).
+async function verifyAddress(email) {
+  const link = await loggedVerificationLink(email);
+  const page = await fetch(link);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /Confirm my address/);
+  const res = await fetch(link, { method: 'POST', headers: { accept: 'application/json' } });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return JSON.parse(text);
 }
 
 /* ------------------------------------------------------------------ the browser */
@@ -168,7 +197,8 @@ async function newLearner() {
   learners += 1;
   const email = `own-${learners}-${RUN}@example.org`;
   const tokens = await call('POST', '/v1/auth/register', { email, display_name: `Own Learner ${learners}`, password: PASSWORD, locale: 'en' });
-  return { email, token: tokens.access_token };
+  const me = await call('GET', '/v1/me', undefined, tokens.access_token);
+  return { email, token: tokens.access_token, id: me.id, name: me.display_name };
 }
 
 /// The attempt the page shows, as the API has it.
@@ -282,6 +312,12 @@ test('a learner switches to Bengali, signs up, and sees the catalogue in Bengali
 
   assert.equal(await page.evaluate(() => document.documentElement.lang), 'bn');
   assert.equal(await page.locator('h1').textContent(), 'কুইজ');
+  // Her address is not confirmed yet: the page says what waits on it, and sends a new link.
+  const verify = page.locator('.verify-notice');
+  assert.equal(await verify.locator('h2').textContent(), 'আপনার ইমেইল ঠিকানা নিশ্চিত করুন');
+  await verify.locator('button').click();
+  await verify.locator('[role=status]', { hasText: LEARNER.email }).waitFor();
+  assert.equal((await loggedVerificationLink(LEARNER.email)).length > 0, true);
   const seed = page.locator('.quiz-card[data-slug="data-parallelism"]');
   const title = seed.locator('.quiz-title');
   assert.equal(await title.getAttribute('lang'), 'bn');
@@ -667,9 +703,19 @@ test('an instructor creates a course, enrolls the learner and makes a timed assi
   await page.locator('#course-code').fill('DT-101');
   await page.locator('#course-title').press('Enter');
   await page.waitForURL(/#\/teach\/course\//);
+  // Mina signed up but has not confirmed her address: she is invited, not enrolled, until she
+  // follows the link quizd mailed her at sign-up; then the invitation is her enrollment.
   await page.locator('#enroll-email').fill(LEARNER.email);
   await page.locator('#enroll-email').press('Enter');
+  const pending = page.locator('.invitations td:first-child', { hasText: LEARNER.email });
+  await pending.waitFor();
+  await waitAnnounced(page, `${LEARNER.email} was invited by email`);
+  assert.equal(await page.locator('.people td', { hasText: LEARNER.email }).count(), 0);
+  const verified = await verifyAddress(LEARNER.email);
+  assert.equal(verified.enrolled_in.length, 1);
+  await page.reload();
   await page.locator('.people td', { hasText: LEARNER.email }).waitFor();
+  assert.equal(await page.locator('.invitations td:first-child', { hasText: LEARNER.email }).count(), 0);
   await page.selectOption('#asg-quiz', 'data-parallelism');
   await page.locator('#asg-title').fill('Week 3 check: data parallelism');
   await page.selectOption('#asg-feedback', 'immediate');
@@ -767,7 +813,9 @@ async function moreLearners(teacherToken, courseId, { from = 0, count = 54 } = {
     const locale = ['en', 'bn', 'id'][i % 3];
     const email = `learner-${i}-${RUN}@example.org`;
     const tokens = await call('POST', '/v1/auth/register', { email, display_name: `Learner ${i}`, password: PASSWORD, locale });
-    await call('POST', `/v1/courses/${courseId}/enrollments`, { email }, teacherToken);
+    // By id: their addresses are not confirmed, and an unconfirmed address is only invited.
+    const me = await call('GET', '/v1/me', undefined, tokens.access_token);
+    await call('POST', `/v1/courses/${courseId}/enrollments`, { user_id: me.id }, teacherToken);
     const attempt = await call('POST', `/v1/assignments/${assignmentId}/attempts`, { locale }, tokens.access_token);
     // A two-parameter logistic model: ability θ, each question's difficulty b and slope a.
     const theta = -2.2 + (4.4 * (i % 54)) / 53 + (random() - 0.5) * 0.6;
@@ -794,7 +842,7 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
 
   const page = teacherPage;
   await page.goto(`${base}/#/teach/course/${assignment.course_id}`);
-  await page.locator(`.card[data-assignment="${assignmentId}"] a.button`).click();
+  await page.locator(`.card[data-assignment="${assignmentId}"] a.button[href="#/teach/assignment/${assignmentId}"]`).click();
   await page.waitForURL(/#\/teach\/assignment\//);
   await page.locator('figure.fig-histogram').waitFor();
   assert.equal(await page.locator('h1').textContent(), 'Analytics: Week 3 check: data parallelism');
@@ -1046,6 +1094,274 @@ test('the instructor gives everyone full marks for a faulty question without a n
   assert.ok(notes.includes(await notice.textContent()), await notice.textContent());
   await checkA11y(learnerPage, 'a question given full marks');
   await assertNoJunkText(learnerPage, 'a question given full marks');
+});
+
+/* ------------------------------------------------------------ exam operations (#14) */
+
+/// The exam week: a course with Mina and three learners of the tests' own, and a timed
+/// assignment of the seed quiz; made over the API.
+const exam = {};
+
+test('the instructor gives Mina a course accommodation and an override on the Teaching pages, reads the rule, and her clock shows both', async () => {
+  const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
+  exam.teacher = teacher.access_token;
+  const mina = await call('POST', '/v1/auth/login', { email: LEARNER.email, password: PASSWORD });
+  exam.mina = { token: mina.access_token, id: (await call('GET', '/v1/me', undefined, mina.access_token)).id };
+  const course = await call('POST', '/v1/courses', { title: 'Exam week' }, exam.teacher);
+  exam.course = course.id;
+  // Mina confirmed her address: her email enrolls her at once now.
+  const enrolled = await call('POST', `/v1/courses/${course.id}/enrollments`, { email: LEARNER.email }, exam.teacher);
+  assert.equal(enrolled.user_id, exam.mina.id);
+  exam.learners = [];
+  for (let i = 0; i < 3; i += 1) {
+    const own = await newLearner();
+    await call('POST', `/v1/courses/${course.id}/enrollments`, { user_id: own.id }, exam.teacher);
+    exam.learners.push(own);
+  }
+  const asg = await call('POST', `/v1/courses/${course.id}/assignments`, { quiz: 'data-parallelism', title: 'Midterm', policy: { feedback: 'on_finish', time_limit_minutes: 10 } }, exam.teacher);
+  exam.assignment = asg.id;
+
+  // A course-wide accommodation: time × 1.5.
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach/course/${course.id}`);
+  await page.locator('#acc-learner').waitFor();
+  await page.selectOption('#acc-learner', exam.mina.id);
+  await page.locator('#acc-multiplier').fill('1.5');
+  await page.locator('form:has(#acc-learner) button[type=submit]').click();
+  const accRow = page.locator(`.adjustments tr[data-user="${exam.mina.id}"]`);
+  await accRow.waitFor();
+  assert.match(await accRow.textContent(), /× 1\.5/);
+  await waitAnnounced(page, `Saved for ${LEARNER.name}.`);
+  await checkA11y(page, 'the course page with invitations, the CSV form and accommodations');
+  await assertNoJunkText(page, 'the course page with accommodations');
+
+  // The assignment's own override: 5 extra minutes for Mina; the rule says both count.
+  await page.locator(`a[data-exam="${asg.id}"]`).click();
+  await page.waitForURL(/\/exam$/);
+  await page.locator('#ovr-learner').waitFor();
+  assert.match(await page.locator('.rule').first().textContent(), /The most generous applicable rule wins/);
+  assert.match(await page.locator('.rule').first().textContent(), /the time limit × the largest multiplier \+ the most extra minutes/);
+  await page.selectOption('#ovr-learner', exam.mina.id);
+  await page.locator('#ovr-minutes').fill('5');
+  await page.locator('form:has(#ovr-learner) button[type=submit]').click();
+  const ovrRow = page.locator(`.adjustments tr[data-user="${exam.mina.id}"]`);
+  await ovrRow.waitFor();
+  assert.deepEqual((await ovrRow.locator('td').allTextContents()).slice(0, 3), ['—', '5', '—']);
+
+  // The bulk form: two learners in one request; then one of them removed again.
+  const [a, b] = exam.learners;
+  await page.locator(`#bulk-${a.id}`).check();
+  await page.locator(`#bulk-${b.id}`).check();
+  await page.locator('#bulk-attempts').fill('2');
+  await page.locator('form:has(#bulk-attempts) button[type=submit]').click();
+  await waitAnnounced(page, 'Override saved for 2 learners.');
+  for (const who of [a, b]) await page.locator(`.adjustments tr[data-user="${who.id}"]`).waitFor();
+  await page.locator(`.adjustments tr[data-user="${b.id}"] button`).click();
+  await page.locator(`.adjustments tr[data-user="${b.id}"]`).waitFor({ state: 'detached' });
+  const overrides = await call('GET', `/v1/assignments/${asg.id}/overrides`, undefined, exam.teacher);
+  assert.deepEqual(overrides.items.map((o) => [o.user_id, o.extra_minutes ?? null, o.extra_attempts ?? null]).sort(), [[exam.mina.id, 5, null], [a.id, null, 2]].sort());
+  await checkA11y(page, 'the overrides and grades page');
+  await assertNoJunkText(page, 'the overrides and grades page');
+  await shot(page, 'overrides', { fullPage: true });
+
+  // Mina starts the exam: 10 minutes × 1.5 + 5 = 20 minutes on her clock.
+  const learner = learnerPage;
+  await learner.goto(`${base}/#/quizzes`);
+  const row = learner.locator(`.assignment[data-assignment="${asg.id}"]`);
+  await row.waitFor();
+  await row.locator('button.primary').evaluate((el) => el.click());
+  await row.locator('.timed-confirm button.primary').evaluate((el) => el.click());
+  await learner.waitForURL(/#\/attempt\//);
+  const timer = learner.locator('[role=timer]');
+  await timer.waitFor();
+  assert.match(await timer.textContent(), /^(২০:০০|১৯:৫৯)$/);
+  const attempt = await call('GET', `/v1/attempts/${learner.url().split('/').pop()}`, undefined, exam.mina.token);
+  assert.ok(attempt.time_left_seconds > 19 * 60 && attempt.time_left_seconds <= 20 * 60, String(attempt.time_left_seconds));
+  exam.minaAttempt = attempt.id;
+});
+
+test('the instructor uploads a CSV roster with a bad row: each row’s result, the invited address among the pending invitations, and a revoke', async () => {
+  // One learner with a confirmed address (enrolled), one without (invited), one new address
+  // (invited), and a row that is not an address (refused, with why).
+  const confirmed = await newLearner();
+  await verifyAddress(confirmed.email);
+  const unconfirmed = await newLearner();
+  const stranger = `stranger-${RUN}@example.org`;
+  const csv = `email,role\n${confirmed.email},learner\n${unconfirmed.email},\n${stranger},learner\nnot-an-email,learner\n`;
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach/course/${exam.course}`);
+  await page.locator('#csv-file').setInputFiles({ name: 'roster.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+  await page.locator('form.csv-upload button[type=submit]').click();
+  const report = page.locator('section.csv-report');
+  await report.waitFor();
+  await waitAnnounced(page, '1 enrolled, 2 invited, 0 unchanged, 1 refused.');
+  assert.ok(await page.evaluate(() => document.activeElement?.id === 'csv-report-h'), 'focus on the result');
+  const rows = report.locator('tbody tr');
+  assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.result)), ['enrolled', 'invited', 'invited', 'invalid']);
+  const bad = rows.nth(3);
+  assert.deepEqual(await bad.locator('td').allTextContents(), ['5', 'not-an-email', '—', '⚠ Refused', 'not an email address']);
+  assert.equal(await bad.locator('td span[lang="en"]').textContent(), 'not an email address');
+  // Enrolled: on the roster; invited: pending.
+  await page.locator('.people td', { hasText: confirmed.email }).waitFor();
+  for (const email of [unconfirmed.email, stranger]) await page.locator('.invitations td:first-child', { hasText: email }).waitFor();
+  await checkA11y(page, 'the CSV upload result');
+  await assertNoJunkText(page, 'the CSV upload result');
+  await shot(page, 'csv-roster', { fullPage: true });
+
+  // Revoking the stranger's invitation.
+  await page.locator('.invitations tr', { hasText: stranger }).getByRole('button', { name: /Revoke/ }).click();
+  await page.locator('.invitations td:first-child', { hasText: stranger }).waitFor({ state: 'detached' });
+  await waitAnnounced(page, `The invitation to ${stranger} was revoked.`);
+  const pending = await call('GET', `/v1/courses/${exam.course}/invitations`, undefined, exam.teacher);
+  assert.deepEqual(pending.items.map((i) => i.email), [unconfirmed.email]);
+});
+
+test('the gradebook shows the grades the tests produced, with each learner’s state, and downloads as CSV', async () => {
+  // Learner A answers everything right, B nothing; both finish. Mina's attempt is in progress.
+  const [a, b, c] = exam.learners;
+  for (const [who, right] of [[a, true], [b, false]]) {
+    const attempt = await call('POST', `/v1/assignments/${exam.assignment}/attempts`, { locale: 'en' }, who.token);
+    if (right) {
+      for (const q of attempt.questions) await call('PUT', `/v1/attempts/${attempt.id}/responses/${q.id}`, { selected: [rightOptions(q)[0]] }, who.token);
+    }
+    await call('POST', `/v1/attempts/${attempt.id}/finish`, {}, who.token);
+    who.attempt = attempt.id;
+  }
+  const page = teacherPage;
+  await page.goto(`${base}/#/teach/course/${exam.course}`);
+  await page.getByRole('link', { name: 'Gradebook' }).click();
+  await page.waitForURL(/\/gradebook$/);
+  const cell = (who) => page.locator(`table.gradebook tr[data-user="${who.id}"] td[data-assignment="${exam.assignment}"]`);
+  await cell(a).waitFor();
+  assert.equal(await cell(a).locator('.grade').textContent(), '8 / 8 (100%)');
+  assert.equal(await cell(a).getAttribute('data-state'), 'finished');
+  assert.match(await cell(a).textContent(), /Finished · attempts: 1/);
+  assert.equal(await cell(b).locator('.grade').textContent(), '0 / 8 (0%)');
+  assert.equal(await cell(c).getAttribute('data-state'), 'not_started');
+  assert.equal(await cell(c).locator('.grade').textContent(), '—');
+  assert.equal(await cell(exam.mina).getAttribute('data-state'), 'in_progress');
+  // The same as the API's pages say.
+  const book = await call('GET', `/v1/courses/${exam.course}/gradebook`, undefined, exam.teacher);
+  assert.equal(await page.locator('table.gradebook tbody tr').count(), book.learners.length);
+  await checkA11y(page, 'the gradebook');
+  await assertNoJunkText(page, 'the gradebook');
+  await shot(page, 'gradebook', { fullPage: true });
+
+  const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download as CSV' }).click()]);
+  const chunks = [];
+  for await (const c of await file.createReadStream()) chunks.push(c);
+  const lines = Buffer.concat(chunks).toString('utf8').trim().split(/\r?\n/);
+  assert.match(lines[0], /^user_id,display_name,email,/);
+  assert.equal(lines.length, 1 + book.learners.length);
+  assert.ok(lines.some((l) => l.startsWith(`${a.id},`) && /,8(\.0*)?$/.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => l.startsWith(`${c.id},`) && l.endsWith(',')), 'no grade before an attempt finished');
+  // In Bengali too.
+  await page.selectOption('#lang-select', 'bn');
+  await page.waitForFunction(() => document.querySelector('h1').textContent.startsWith('নম্বরের খাতা'));
+  assert.match(await cell(b).textContent(), /শেষ/);
+  await checkA11y(page, 'the gradebook in Bengali');
+  await assertNoJunkText(page, 'the gradebook in Bengali');
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.querySelector('h1').textContent.startsWith('Gradebook'));
+});
+
+test('the instructor changes a grade with a reason from the gradebook: a refusal shows the API’s words, the history shows who, when, from, to and why', async () => {
+  const [, b] = exam.learners;
+  const page = teacherPage;
+  await page.locator(`table.gradebook tr[data-user="${b.id}"] td[data-assignment="${exam.assignment}"] a`).click();
+  await page.waitForURL(new RegExp(`/exam/${b.id}$`));
+  const row = page.locator(`tr[data-attempt="${b.attempt}"]`);
+  await row.waitFor();
+  assert.equal(await page.locator('table.attempts-table tbody tr[data-attempt]').count(), 1, 'only this learner’s attempts');
+  // By keyboard: Tab to the Grade button, Enter opens the panel; Tab, type, Enter submits.
+  const toggle = row.locator('button[aria-expanded]');
+  await tabTo(page, () => document.activeElement?.getAttribute('aria-expanded') === 'false', 'the Grade button');
+  await page.keyboard.press('Enter');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  const pointsField = page.locator(`#grade-${b.attempt}-points`);
+  await tabTo(page, () => document.activeElement?.id?.endsWith('-points'), 'the points field');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('99');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('Too many');
+  await page.keyboard.press('Enter');
+  const error = page.locator('form.grade-form .form-error');
+  await error.locator('span[lang="en"]').waitFor();
+  assert.match(await error.textContent(), /`points` must be from 0 to 8/);
+  const refused = `422 PUT /v1/attempts/${b.attempt}/grade`;
+  assert.ok(failed.includes(refused), failed.join('\n'));
+  failed.splice(failed.indexOf(refused), 1);
+
+  const reason = 'Question 3 was ambiguous; credit agreed in class.';
+  await pointsField.fill('4');
+  await page.locator(`#grade-${b.attempt}-reason`).fill(reason);
+  await page.locator('form.grade-form button[type=submit]').click();
+  await waitAnnounced(page, `Grade saved for ${b.name}.`);
+  const history = page.locator('table.grade-history');
+  await history.locator('tr[data-kind="override"]').waitFor();
+  assert.ok(await page.evaluate((id) => document.activeElement?.id === `hist-h-${id}`, b.attempt), 'focus on the history');
+  const kinds = await history.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.dataset.kind));
+  assert.deepEqual(kinds, ['finished', 'override']);
+  const [, when, what, who, from, to, why] = ['', ...(await history.locator('tr[data-kind="override"] td').allTextContents())];
+  assert.ok(when.length > 5, when);
+  assert.deepEqual([what, who, from, to, why], ['Set by hand', TEACHER.name, '0', '4 / 8', reason]);
+  assert.deepEqual(await history.locator('tr[data-kind="finished"] td').nth(5).textContent(), 'submitted by the learner');
+  // The learner reads the same history; the gradebook shows the grade as set by hand.
+  const theirs = await call('GET', `/v1/attempts/${b.attempt}/grade-history`, undefined, b.token);
+  assert.equal(theirs.events.at(-1).reason, reason);
+  assert.equal(theirs.grade.points, 4);
+  await checkA11y(page, 'a grade override with its history');
+  await assertNoJunkText(page, 'a grade override with its history');
+  await shot(page, 'grade-history', { fullPage: true });
+  await page.goto(`${base}/#/teach/course/${exam.course}/gradebook`);
+  const cell = page.locator(`table.gradebook tr[data-user="${b.id}"] td[data-assignment="${exam.assignment}"]`);
+  await cell.waitFor();
+  assert.equal(await cell.getAttribute('data-state'), 'overridden');
+  assert.equal(await cell.locator('.grade').textContent(), '4 / 8 (50%)');
+});
+
+test('under sequential navigation the learner meets one question at a time, with no way back', async () => {
+  const [, , c] = exam.learners;
+  const asg = await call('POST', `/v1/courses/${exam.course}/assignments`, { quiz: 'data-parallelism', title: 'In order', policy: { feedback: 'on_finish', navigation: 'sequential' } }, exam.teacher);
+  const page = await newPage();
+  await page.goto(`${base}/#/signin`);
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  await signIn(page, c.email);
+  const row = page.locator(`.assignment[data-assignment="${asg.id}"]`);
+  await row.waitFor();
+  await row.locator('button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const form = page.locator('form.question');
+  await form.waitFor();
+  assert.equal(await form.locator('h2').textContent(), 'Question 1 of 8');
+  assert.match(await page.locator('.seq-note').textContent(), /no going back/);
+  // No question list to jump to, no Previous, no Next before an answer.
+  assert.equal(await page.locator('.qnav-item:not(.qnav-finish)').count(), 0);
+  assert.equal(await page.locator('button.prev').count(), 0);
+  assert.equal(await page.locator('button.next').count(), 0);
+  await checkA11y(page, 'a sequential question');
+  await form.locator('label').first().click();
+  await form.locator('button[type=submit]').click();
+  await waitAnnounced(page, 'Answer saved. It is final');
+  // Answered: final (locked), and Next leads to the question the API serves now.
+  assert.equal(await form.locator('input[name=answer]:not([disabled])').count(), 0);
+  await page.locator('button.next').click();
+  await page.locator('form.question h2', { hasText: 'Question 2 of 8' }).waitFor();
+  assert.equal(await page.locator('button.prev').count(), 0);
+  assert.equal(await page.locator('.qnav-item:not(.qnav-finish)').count(), 0);
+  assert.match(await page.locator('.seq-progress').textContent(), /1 of 8/);
+  const served = await call('GET', `/v1/attempts/${page.url().split('/').pop()}`, undefined, c.token);
+  assert.equal(served.questions.length, 2);
+  assert.equal(served.question_count, 8);
+  await assertNoJunkText(page, 'a sequential question');
+  await page.close();
+
+  // Mina's exam attempt ends here (submitted with nothing answered), so later pages list only
+  // finished attempts of hers; the teacher's page goes back to the analytics it came from.
+  await call('POST', `/v1/attempts/${exam.minaAttempt}/finish`, {}, exam.mina.token);
+  await openAssignment(teacherPage, assignmentId);
+  await teacherPage.locator('figure.fig-locales').waitFor();
 });
 
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {

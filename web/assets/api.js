@@ -104,23 +104,31 @@ export const api = {
   post: (path, body = {}) => request('POST', path, body),
   put: (path, body) => request('PUT', path, body),
   patch: (path, body) => request('PATCH', path, body),
+  del: (path) => request('DELETE', path),
   /// The raw response (for downloads).
   fetch: (path) => request('GET', path, undefined, true),
   /// `PUT` of a file's text as it is, with its media type (translation uploads).
   putFile: (path, text, mediaType) => request('PUT', path, text, false, mediaType),
-  /// Every page of a list (`items`, and `grades` where a list has them), following `next`:
-  /// 200 items a request, at most 50 requests.
+  /// `POST` of a file's text as it is (a CSV roster).
+  postFile: (path, text, mediaType) => request('POST', path, text, false, mediaType),
+  /// Every page of a list (`items`, `grades` and a gradebook's `learners` where a list has
+  /// them; other fields from the first page), following `next`: 200 a request, at most 50
+  /// requests.
   list: async (path) => {
-    const all = { items: [], grades: [] };
+    let all = null;
     let cursor = null;
     for (let i = 0; i < 50; i++) {
       const sep = path.includes('?') ? '&' : '?';
       const page = await request('GET', `${path}${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      all.items.push(...page.items);
+      all ??= { ...page, items: [], grades: [], learners: [] };
+      if (page.items) all.items.push(...page.items);
       if (page.grades) all.grades.push(...page.grades);
+      if (page.learners) all.learners.push(...page.learners);
       if (!page.next) break;
       cursor = page.next;
     }
+    delete all.next;
+    delete all.next_after;
     return all;
   },
 };

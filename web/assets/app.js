@@ -1,6 +1,7 @@
 // quizd's web front-end: a single page with hash routes.
 //   #/signin  #/signup  #/quizzes  #/attempt/<id>
-//   #/teach   #/teach/course/<id>  #/teach/assignment/<id>  #/teach/translations
+//   #/teach   #/teach/course/<id>  #/teach/course/<id>/gradebook  #/teach/assignment/<id>
+//   #/teach/assignment/<id>/exam[/<learner id>]  #/teach/translations
 
 import { api, ApiError, setSession, signedIn, signOut, whenSignedOut } from './api.js';
 import { h, focus, announce } from './dom.js';
@@ -209,7 +210,9 @@ const routes = [
   [/^#\/teach$/, teach.coursesPage, true],
   [/^#\/teach\/translations$/, teach.translationsPage, true],
   [/^#\/teach\/course\/([0-9a-f-]{36})$/, teach.coursePage, true],
+  [/^#\/teach\/course\/([0-9a-f-]{36})\/gradebook$/, teach.gradebookPage, true],
   [/^#\/teach\/assignment\/([0-9a-f-]{36})$/, analyticsPage, true],
+  [/^#\/teach\/assignment\/([0-9a-f-]{36})\/exam(?:\/([0-9a-f-]{36}))?$/, teach.examPage, true],
 ];
 
 /// Pages register what must stop when they are left (timers).

@@ -132,6 +132,36 @@ function coverageList(ctx, locales) {
   );
 }
 
+/// An address not confirmed yet: course invitations to it wait until it is (an email enrolls
+/// only an account that confirmed it), and the link mailed at sign-up lasts 48 hours: a new
+/// one on request.
+function verifyNotice(ctx) {
+  const status = h('p', { role: 'status' });
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const button = h('button', { type: 'button' }, t('verify_send'));
+  button.addEventListener('click', async () => {
+    error.replaceChildren();
+    button.disabled = true;
+    try {
+      const sent = await api.post('/v1/me/email-verification');
+      status.replaceChildren(t('verify_sent', { email: sent.email }));
+    } catch (err) {
+      error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    'section',
+    { class: 'notice verify-notice', 'aria-labelledby': 'verify-h' },
+    h('h2', { id: 'verify-h' }, t('verify_title')),
+    h('p', {}, t('verify_notice', { email: ctx.me.email })),
+    h('div', { class: 'actions' }, button),
+    status,
+    error,
+  );
+}
+
 /// A Start (or Resume) button that opens the attempt; errors shown next to it. A timed
 /// attempt (`timeLimit` minutes) asks first: its clock starts with it and does not stop.
 function startButton(ctx, { inProgress, start, describedBy, timeLimit }) {
@@ -189,6 +219,7 @@ export async function cataloguePage(view, ctx) {
   const courseAssignments = await Promise.all(learning.map((c) => api.list(`/v1/courses/${c.id}/assignments`)));
 
   view.append(h('h1', {}, t('quizzes_title')), h('p', { class: 'lede' }, t('quizzes_intro')));
+  if (ctx.me?.email && !ctx.me.email_verified_at) view.append(verifyNotice(ctx));
 
   const cards = catalogue.items.map((q, i) => {
     const titleId = newId('quiz');
@@ -440,6 +471,17 @@ function thresholdText(s) {
 export async function attemptPage(view, ctx, id) {
   let attempt = await api.get(`/v1/attempts/${id}`);
   const questions = () => attempt.questions;
+  // Under sequential navigation the API serves the questions answered and the current one: an
+  // answer is final, the next question comes with the attempt read again, and the page offers
+  // no way back (no Previous, no list of questions to jump to).
+  const sequential = () => attempt.navigation === 'sequential' && attempt.state === 'in_progress';
+  const total = () => (sequential() ? attempt.question_count : questions().length);
+  /// Reads the attempt again for the questions it serves now (the next one, after an answer).
+  async function served() {
+    const fresh = await api.get(`/v1/attempts/${attempt.id}`);
+    attempt.questions = fresh.questions;
+    attempt.question_count = fresh.question_count;
+  }
   const firstOpen = () => {
     const i = questions().findIndex((q) => !q.response);
     return i === -1 ? questions().length : i;
@@ -472,7 +514,13 @@ export async function attemptPage(view, ctx, id) {
   );
 
   function renderMeta() {
-    meta.replaceChildren(t('attempt_n', { n: attempt.number }), ' · ', t(`feedback_${attempt.feedback_timing}`));
+    meta.replaceChildren(
+      t('attempt_n', { n: attempt.number }),
+      ' · ',
+      t(`feedback_${attempt.feedback_timing}`),
+      // (Native replaceChildren would write a null or an array as text.)
+      ...(sequential() ? [' · ', h('span', { class: 'seq-note' }, t('seq_note'))] : []),
+    );
   }
 
   function renderNav() {
@@ -481,6 +529,20 @@ export async function attemptPage(view, ctx, id) {
       return;
     }
     navBox.hidden = false;
+    if (sequential()) {
+      // No question to go back to: where the learner is, and the way to finish early.
+      const answered = questions().filter((q) => q.response).length;
+      navBox.replaceChildren(
+        h('h2', { class: 'qnav-title' }, t('questions_nav')),
+        h('p', { class: 'seq-progress' }, t('answered_x_of_n', { x: answered, n: total() })),
+        h(
+          'ol',
+          {},
+          h('li', {}, h('button', { type: 'button', class: 'qnav-item qnav-finish', 'aria-current': index === questions().length ? 'step' : null, onclick: () => go(questions().length) }, t('to_finish'))),
+        ),
+      );
+      return;
+    }
     navBox.replaceChildren(
       h('h2', { class: 'qnav-title' }, t('questions_nav')),
       h(
@@ -529,19 +591,25 @@ export async function attemptPage(view, ctx, id) {
     if (attempt.state !== 'in_progress') return renderResult();
     if (index >= questions().length) return renderFinish();
     const q = questions()[index];
-    const locked = q.result != null;
+    // Under sequential navigation an answer is final even before it is judged.
+    const locked = q.result != null || (sequential() && q.response != null);
     const hintId = `hint-${q.id}`;
     const message = h('p', { class: 'inline-error', role: 'alert' }, unsent.has(q.id) ? t('answer_unsent') : null);
     const submit = locked
       ? null
       : h('button', { type: 'submit', class: 'primary' }, attempt.feedback_timing === 'immediate' ? t('submit_answer') : t('save_answer'));
-    const isLast = index === questions().length - 1;
-    const next = h('button', { type: 'button', class: locked ? 'primary next' : 'next', onclick: () => go(index + 1) }, isLast ? t('to_finish') : t('next'));
-    const prev = index > 0 ? h('button', { type: 'button', class: 'prev', onclick: () => go(index - 1) }, t('previous')) : null;
+    const isLast = index === total() - 1;
+    // Sequential: no skipping ahead (the next question is served once this one is answered)
+    // and no way back.
+    const next =
+      sequential() && !q.response
+        ? null
+        : h('button', { type: 'button', class: locked ? 'primary next' : 'next', onclick: () => go(index + 1) }, isLast ? t('to_finish') : t('next'));
+    const prev = index > 0 && !sequential() ? h('button', { type: 'button', class: 'prev', onclick: () => go(index - 1) }, t('previous')) : null;
     const form = h(
       'form',
       { class: 'question card', dataset: { question: q.id, kind: q.kind }, 'aria-labelledby': `qh-${q.id}` },
-      h('h2', { id: `qh-${q.id}`, class: 'question-count' }, t('question_x_of_n', { x: index + 1, n: questions().length })),
+      h('h2', { id: `qh-${q.id}`, class: 'question-count' }, t('question_x_of_n', { x: index + 1, n: total() })),
       h(
         'fieldset',
         { 'aria-describedby': CHOICE.has(q.kind) ? hintId : null },
@@ -589,11 +657,17 @@ export async function attemptPage(view, ctx, id) {
           return;
         }
       }
+      if (sequential()) {
+        // The next question comes with the attempt read again; this one keeps what the answer said.
+        await served().catch(() => {});
+        const fresh = questions().find((x) => x.id === q.id);
+        if (fresh && fresh !== q) Object.assign(fresh, { response: q.response, result: q.result });
+      }
       renderNav();
       renderStage();
       if (note) stage.querySelector('.inline-error').replaceChildren(note);
       if (q.result) announceResult(q);
-      else announce(t('answer_saved'));
+      else announce(t(sequential() ? 'seq_saved' : 'answer_saved'));
       focus(stage.querySelector('button.next'));
     });
     stage.replaceChildren(form);
@@ -601,6 +675,7 @@ export async function attemptPage(view, ctx, id) {
 
   function renderFinish() {
     const open = questions().map((q, i) => [q, i]).filter(([q]) => !q.response);
+    const answered = questions().length - open.length;
     const error = h('p', { class: 'inline-error', role: 'alert' });
     const finishButton = h('button', { type: 'button', class: 'primary', onclick: doFinish }, t('finish'));
     async function doFinish() {
@@ -631,14 +706,14 @@ export async function attemptPage(view, ctx, id) {
         'section',
         { class: 'card finish' },
         h('h2', {}, t('finish_title')),
-        h('p', {}, t('answered_x_of_n', { x: questions().length - open.length, n: questions().length })),
-        open.length
+        h('p', {}, t('answered_x_of_n', { x: answered, n: total() })),
+        answered < total()
           ? [
               h('p', {}, t('unanswered_score_zero')),
               h(
                 'ul',
                 { class: 'unanswered' },
-                open.map(([, i]) => h('li', {}, h('button', { type: 'button', class: 'link-button', onclick: () => go(i) }, t('question_x_of_n', { x: i + 1, n: questions().length })))),
+                open.map(([, i]) => h('li', {}, h('button', { type: 'button', class: 'link-button', onclick: () => go(i) }, t('question_x_of_n', { x: i + 1, n: total() })))),
               ),
             ]
           : null,
@@ -742,6 +817,7 @@ export async function attemptPage(view, ctx, id) {
       }
       if (unsent.get(qid) === body) unsent.delete(qid); // unless answered anew meanwhile
       if (attempt.state !== 'in_progress') continue;
+      if (sequential()) await served().catch(() => {});
       renderNav();
       if (questions()[index]?.id === qid) {
         const hadFocus = stage.contains(document.activeElement);

@@ -1,8 +1,8 @@
 // Instructor pages: courses, a course's people and assignments. Analytics are in charts.js.
 
 import { api } from './api.js';
-import { h, loc, announce, focus } from './dom.js';
-import { t, num, nativeName } from './i18n.js';
+import { h, loc, announce, focus, newId } from './dom.js';
+import { t, num, pct, dateTime, nativeName } from './i18n.js';
 
 function input(id, label, attrs = {}) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: id, type: 'text', ...attrs }));
@@ -25,7 +25,8 @@ function checkbox(id, label) {
 function actionForm(ctx, { title, fields, submitLabel, action, done }) {
   const error = h('div', { class: 'form-error', role: 'alert' });
   const button = h('button', { type: 'submit', class: 'primary' }, submitLabel);
-  const headingId = `h-${title.replace(/\W+/g, '-')}`;
+  // (Not from the title: a title in Bengali has no \w, and two forms would share an id.)
+  const headingId = newId('form-h');
   const form = h(
     'form',
     { class: 'card form', 'aria-labelledby': headingId },
@@ -98,11 +99,13 @@ function policyText(p) {
 
 export async function coursePage(view, ctx, id) {
   if (staffOnly(view, ctx)) return;
-  const [course, roster, assignments, catalogue] = await Promise.all([
+  const [course, roster, assignments, catalogue, invitations, accommodations] = await Promise.all([
     api.get(`/v1/courses/${id}`),
     api.list(`/v1/courses/${id}/enrollments`),
     api.list(`/v1/courses/${id}/assignments`),
     api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
+    api.list(`/v1/courses/${id}/invitations`),
+    api.get(`/v1/courses/${id}/accommodations`),
   ]);
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
   view.classList.add('wide');
@@ -115,6 +118,7 @@ export async function coursePage(view, ctx, id) {
   view.append(
     h('p', { class: 'breadcrumb' }, h('a', { href: '#/teach' }, t('teach_title'))),
     h('h1', {}, h('bdi', {}, course.title), course.code ? h('span', { class: 'code' }, ` ${course.code}`) : null),
+    h('p', { class: 'actions' }, h('a', { href: `#/teach/course/${id}/gradebook`, class: 'button' }, t('gb_title'))),
     h(
       'section',
       { 'aria-labelledby': 'asg-h', class: 'assignments' },
@@ -129,7 +133,13 @@ export async function coursePage(view, ctx, id) {
                 { class: 'card', dataset: { assignment: a.id } },
                 h('h3', {}, h('bdi', {}, a.title)),
                 h('p', { class: 'meta' }, titles.get(a.quiz) ? [loc('span', titles.get(a.quiz)), ' · '] : null, policyText(a.policy)),
-                h('p', {}, h('a', { href: `#/teach/assignment/${a.id}`, class: 'button' }, t('analytics'), h('span', { class: 'visually-hidden' }, `: ${a.title}`))),
+                h(
+                  'p',
+                  { class: 'card-actions' },
+                  h('a', { href: `#/teach/assignment/${a.id}`, class: 'button' }, t('analytics'), h('span', { class: 'visually-hidden' }, `: ${a.title}`)),
+                  ' ',
+                  h('a', { href: `#/teach/assignment/${a.id}/exam`, class: 'button', dataset: { exam: a.id } }, t('exam_title'), h('span', { class: 'visually-hidden' }, `: ${a.title}`)),
+                ),
               ),
             ),
           )
@@ -219,6 +229,7 @@ export async function coursePage(view, ctx, id) {
         done: () => reload(t('assignment_created'), '#asg-h'),
       }),
     ),
+    ...courseExamSections(ctx, id, { roster: roster.items, invitations: invitations.items, accommodations: accommodations.items, reload }),
   );
 }
 
@@ -463,4 +474,660 @@ export async function translationsPage(view, ctx) {
     h('p', {}, t('translations_intro')),
     ...(authored.length ? authored.map(([q, status]) => quizTranslations(ctx, q, status)) : [h('p', {}, t('tr_no_quizzes'))]),
   );
+}
+
+/* ------------------------------------------------------------------ exam operations (#14) */
+
+/// A `datetime-local` value (the browser's local time) for an instant, or ''.
+function localInput(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function problemText(ctx, err) {
+  return h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err));
+}
+
+const points = (p) => (p === null || p === undefined ? t('nothing') : num(p, 2));
+
+/// The parts of an override or accommodation, each optional; ids start with `p`.
+function adjustmentFields(p) {
+  return h(
+    'fieldset',
+    { class: 'adjustment' },
+    h('legend', {}, t('adj_legend')),
+    input(`${p}-multiplier`, t('adj_multiplier'), {
+      type: 'number', min: 0.01, max: 10, step: 0.01, inputmode: 'decimal', class: 'narrow', 'aria-describedby': `${p}-multiplier-hint`,
+    }),
+    h('p', { class: 'hint', id: `${p}-multiplier-hint` }, t('adj_multiplier_hint')),
+    input(`${p}-minutes`, t('adj_extra_minutes'), { type: 'number', min: 0, max: 10080, step: 1, inputmode: 'numeric', class: 'narrow' }),
+    input(`${p}-attempts`, t('adj_extra_attempts'), { type: 'number', min: 0, max: 1000, step: 1, inputmode: 'numeric', class: 'narrow' }),
+    input(`${p}-opens`, t('adj_opens'), { type: 'datetime-local' }),
+    input(`${p}-closes`, t('adj_closes'), { type: 'datetime-local' }),
+  );
+}
+
+/// The API's `AdjustmentRequest` from the fields of [`adjustmentFields`]: only what was given.
+function adjustmentBody(f, p) {
+  const out = {};
+  const n = (k) => (f.get(`${p}-${k}`) ? Number(f.get(`${p}-${k}`)) : null);
+  if (n('multiplier') !== null) out.time_multiplier = n('multiplier');
+  if (n('minutes') !== null) out.extra_minutes = n('minutes');
+  if (n('attempts') !== null) out.extra_attempts = n('attempts');
+  // datetime-local is the browser's local time; the API takes an instant.
+  if (f.get(`${p}-opens`)) out.opens_at = new Date(f.get(`${p}-opens`)).toISOString();
+  if (f.get(`${p}-closes`)) out.closes_at = new Date(f.get(`${p}-closes`)).toISOString();
+  return out;
+}
+
+/// "The most generous applicable rule wins", in words.
+function ruleInWords() {
+  return h(
+    'div',
+    { class: 'rule' },
+    h('p', {}, h('strong', {}, t('adj_rule_title')), ' ', t('adj_rule')),
+    h('ul', {}, h('li', {}, t('adj_rule_time')), h('li', {}, t('adj_rule_attempts')), h('li', {}, t('adj_rule_window'))),
+    h('p', {}, t('adj_rule_now')),
+  );
+}
+
+/// Overrides or accommodations as a table, each with a Remove button.
+function adjustmentTable(items, { caption, onRemove }) {
+  const cell = (v, f) => h('td', { class: 'num' }, v === null || v === undefined ? t('nothing') : f(v));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'data adjustments' },
+      h('caption', {}, caption),
+      h(
+        'thead',
+        {},
+        h('tr', {}, [t('name'), t('adj_multiplier'), t('adj_extra_minutes'), t('adj_extra_attempts'), t('adj_opens'), t('adj_closes'), t('actions')].map((c) => h('th', { scope: 'col' }, c))),
+      ),
+      h(
+        'tbody',
+        {},
+        items.map((o) =>
+          h(
+            'tr',
+            { dataset: { user: o.user_id } },
+            h('th', { scope: 'row' }, h('bdi', {}, o.display_name)),
+            cell(o.time_multiplier, (v) => `× ${num(v, 2)}`),
+            cell(o.extra_minutes, (v) => num(v, 0)),
+            cell(o.extra_attempts, (v) => num(v, 0)),
+            cell(o.opens_at, dateTime),
+            cell(o.closes_at, dateTime),
+            h(
+              'td',
+              {},
+              h('button', { type: 'button', class: 'small', onclick: () => onRemove(o) }, t('remove'), h('span', { class: 'visually-hidden' }, `: ${o.display_name}`)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/// A section with the adjustments, their removal, and a form that sets one learner's.
+// `path`: where one learner's lives (`…/overrides` or `…/accommodations`), `<path>/<user_id>`.
+function adjustmentSection(ctx, { hid, title, intro, items, learners, path, prefix, reload }) {
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const remove = async (o) => {
+    error.replaceChildren();
+    try {
+      await api.del(`${path}/${o.user_id}`);
+      await reload(t('adj_removed', { who: o.display_name }), `#${hid}`);
+    } catch (err) {
+      error.replaceChildren(problemText(ctx, err));
+    }
+  };
+  const names = new Map(learners.map((p) => [p.user_id, p.display_name]));
+  return h(
+    'section',
+    { 'aria-labelledby': hid, class: 'adjustments-section' },
+    h('h2', { id: hid }, title),
+    h('p', {}, intro),
+    items.length ? adjustmentTable(items, { caption: title, onRemove: remove }) : h('p', {}, t('adj_none')),
+    error,
+    learners.length
+      ? actionForm(ctx, {
+          title: t('adj_set_title', { what: title }),
+          fields: [
+            select(`${prefix}-learner`, t('role_learner'), learners.map((p) => [p.user_id, p.display_name])),
+            adjustmentFields(prefix),
+          ],
+          submitLabel: t('save'),
+          action: (f) => {
+            const who = f.get(`${prefix}-learner`);
+            return api.put(`${path}/${who}`, adjustmentBody(f, prefix)).then(() => who);
+          },
+          done: (who) => reload(t('adj_saved', { who: names.get(who) || '' }), `#${hid}`),
+        })
+      : h('p', {}, t('adj_no_learners')),
+  );
+}
+
+/* ---------------------------------------------------- the course page: people and rosters */
+
+/// The result of the last CSV upload, shown once on the course page it was made on.
+let csvReport = null;
+
+function csvReportSection(report) {
+  const s = report.summary;
+  return h(
+    'section',
+    { class: 'card csv-report', 'aria-labelledby': 'csv-report-h' },
+    h('h3', { id: 'csv-report-h', tabindex: '-1' }, t('csv_report')),
+    h('p', {}, t('csv_summary', { enrolled: s.enrolled, invited: s.invited, already: s.already_enrolled + s.already_invited, invalid: s.invalid })),
+    h(
+      'div',
+      { class: 'table-wrap' },
+      h(
+        'table',
+        { class: 'data' },
+        h('thead', {}, h('tr', {}, [t('csv_line'), t('email'), t('role'), t('csv_result'), t('csv_reason')].map((c) => h('th', { scope: 'col' }, c)))),
+        h(
+          'tbody',
+          {},
+          report.rows.map((r) =>
+            h(
+              'tr',
+              { class: r.result === 'invalid' ? 'refused' : null, dataset: { result: r.result } },
+              h('td', { class: 'num' }, num(r.line, 0)),
+              h('td', {}, r.email ? h('bdi', {}, r.email) : t('nothing')),
+              h('td', {}, r.role ? t(`role_${r.role}`) : t('nothing')),
+              h('td', {}, r.result === 'invalid' ? [h('span', { 'aria-hidden': 'true' }, '⚠ '), t('csv_invalid')] : t(`csv_${r.result}`)),
+              // The API's reason, in English.
+              h('td', {}, r.reason ? h('span', { lang: 'en' }, r.reason) : t('nothing')),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function csvForm(ctx, id, reload) {
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const button = h('button', { type: 'submit', class: 'primary' }, t('csv_upload'));
+  const form = h(
+    'form',
+    { class: 'card form csv-upload', 'aria-labelledby': 'csv-h' },
+    h('h2', { id: 'csv-h' }, t('csv_title')),
+    h('p', { class: 'hint', id: 'csv-hint' }, t('csv_hint')),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'csv-file' }, t('csv_file')),
+      h('input', { id: 'csv-file', name: 'csv-file', type: 'file', accept: '.csv,text/csv', required: true, 'aria-describedby': 'csv-hint' }),
+    ),
+    error,
+    h('div', { class: 'actions' }, button),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    error.replaceChildren();
+    const chosen = form.querySelector('input[type=file]').files[0];
+    button.disabled = true;
+    try {
+      const report = await api.postFile(`/v1/courses/${id}/enrollments/csv`, await chosen.text(), 'text/csv');
+      csvReport = { course: id, report };
+      const s = report.summary;
+      await reload(t('csv_summary', { enrolled: s.enrolled, invited: s.invited, already: s.already_enrolled + s.already_invited, invalid: s.invalid }), '#csv-report-h');
+    } catch (err) {
+      error.replaceChildren(problemText(ctx, err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+function invitationsSection(ctx, id, invitations, reload) {
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const act = async (fn, done) => {
+    error.replaceChildren();
+    try {
+      await fn();
+      await done();
+    } catch (err) {
+      error.replaceChildren(problemText(ctx, err));
+    }
+  };
+  return h(
+    'section',
+    { 'aria-labelledby': 'inv-h', class: 'invitations' },
+    h('h2', { id: 'inv-h' }, t('inv_title')),
+    h('p', {}, t('inv_intro')),
+    invitations.length
+      ? h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'data' },
+            h('thead', {}, h('tr', {}, [t('email'), t('role'), t('inv_sent'), t('actions')].map((c) => h('th', { scope: 'col' }, c)))),
+            h(
+              'tbody',
+              {},
+              invitations.map((inv) =>
+                h(
+                  'tr',
+                  { dataset: { invitation: inv.id } },
+                  h('td', {}, h('bdi', {}, inv.email)),
+                  h('td', {}, t(`role_${inv.role}`)),
+                  h('td', {}, dateTime(inv.last_sent_at || inv.created_at)),
+                  h(
+                    'td',
+                    { class: 'row-actions' },
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        onclick: () =>
+                          act(
+                            () => api.post(`/v1/courses/${id}/invitations/${inv.id}/resend`),
+                            () => announce(t('inv_resent', { who: inv.email })),
+                          ),
+                      },
+                      t('inv_resend'),
+                      h('span', { class: 'visually-hidden' }, `: ${inv.email}`),
+                    ),
+                    h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        onclick: () =>
+                          act(
+                            () => api.del(`/v1/courses/${id}/invitations/${inv.id}`),
+                            () => reload(t('inv_revoked', { who: inv.email }), '#inv-h'),
+                          ),
+                      },
+                      t('inv_revoke'),
+                      h('span', { class: 'visually-hidden' }, `: ${inv.email}`),
+                    ),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h('p', {}, t('inv_none')),
+    error,
+  );
+}
+
+/// The course page's exam sections: invitations, the CSV roster, course-wide accommodations.
+export function courseExamSections(ctx, id, { roster, invitations, accommodations, reload }) {
+  const learners = roster.filter((p) => p.role === 'learner');
+  const shown = csvReport?.course === id ? csvReport.report : null;
+  csvReport = null;
+  return [
+    invitationsSection(ctx, id, invitations, reload),
+    h('div', { class: 'csv-area' }, csvForm(ctx, id, reload), shown ? csvReportSection(shown) : null),
+    adjustmentSection(ctx, {
+      hid: 'acc-h',
+      title: t('acc_title'),
+      intro: t('acc_intro'),
+      items: accommodations,
+      learners,
+      path: `/v1/courses/${id}/accommodations`,
+      prefix: 'acc',
+      reload,
+    }),
+    h('details', { class: 'rule-details' }, h('summary', {}, t('adj_rule_title')), ruleInWords()),
+  ];
+}
+
+/* ------------------------------------------------------------------ the gradebook */
+
+/// Fetches every page of the gradebook as CSV (following `Link: rel="next"`) and hands the
+/// whole file to the browser as a download: the header once, then each page's rows.
+async function downloadGradebook(id) {
+  let path = `/v1/courses/${id}/gradebook?format=csv&limit=200`;
+  const parts = [];
+  for (let i = 0; path && i < 50; i += 1) {
+    const res = await api.fetch(path);
+    const text = await res.text();
+    parts.push(i === 0 ? text : text.slice(text.indexOf('\n') + 1));
+    const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') || '');
+    path = next ? (({ pathname, search }) => pathname + search)(new URL(next[1], location.href)) : null;
+  }
+  const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv' }));
+  const a = h('a', { href: url, download: `gradebook-${id}.csv`, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function gradebookCell(cell, assignment, learner) {
+  const grade =
+    cell.points === null || cell.points === undefined
+      ? t('nothing')
+      : [`${num(cell.points, 2)} / ${num(cell.max_points, 2)}`, cell.percentage === null || cell.percentage === undefined ? null : h('span', { class: 'meta' }, ` (${pct(cell.percentage, 1)})`)];
+  return h(
+    'td',
+    { class: ['grade-cell', `state-${cell.state}`], dataset: { assignment: cell.assignment_id, state: cell.state } },
+    h('span', { class: 'grade' }, grade),
+    h('span', { class: 'meta' }, t(`cell_${cell.state}`), ' · ', t('gb_attempts', { n: cell.attempts_used })),
+    cell.attempts_used
+      ? h(
+          'a',
+          { href: `#/teach/assignment/${assignment.id}/exam/${learner.user_id}`, class: 'cell-link' },
+          t('gb_open'),
+          h('span', { class: 'visually-hidden' }, `: ${learner.display_name}, ${assignment.title}`),
+        )
+      : null,
+  );
+}
+
+export async function gradebookPage(view, ctx, id) {
+  if (staffOnly(view, ctx)) return;
+  const [course, book] = await Promise.all([api.get(`/v1/courses/${id}`), api.list(`/v1/courses/${id}/gradebook`)]);
+  view.classList.add('wide');
+  const error = h('div', { class: 'form-error', role: 'alert' });
+  const download = h('button', { type: 'button' }, t('gb_download'));
+  download.addEventListener('click', async () => {
+    error.replaceChildren();
+    download.disabled = true;
+    try {
+      await downloadGradebook(id);
+    } catch (err) {
+      error.replaceChildren(problemText(ctx, err));
+    } finally {
+      download.disabled = false;
+    }
+  });
+  const assignments = book.assignments || [];
+  view.append(
+    h('p', { class: 'breadcrumb' }, h('a', { href: '#/teach' }, t('teach_title')), ' › ', h('a', { href: `#/teach/course/${id}` }, h('bdi', {}, course.title))),
+    h('h1', {}, t('gb_title'), ': ', h('bdi', {}, course.title)),
+    h('p', {}, t('gb_intro')),
+    h('p', { class: 'actions' }, download),
+    error,
+    book.learners.length && assignments.length
+      ? h(
+          'div',
+          { class: 'table-wrap gradebook-wrap', role: 'region', 'aria-labelledby': 'gb-caption', tabindex: '0' },
+          h(
+            'table',
+            { class: 'data gradebook' },
+            h('caption', { id: 'gb-caption' }, t('gb_caption', { n: book.learners.length, m: assignments.length })),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'col' }, t('name')),
+                assignments.map((a) =>
+                  h(
+                    'th',
+                    { scope: 'col', dataset: { assignment: a.id } },
+                    h('bdi', {}, a.title),
+                    h('span', { class: 'meta col-meta' }, t('gb_method', { m: t(`grading_${a.grading_method}`) })),
+                  ),
+                ),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              book.learners.map((l) =>
+                h(
+                  'tr',
+                  { dataset: { user: l.user_id } },
+                  h('th', { scope: 'row' }, h('bdi', {}, l.display_name), l.email ? h('span', { class: 'meta col-meta' }, h('bdi', {}, l.email)) : null),
+                  l.cells.map((c, i) => gradebookCell(c, assignments[i], l)),
+                ),
+              ),
+            ),
+          ),
+        )
+      : h('p', {}, book.learners.length ? t('no_assignments') : t('gb_no_learners')),
+  );
+}
+
+/* ------------------------------------------------------ an assignment: overrides and grades */
+
+/// The attempt whose grade panel stays open across a re-render (after a grade is saved).
+let openAttempt = null;
+
+const FINISH_REASONS = new Set(['submitted', 'deadline', 'closed']);
+
+async function gradeHistory(ctx, attempt, names) {
+  const history = await api.get(`/v1/attempts/${attempt.id}/grade-history`);
+  const who = (e) => (e.actor_id ? names.get(e.actor_id) || t('grade_by_staff') : 'quizd');
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'data grade-history' },
+      h('caption', { id: `hist-h-${attempt.id}`, tabindex: '-1' }, t('grade_history_of', { who: attempt.display_name, n: attempt.number })),
+      h('thead', {}, h('tr', {}, [t('gh_when'), t('gh_what'), t('gh_who'), t('gh_from'), t('gh_to'), t('gh_why')].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'tbody',
+        {},
+        history.events.map((e) =>
+          h(
+            'tr',
+            { dataset: { kind: e.kind } },
+            h('td', {}, dateTime(e.at)),
+            h('td', {}, t(`gk_${e.kind}`)),
+            h('td', {}, h('bdi', {}, who(e))),
+            h('td', { class: 'num' }, points(e.from_points)),
+            h('td', { class: 'num' }, `${points(e.to_points)} / ${num(e.max_points, 2)}`),
+            h('td', { class: 'reason' }, e.kind === 'finished' && FINISH_REASONS.has(e.reason) ? t(`finish_${e.reason}`) : h('bdi', {}, e.reason)),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/// The panel under an attempt's row: the grade form (finished attempts) and the history.
+function gradePanel(ctx, attempt, names) {
+  const panel = h('div', { class: 'grade-panel' });
+  const historyBox = h('div', { class: 'history-box', 'aria-live': 'polite' }, h('p', { role: 'status' }, t('loading')));
+  const load = async () => {
+    try {
+      historyBox.replaceChildren(await gradeHistory(ctx, attempt, names));
+    } catch (err) {
+      historyBox.replaceChildren(problemText(ctx, err));
+    }
+  };
+  if (attempt.state === 'finished') {
+    const p = `grade-${attempt.id}`;
+    const error = h('div', { class: 'form-error', role: 'alert' });
+    const button = h('button', { type: 'submit', class: 'primary' }, t('grade_save'));
+    const current = attempt.override_points ?? attempt.score;
+    const form = h(
+      'form',
+      { class: 'form grade-form', 'aria-labelledby': `${p}-h` },
+      h('h3', { id: `${p}-h` }, t('grade_set_title', { who: attempt.display_name, n: attempt.number })),
+      h('p', { class: 'meta' }, t('grade_now', { p: points(current), m: num(attempt.max_score, 2) })),
+      input(`${p}-points`, t('grade_points', { m: num(attempt.max_score, 2) }), {
+        type: 'number', step: 'any', inputmode: 'decimal', required: true, class: 'narrow', value: current === null || current === undefined ? '' : String(current),
+      }),
+      input(`${p}-reason`, t('grade_reason'), { required: true, maxlength: 1000, autocomplete: 'off', 'aria-describedby': `${p}-reason-hint` }),
+      h('p', { class: 'hint', id: `${p}-reason-hint` }, t('grade_reason_hint')),
+      error,
+      h('div', { class: 'actions' }, button),
+    );
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      error.replaceChildren();
+      const f = new FormData(form);
+      button.disabled = true;
+      try {
+        await api.put(`/v1/attempts/${attempt.id}/grade`, { points: Number(f.get(`${p}-points`)), reason: f.get(`${p}-reason`) });
+        openAttempt = attempt.id;
+        await ctx.render({ keepFocus: true });
+        announce(t('grade_saved', { who: attempt.display_name }));
+        const caption = `#hist-h-${attempt.id}`;
+        for (let i = 0; i < 50 && !document.querySelector(caption); i += 1) await new Promise((r) => setTimeout(r, 50));
+        focus(document.querySelector(caption));
+      } catch (err) {
+        // The API's own words: the grade's bounds, the reason's, the attempt's state.
+        error.replaceChildren(problemText(ctx, err));
+        button.disabled = false;
+      }
+    });
+    panel.append(form);
+  }
+  panel.append(h('h3', {}, t('grade_history')), historyBox);
+  load();
+  return panel;
+}
+
+function attemptsSection(ctx, assignment, attempts, names, only) {
+  const rows = [];
+  for (const a of attempts) {
+    const detailId = `attempt-detail-${a.id}`;
+    const detail = h('tr', { id: detailId, class: 'detail', hidden: true }, h('td', { colspan: 6 }));
+    const toggle = h(
+      'button',
+      { type: 'button', class: 'small', 'aria-expanded': 'false', 'aria-controls': detailId },
+      a.state === 'finished' ? t('grade_open') : t('grade_history'),
+      h('span', { class: 'visually-hidden' }, `: ${a.display_name}, ${t('attempt_n', { n: a.number })}`),
+    );
+    const open = (yes) => {
+      toggle.setAttribute('aria-expanded', String(yes));
+      detail.hidden = !yes;
+      if (yes && !detail.firstChild.firstChild) detail.firstChild.append(gradePanel(ctx, a, names));
+    };
+    toggle.addEventListener('click', () => open(detail.hidden));
+    if (openAttempt === a.id) open(true);
+    const counts = a.override_points ?? a.score;
+    rows.push(
+      h(
+        'tr',
+        { dataset: { attempt: a.id } },
+        h('th', { scope: 'row' }, h('bdi', {}, a.display_name)),
+        h('td', { class: 'num' }, num(a.number, 0)),
+        h('td', {}, a.state === 'finished' ? t('state_finished') : t('state_in_progress')),
+        h('td', { class: 'num' }, `${points(a.score)} / ${num(a.max_score, 2)}`),
+        h(
+          'td',
+          { class: 'num' },
+          a.state === 'finished' ? `${points(counts)} / ${num(a.max_score, 2)}` : t('nothing'),
+          a.override_points === null || a.override_points === undefined ? null : h('span', { class: 'meta' }, ` (${t('cell_overridden')})`),
+        ),
+        h('td', {}, toggle),
+      ),
+      detail,
+    );
+  }
+  openAttempt = null;
+  return h(
+    'section',
+    { 'aria-labelledby': 'attempts-h', class: 'attempts-section' },
+    h('h2', { id: 'attempts-h' }, only ? t('attempts_of', { who: names.get(only) || '' }) : t('attempts_title')),
+    only ? h('p', {}, h('a', { href: `#/teach/assignment/${assignment.id}/exam` }, t('attempts_everyone'))) : null,
+    attempts.length
+      ? h(
+          'div',
+          { class: 'table-wrap' },
+          h(
+            'table',
+            { class: 'data attempts-table' },
+            h('thead', {}, h('tr', {}, [t('name'), t('regrade_attempt'), t('gh_state'), t('grade_computed'), t('grade_counts'), t('actions')].map((c) => h('th', { scope: 'col' }, c)))),
+            h('tbody', {}, rows),
+          ),
+        )
+      : h('p', {}, t('attempts_none')),
+  );
+}
+
+function bulkOverrideForm(ctx, assignment, learners, reload) {
+  const boxes = h(
+    'fieldset',
+    { class: 'learner-picks' },
+    h('legend', {}, t('bulk_learners')),
+    learners.map((p) => checkbox(`bulk-${p.user_id}`, p.display_name)),
+  );
+  return actionForm(ctx, {
+    title: t('bulk_title'),
+    fields: [h('p', { class: 'hint' }, t('bulk_intro')), boxes, adjustmentFields('bulk')],
+    submitLabel: t('bulk_save'),
+    action: (f) => {
+      const ids = learners.filter((p) => f.get(`bulk-${p.user_id}`) === 'on').map((p) => p.user_id);
+      return api.post(`/v1/assignments/${assignment.id}/overrides`, { user_ids: ids, override: adjustmentBody(f, 'bulk') }).then(() => ids.length);
+    },
+    done: (n) => reload(t('bulk_saved', { n }), '#ovr-h'),
+  });
+}
+
+function policySummary(policy) {
+  const parts = [];
+  parts.push(policy.opens_at ? t('asg_opens_at', { at: dateTime(policy.opens_at) }) : t('asg_open_now'));
+  if (policy.closes_at) parts.push(t('asg_closes_at', { at: dateTime(policy.closes_at) }));
+  if (policy.time_limit_minutes) parts.push(t('time_limit_n', { n: policy.time_limit_minutes }));
+  parts.push(policy.attempts_allowed ? t('asg_attempts_n', { n: policy.attempts_allowed }) : t('asg_attempts_any'));
+  parts.push(t(`navigation_${policy.navigation || 'free'}`));
+  return parts.join(' · ');
+}
+
+/// One assignment's exam operations: overrides (one learner, or many at once) with the rule
+/// in words, and its attempts with their grades, grade changes and grade history. `only`: a
+/// learner's id, to show only their attempts (from the gradebook).
+export async function examPage(view, ctx, id, only) {
+  if (staffOnly(view, ctx)) return;
+  const assignment = await api.get(`/v1/assignments/${id}`);
+  const courseId = assignment.course_id;
+  if (!courseId) {
+    view.append(h('h1', {}, h('bdi', {}, assignment.title)), h('p', { role: 'alert' }, t('exam_practice')));
+    return;
+  }
+  const [course, overrides, roster, attempts] = await Promise.all([
+    api.get(`/v1/courses/${courseId}`),
+    api.get(`/v1/assignments/${id}/overrides`),
+    api.list(`/v1/courses/${courseId}/enrollments`),
+    api.list(`/v1/assignments/${id}/attempts`),
+  ]);
+  const names = new Map(roster.items.map((p) => [p.user_id, p.display_name]));
+  for (const a of attempts.items) if (!names.has(a.user_id)) names.set(a.user_id, a.display_name);
+  const learners = roster.items.filter((p) => p.role === 'learner');
+  view.classList.add('wide');
+  const reload = async (message, focusSelector) => {
+    await ctx.render({ keepFocus: true });
+    announce(message);
+    focus(document.querySelector(focusSelector));
+  };
+  const shown = only ? attempts.items.filter((a) => a.user_id === only) : attempts.items;
+  view.append(
+    h(
+      'p',
+      { class: 'breadcrumb' },
+      h('a', { href: '#/teach' }, t('teach_title')),
+      ' › ',
+      h('a', { href: `#/teach/course/${courseId}` }, h('bdi', {}, course.title)),
+      ' › ',
+      h('a', { href: `#/teach/course/${courseId}/gradebook` }, t('gb_title')),
+    ),
+    h('h1', {}, t('exam_title'), ': ', h('bdi', {}, assignment.title)),
+    h('p', { class: 'meta policy-summary' }, policySummary(assignment.policy)),
+    attemptsSection(ctx, assignment, shown, names, only),
+    adjustmentSection(ctx, {
+      hid: 'ovr-h',
+      title: t('ovr_title'),
+      intro: t('ovr_intro'),
+      items: overrides.items,
+      learners,
+      path: `/v1/assignments/${id}/overrides`,
+      prefix: 'ovr',
+      reload,
+    }),
+    ruleInWords(),
+  );
+  if (learners.length) view.append(bulkOverrideForm(ctx, assignment, learners, reload));
 }
