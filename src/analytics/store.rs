@@ -108,16 +108,20 @@ pub async fn state_counts(db: impl PgExecutor<'_>, s: &Scope) -> Result<StateCou
 }
 
 /// On the primary: the assignments' analytics generation, which changes whenever an attempt
-/// in them starts or finishes, and the primary's WAL insert position (past every commit it has
-/// made visible), read together (see `replica`).
+/// in them starts or finishes (finishes and rebuilds bump `analytics_generations`, starts one
+/// of the assignment's 16 `analytics_start_generations` rows: migration 0021), and the
+/// primary's WAL insert position (past every commit it has made visible), read together (see
+/// `replica`).
 pub async fn generation_and_lsn(
     db: impl PgExecutor<'_>,
     assignments: &[Uuid],
 ) -> Result<(i64, String), sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT coalesce(sum(generation), 0)::bigint, {COMMITTED_LSN}
-               FROM analytics_generations
-              WHERE assignment_id = ANY($1)"
+        "SELECT (SELECT coalesce(sum(generation), 0) FROM analytics_generations
+                  WHERE assignment_id = ANY($1))::bigint
+              + (SELECT coalesce(sum(generation), 0) FROM analytics_start_generations
+                  WHERE assignment_id = ANY($1))::bigint,
+                {COMMITTED_LSN}"
     )))
     .bind(assignments)
     .fetch_one(db)

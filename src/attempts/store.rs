@@ -155,10 +155,10 @@ pub async fn insert(
             HAVING $10::integer IS NULL OR count(*) < $10
             RETURNING id
          ), bump AS (
-            INSERT INTO analytics_generations (assignment_id, generation)
-            SELECT $2, 1 FROM started
-            ON CONFLICT (assignment_id) DO UPDATE
-              SET generation = analytics_generations.generation + 1
+            INSERT INTO analytics_start_generations (assignment_id, shard, generation)
+            SELECT $2, get_byte(uuid_send($1), 15) % 16, 1 FROM started
+            ON CONFLICT (assignment_id, shard) DO UPDATE
+              SET generation = analytics_start_generations.generation + 1
          )
          SELECT id FROM started",
     )
