@@ -728,8 +728,16 @@ pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
         }]
     };
     let mut docs = Vec::new();
+    let mut nodes = 0usize;
     for f in &files {
-        docs.push((f, parse(f)?));
+        let doc = parse(f)?;
+        nodes += doc.descendants().count();
+        if nodes > MAX_TOTAL_NODES {
+            return Err(refused(format!(
+                "the package's documents have more than {MAX_TOTAL_NODES} XML nodes together"
+            )));
+        }
+        docs.push((f, doc));
     }
 
     // Which documents are what; the manifest's order of resources, then the zip's.

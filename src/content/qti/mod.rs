@@ -87,6 +87,9 @@ pub mod limits {
     pub const RATIO_FLOOR: u64 = 64 << 10;
     /// Nodes of one document (roxmltree's own limit).
     pub const MAX_NODES: u32 = 200_000;
+    /// Nodes of all the documents of a package together: every document is held parsed at
+    /// once, and a node costs about 100 bytes, so this bounds the parsed trees to ~100 MB.
+    pub const MAX_TOTAL_NODES: usize = 1_000_000;
     /// Element nesting of one document.
     pub const MAX_DEPTH: usize = 100;
     /// Items in one package.

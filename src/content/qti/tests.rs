@@ -154,13 +154,13 @@ fn qti21_package() -> Vec<u8> {
     );
     let numeric = format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
-<assessmentItem {ns} identifier="num-1" title="Pi" adaptive="false" timeDependent="false">
+<assessmentItem {ns} identifier="num-1" title="Gravity" adaptive="false" timeDependent="false">
   <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="float">
-    <correctResponse><value>3.14</value></correctResponse>
+    <correctResponse><value>9.81</value></correctResponse>
   </responseDeclaration>
   <outcomeDeclaration identifier="SCORE" cardinality="single" baseType="float"/>
   <outcomeDeclaration identifier="MAXSCORE" cardinality="single" baseType="float"><defaultValue><value>2</value></defaultValue></outcomeDeclaration>
-  <itemBody><p>Give pi to two decimals: <textEntryInteraction responseIdentifier="RESPONSE" expectedLength="6"/></p></itemBody>
+  <itemBody><p>Give g in m/s² to two decimals: <textEntryInteraction responseIdentifier="RESPONSE" expectedLength="6"/></p></itemBody>
   <responseProcessing>
     <responseCondition><responseIf>
       <equal toleranceMode="absolute" tolerance="0.005 0.005"><variable identifier="RESPONSE"/><correct identifier="RESPONSE"/></equal>
@@ -267,15 +267,15 @@ fn a_qti_2_1_package_imports_its_choice_numeric_and_text_items_and_reports_the_h
     assert_eq!(num.kind, QuestionKind::Numeric);
     assert_eq!(num.points, 2.0);
     let key = num.numeric.as_ref().unwrap();
-    assert_eq!((key.answer, key.tolerance), (3.14, 0.005));
-    assert_eq!(num.prompt["en"], "Give pi to two decimals:");
+    assert_eq!((key.answer, key.tolerance), (9.81, 0.005));
+    assert_eq!(num.prompt["en"], "Give g in m/s² to two decimals:");
     let text = &c.questions[2];
     let key = text.short_text.as_ref().unwrap();
     assert_eq!(key.accepted, ["grey", "gray"]);
     assert!(!key.case_sensitive);
     assert_eq!(text.explanation["en"], "Black and white make grey.");
     // The numeric item has no feedback: its explanation says the answer, and the report says so.
-    assert_eq!(num.explanation["en"], "3.14");
+    assert_eq!(num.explanation["en"], "9.81");
     assert!(
         r.notes
             .iter()
@@ -400,6 +400,17 @@ pub(super) fn bomb(unpacked: usize) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
+/// A bomb whose headers (local and central) claim `claimed` unpacked bytes.
+pub(super) fn lying_bomb(unpacked: usize, claimed: u32) -> Vec<u8> {
+    let mut zip = bomb(unpacked);
+    for (signature, offset) in [(0x04034b50u32, 22), (0x02014b50, 24)] {
+        let sig = signature.to_le_bytes();
+        let at = zip.windows(4).rposition(|w| w == sig).unwrap();
+        zip[at + offset..at + offset + 4].copy_from_slice(&claimed.to_le_bytes());
+    }
+    zip
+}
+
 pub(super) fn many_entries(n: usize) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
     let options =
@@ -419,6 +430,9 @@ fn deep_nesting_too_many_entries_and_a_zip_bomb_are_refused() {
     // 2 MiB of spaces deflate to a few kilobytes: far beyond any real XML's ratio.
     let m = refused(&bomb(2 << 20));
     assert!(m.contains("is compressed"), "{m}");
+    // The headers say 1000 bytes: the reader stops at the limit whatever they say.
+    let m = refused(&lying_bomb(8 << 20, 1000));
+    assert!(m.contains("item.xml"), "{m}");
     let m = refused(&vec![b'<'; limits::MAX_INPUT + 1]);
     assert!(m.contains("at most 20971520 are read"), "{m}");
 }
@@ -585,10 +599,29 @@ fn measure_a_hostile_input() {
     let input = match which.as_str() {
         // 1 GiB of spaces: about 1 MiB packed.
         "bomb" => bomb(1 << 30),
+        // 64 MiB of spaces whose headers claim 1000 bytes.
+        "liar" => lying_bomb(64 << 20, 1000),
         "entries" => many_entries(10_000),
-        // 1,000,000 levels, within the 20 MiB input bound.
-        "deep" => deep_xml(1_000_000),
+        // 99,000 levels: under the node limit, so the depth bound is what refuses it.
+        "deep" => deep_xml(99_000),
+        // 1,000,000 levels (11 MB): the node limit refuses it while parsing.
+        "deeper" => deep_xml(1_000_000),
         "laughs" => LAUGHS.as_bytes().to_vec(),
+        // 25 stored (uncompressed) documents of 199,000 nodes each, 20 MB in all.
+        "nodes" => {
+            let doc = format!("<r>{}</r>", "<a/>".repeat(99_000));
+            let files: Vec<(String, Vec<u8>)> = (0..25)
+                .map(|i| (format!("d{i}.xml"), doc.clone().into_bytes()))
+                .collect();
+            let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            for (name, bytes) in &files {
+                zip.start_file(name.as_str(), options).unwrap();
+                zip.write_all(bytes).unwrap();
+            }
+            zip.finish().unwrap().into_inner()
+        }
         _ => export_qti3(&seed("data-parallelism")).unwrap(),
     };
     let started = std::time::Instant::now();
