@@ -847,6 +847,17 @@ pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
     let mut groups: Vec<(String, Vec<ParsedItem>)> = Vec::new();
     for item in items {
         match groups.iter_mut().find(|(id, _)| *id == item.identifier) {
+            Some((_, g)) if g.iter().any(|i| i.lang == item.lang) => {
+                report.skipped.push(SkippedItem {
+                    reason: format!(
+                        "another item in the package has the identifier '{}' and the language {}",
+                        item.identifier, item.lang
+                    ),
+                    item: item.identifier,
+                    file: item.file,
+                    interaction: None,
+                })
+            }
             Some((_, g)) => g.push(item),
             None => groups.push((item.identifier.clone(), vec![item])),
         }

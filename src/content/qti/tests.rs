@@ -74,6 +74,37 @@ fn every_question_kind_comes_back_with_its_key_points_and_feedback() {
 }
 
 #[test]
+fn a_quiz_with_banks_comes_back_with_every_question_fixed() {
+    let original = seed("collectives");
+    assert!(!original.banks.is_empty());
+    let back = round_trip(&original);
+    assert_eq!(back.content, carried(original));
+}
+
+#[test]
+fn a_second_item_with_the_same_identifier_and_language_is_reported_not_merged() {
+    let item = |prompt: &str| {
+        format!(
+            r#"<assessmentItem xmlns="http://www.imsglobal.org/xsd/imsqti_v2p1" identifier="twin" title="Twin" adaptive="false" timeDependent="false">
+  <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="string"><correctResponse><value>x</value></correctResponse></responseDeclaration>
+  <itemBody><p>{prompt} <textEntryInteraction responseIdentifier="RESPONSE"/></p></itemBody>
+</assessmentItem>"#
+        )
+    };
+    let (a, b) = (item("First"), item("Second"));
+    let import = import_qti(&zip_of(&[("a.xml", a.as_bytes()), ("b.xml", b.as_bytes())])).unwrap();
+    assert_eq!(import.content.questions.len(), 1);
+    assert_eq!(import.content.questions[0].prompt["en"], "First");
+    assert_eq!(import.report.skipped.len(), 1);
+    assert_eq!(import.report.skipped[0].file, "b.xml");
+    assert!(
+        import.report.skipped[0]
+            .reason
+            .contains("identifier 'twin'")
+    );
+}
+
+#[test]
 fn a_text_left_untranslated_stays_untranslated_after_the_round_trip() {
     let quiz = "slug = \"p\"\ntitle = \"Partial\"\nintro = \"Hi\"\n[[questions]]\nkey = \"q1\"\n\
                 kind = \"single\"\nprompt = \"Pick <one> & only \\\"one\\\"\"\n\
