@@ -530,6 +530,23 @@ fn read_item(root: Node, file: &str, default_lang: &str) -> ItemOutcome {
             }
         }
     }
+    let media: Vec<String> = body
+        .descendants()
+        .filter(|n| n.is_element())
+        .map(|n| n.tag_name().name().to_string())
+        .filter(|n| {
+            matches!(
+                n.as_str(),
+                "img" | "object" | "audio" | "video" | "math" | "table"
+            )
+        })
+        .collect();
+    if let Some(first) = media.first() {
+        notes.push(format!(
+            "its body has {} element(s) quizd's plain texts cannot carry (<{first}>…), left out",
+            media.len()
+        ));
+    }
     for id in modal.keys() {
         notes.push(format!(
             "modal feedback '{id}' has no place in quizd and was left out"
