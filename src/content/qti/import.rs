@@ -954,8 +954,7 @@ pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
             }
             QuestionKind::TrueFalse => {
                 answer = Some(toml::Value::Boolean(src.answer == Some(1.0)));
-                if src.options.iter().any(|o| o.feedback.is_some()) && src.wrong_feedback.is_none()
-                {
+                if src.options.iter().any(|o| o.feedback.is_some()) {
                     report.notes.push(format!(
                         "{identifier}: per-choice feedback of a true/false item was left out"
                     ));
