@@ -157,92 +157,12 @@ fn the_package_has_a_manifest_a_test_per_locale_and_an_item_per_question_and_loc
     assert!(bn.contains("স্ট্যান্ডার্ড ডেটা সমান্তরালে"));
 }
 
-/// A QTI 2.1 package written by hand from the specification, as another tool would: a
-/// choice item with inline and modal feedback, a numeric text entry with a tolerance, a
-/// short text mapped case-insensitively, and a hotspot quizd has no kind for.
-fn qti21_package() -> Vec<u8> {
-    let ns = "xmlns=\"http://www.imsglobal.org/xsd/imsqti_v2p1\"";
-    let choice = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<assessmentItem {ns} identifier="choice-1" title="Capital" adaptive="false" timeDependent="false" xml:lang="en">
-  <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="identifier">
-    <correctResponse><value>ChoiceB</value></correctResponse>
-  </responseDeclaration>
-  <outcomeDeclaration identifier="SCORE" cardinality="single" baseType="float"/>
-  <outcomeDeclaration identifier="FEEDBACK" cardinality="single" baseType="identifier"/>
-  <itemBody>
-    <p>Which city is the
-       capital of France?</p>
-    <img src="france.png" alt=""/>
-    <choiceInteraction responseIdentifier="RESPONSE" shuffle="true" maxChoices="1">
-      <simpleChoice identifier="ChoiceA">Lyon <feedbackInline outcomeIdentifier="FEEDBACK" identifier="ChoiceA" showHide="show">Lyon is the third city.</feedbackInline></simpleChoice>
-      <simpleChoice identifier="ChoiceB">Paris</simpleChoice>
-      <simpleChoice identifier="ChoiceC">Nice</simpleChoice>
-    </choiceInteraction>
-  </itemBody>
-  <responseProcessing template="http://www.imsglobal.org/question/qti_v2p1/rptemplates/match_correct"/>
-  <modalFeedback outcomeIdentifier="FEEDBACK" identifier="correct" showHide="show">Paris has been the capital since 987.</modalFeedback>
-</assessmentItem>"#
-    );
-    let numeric = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<assessmentItem {ns} identifier="num-1" title="Gravity" adaptive="false" timeDependent="false">
-  <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="float">
-    <correctResponse><value>9.81</value></correctResponse>
-  </responseDeclaration>
-  <outcomeDeclaration identifier="SCORE" cardinality="single" baseType="float"/>
-  <outcomeDeclaration identifier="MAXSCORE" cardinality="single" baseType="float"><defaultValue><value>2</value></defaultValue></outcomeDeclaration>
-  <itemBody><p>Give g in m/s² to two decimals: <textEntryInteraction responseIdentifier="RESPONSE" expectedLength="6"/></p></itemBody>
-  <responseProcessing>
-    <responseCondition><responseIf>
-      <equal toleranceMode="absolute" tolerance="0.005 0.005"><variable identifier="RESPONSE"/><correct identifier="RESPONSE"/></equal>
-      <setOutcomeValue identifier="SCORE"><baseValue baseType="float">2</baseValue></setOutcomeValue>
-    </responseIf></responseCondition>
-  </responseProcessing>
-</assessmentItem>"#
-    );
-    let text = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<assessmentItem {ns} identifier="text-1" title="Colour" adaptive="false" timeDependent="false">
-  <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="string">
-    <correctResponse><value>grey</value></correctResponse>
-    <mapping defaultValue="0">
-      <mapEntry mapKey="grey" mappedValue="1" caseSensitive="false"/>
-      <mapEntry mapKey="gray" mappedValue="1" caseSensitive="false"/>
-      <mapEntry mapKey="blue" mappedValue="0" caseSensitive="false"/>
-    </mapping>
-  </responseDeclaration>
-  <outcomeDeclaration identifier="SCORE" cardinality="single" baseType="float"/>
-  <itemBody><p>Mix black and white: <textEntryInteraction responseIdentifier="RESPONSE"/></p></itemBody>
-  <responseProcessing template="http://www.imsglobal.org/question/qti_v2p1/rptemplates/map_response"/>
-  <modalFeedback outcomeIdentifier="FEEDBACK" identifier="solution" showHide="show">Black and white make grey.</modalFeedback>
-</assessmentItem>"#
-    );
-    let hotspot = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<assessmentItem {ns} identifier="hot-1" title="Map" adaptive="false" timeDependent="false">
-  <responseDeclaration identifier="RESPONSE" cardinality="single" baseType="identifier"/>
-  <itemBody><hotspotInteraction responseIdentifier="RESPONSE" maxChoices="1"><object type="image/png" data="map.png"/></hotspotInteraction></itemBody>
-</assessmentItem>"#
-    );
-    let manifest = r#"<?xml version="1.0" encoding="UTF-8"?>
-<manifest xmlns="http://www.imsglobal.org/xsd/imscp_v1p1" identifier="m1">
-  <organizations/>
-  <resources>
-    <resource identifier="r1" type="imsqti_item_xmlv2p1" href="choice.xml"><file href="choice.xml"/></resource>
-    <resource identifier="r4" type="imsqti_item_xmlv2p1" href="hotspot.xml"><file href="hotspot.xml"/></resource>
-    <resource identifier="r2" type="imsqti_item_xmlv2p1" href="numeric.xml"><file href="numeric.xml"/></resource>
-    <resource identifier="r3" type="imsqti_item_xmlv2p1" href="text.xml"><file href="text.xml"/></resource>
-  </resources>
-</manifest>"#;
-    zip_of(&[
-        ("imsmanifest.xml", manifest.as_bytes()),
-        ("text.xml", text.as_bytes()),
-        ("numeric.xml", numeric.as_bytes()),
-        ("choice.xml", choice.as_bytes()),
-        ("hotspot.xml", hotspot.as_bytes()),
-        ("map.png", b"\x89PNG not really"),
-    ])
+fn fixture(name: &str) -> Vec<u8> {
+    zip_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/qti/fixtures")
+            .join(name),
+    )
 }
 
 fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
@@ -256,11 +176,24 @@ fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
+/// `handwritten-qti21/` is a QTI 2.1 package written by hand from the specification, as another
+/// tool would: a choice item with inline and modal feedback and an image, a numeric text entry
+/// with a tolerance, a short text mapped case-insensitively, and a hotspot quizd has no kind
+/// for; `handwritten-qti30/` is the same package upgraded to QTI 3.0 by citolab-qti-convert.
 #[test]
-fn a_qti_2_1_package_imports_its_choice_numeric_and_text_items_and_reports_the_hotspot() {
-    let import = import_qti(&qti21_package()).unwrap();
+fn a_hand_written_qti_2_1_package_and_its_qti_3_0_upgrade_import_alike_and_report_the_hotspot() {
+    for (name, format) in [
+        ("handwritten-qti21", "QTI 2.1"),
+        ("handwritten-qti30", "QTI 3.0"),
+    ] {
+        let import = import_qti(&fixture(name)).unwrap();
+        assert_eq!(import.report.format, format);
+        check_handwritten(&import);
+    }
+}
+
+fn check_handwritten(import: &QtiImport) {
     let r = &import.report;
-    assert_eq!(r.format, "QTI 2.1");
     assert_eq!(
         r.skipped,
         [SkippedItem {
