@@ -5,6 +5,7 @@ pub mod exchange;
 mod format;
 pub mod model;
 pub mod po;
+pub mod qti;
 pub mod store;
 pub mod xliff;
 

@@ -23,6 +23,7 @@ mod pagination;
 mod pool;
 mod privacy;
 mod proxies;
+mod qti;
 mod regrade;
 mod secrecy;
 mod serve;
