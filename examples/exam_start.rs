@@ -485,6 +485,11 @@ async fn main() -> anyhow::Result<()> {
                         tokio::time::sleep(Duration::from_secs(retry.unwrap_or(1))).await;
                         continue;
                     }
+                    // No HTTP answer: a kept-alive connection the server closed while this
+                    // client waited out a Retry-After. A browser sends the form again.
+                    if status == 0 && tries < 100 {
+                        continue;
+                    }
                     storm.lock().unwrap().0.record(began.elapsed(), status);
                     break;
                 }
