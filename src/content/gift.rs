@@ -586,7 +586,7 @@ mod tests {
         let d = read(
             "// a comment\n$CATEGORY: $course$/top/Geo\n\n::Capital::What is the capital of France?{=Paris#Yes ~London#No, England ####Paris is.}\n\n\
              ::tf::The sun is a star.{T#It is a star.####Stars shine.}\n\n\
-             Two plus two is {#4:0} ####Arithmetic.\n\n\
+             Two plus two is {#4:0####Arithmetic.}\n\n\
              Which are prime?{~%50%2 ~%50%3 ~%-100%4}\n\n\
              Name a colour of the French flag.{=blue =white =red =%0%*#Look again}\n\n\
              Write about your day.{}\n\n\
