@@ -11,6 +11,7 @@ mod content;
 mod courses;
 mod durability;
 mod errors;
+mod exchange;
 mod exams;
 mod grades;
 mod idempotency;
