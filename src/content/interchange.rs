@@ -653,6 +653,177 @@ mod tests {
         );
     }
 
+    mod round_trip {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::content::model::Question;
+
+        /// Texts with every mark GIFT and XML escape, and line breaks; no leading or trailing
+        /// space (both formats trim), no `->` (GIFT's matching), no leading `%` or `[`, no `*`
+        /// (a short answer's wildcard).
+        fn text() -> impl Strategy<Value = String> {
+            "[A-Za-z0-9][A-Za-z0-9 ,.?!'&<\"~=#{}:/()\\\n-]{0,16}[A-Za-z0-9.?]"
+        }
+
+        fn question() -> impl Strategy<Value = toml::Table> {
+            let common = (
+                "[a-z][a-z0-9-]{0,8}",
+                text(),
+                text(),
+                1u32..20,
+                proptest::option::of(text()),
+            );
+            let options = prop::collection::vec(
+                (text(), any::<bool>(), proptest::option::of(text())),
+                2..5,
+            );
+            (common, 0usize..5, options, any::<bool>(), -1e6..1e6f64, 0.0..100.0f64)
+                .prop_map(|((key, prompt, explanation, halves, wrong), kind, options, flag, number, tolerance)| {
+                    let mut t = toml::Table::new();
+                    t.insert("key".into(), key.into());
+                    t.insert("prompt".into(), prompt.into());
+                    t.insert("explanation".into(), explanation.into());
+                    t.insert("points".into(), (f64::from(halves) / 2.0).into());
+                    let kinds = ["single", "multiple", "true_false", "numeric", "short_text"];
+                    t.insert("kind".into(), kinds[kind].into());
+                    match kinds[kind] {
+                        "single" | "multiple" => {
+                            let single = kinds[kind] == "single";
+                            let list: Vec<toml::Value> = options
+                                .iter()
+                                .enumerate()
+                                .map(|(i, (text, correct, feedback))| {
+                                    let mut o = toml::Table::new();
+                                    o.insert("key".into(), format!("o{i}").into());
+                                    o.insert("text".into(), text.clone().into());
+                                    let correct = if single { i == 0 } else { *correct || i == 0 };
+                                    o.insert("correct".into(), correct.into());
+                                    if let Some(f) = feedback {
+                                        o.insert("feedback".into(), f.clone().into());
+                                    }
+                                    toml::Value::Table(o)
+                                })
+                                .collect();
+                            t.insert("options".into(), list.into());
+                            return t;
+                        }
+                        "true_false" => {
+                            t.insert("answer".into(), flag.into());
+                        }
+                        "numeric" => {
+                            t.insert("answer".into(), number.into());
+                            t.insert("tolerance".into(), tolerance.into());
+                        }
+                        _ => {
+                            let accepted: Vec<toml::Value> =
+                                options.iter().map(|(a, _, _)| a.clone().into()).collect();
+                            t.insert("accepted".into(), accepted.into());
+                            t.insert("case_sensitive".into(), flag.into());
+                        }
+                    }
+                    if let Some(w) = wrong {
+                        t.insert("wrong_feedback".into(), w.into());
+                    }
+                    t
+                })
+        }
+
+        /// A quiz with a Bengali translation of every prompt.
+        fn quiz() -> impl Strategy<Value = QuizContent> {
+            prop::collection::vec(question(), 1..6).prop_map(|questions| {
+                let mut quiz = toml::Table::new();
+                quiz.insert("slug".into(), "round-trip".into());
+                quiz.insert("title".into(), "Round & trip".into());
+                let mut bn = toml::Table::new();
+                let mut entries = Vec::new();
+                for (i, mut q) in questions.into_iter().enumerate() {
+                    let key = format!("{}-{i}", q["key"].as_str().unwrap());
+                    q.insert("key".into(), key.clone().into());
+                    let mut t = toml::Table::new();
+                    t.insert("prompt".into(), format!("প্রশ্ন {i}").into());
+                    bn.insert(key, toml::Value::Table(t));
+                    entries.push(toml::Value::Table(q));
+                }
+                quiz.insert("questions".into(), entries.into());
+                let mut translation = toml::Table::new();
+                translation.insert("questions".into(), toml::Value::Table(bn));
+                let file = |name: &str, t: &toml::Table| SourceFile {
+                    name: name.into(),
+                    text: toml::to_string(t).unwrap(),
+                };
+                compile(&QuizSource {
+                    quiz: file("quiz.toml", &quiz),
+                    translations: vec![("bn".into(), file("bn.toml", &translation))],
+                })
+                .unwrap()
+            })
+        }
+
+        /// What an export and an import carry of a question: all but option keys and
+        /// translations; through GIFT, not case sensitivity nor a numeric question's wrong
+        /// feedback (GIFT cannot say them).
+        fn carried(q: &Question, sl: &str, gift: bool) -> Question {
+            let only = |t: &crate::i18n::Text| {
+                t.iter()
+                    .filter(|(l, _)| *l == sl)
+                    .map(|(l, s)| (l.clone(), s.clone()))
+                    .collect()
+            };
+            let mut q = q.clone();
+            q.prompt = only(&q.prompt);
+            q.explanation = only(&q.explanation);
+            q.wrong_feedback = q.wrong_feedback.as_ref().map(only);
+            if q.kind != QuestionKind::TrueFalse {
+                for (i, o) in q.options.iter_mut().enumerate() {
+                    o.key = format!("#{i}");
+                    o.text = only(&o.text);
+                    o.feedback = o.feedback.as_ref().map(only);
+                }
+            }
+            if gift {
+                if let Some(st) = &mut q.short_text {
+                    st.case_sensitive = false;
+                }
+                if q.kind == QuestionKind::Numeric {
+                    q.wrong_feedback = None;
+                }
+            }
+            q
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            #[test]
+            fn an_export_imported_again_is_the_same_quiz_in_its_source_locale(content in quiz()) {
+                let sl = content.source_locale.clone();
+                prop_assert_eq!(&content.locales, &vec![sl.clone(), "bn".to_string()]);
+                for format in [Format::MoodleXml, Format::Gift] {
+                    let text = format.write(&content, 3).unwrap();
+                    let draft = format.read(&text).unwrap();
+                    let settings = Settings {
+                        slug: content.slug.clone(),
+                        title: content.title[&sl].clone(),
+                        source_locale: sl.clone(),
+                        visibility: content.visibility,
+                        intro: None,
+                        practice: None,
+                        explanation_default: None,
+                    };
+                    let (back, report) = build(format, draft, &settings).unwrap();
+                    prop_assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+                    prop_assert_eq!(&back.locales, &vec![sl.clone()]);
+                    prop_assert_eq!(&back.title, &content.title.iter().filter(|(l, _)| **l == sl).map(|(l, s)| (l.clone(), s.clone())).collect::<crate::i18n::Text>());
+                    let gift = format == Format::Gift;
+                    let want: Vec<Question> = content.questions.iter().map(|q| carried(q, &sl, gift)).collect();
+                    let got: Vec<Question> = back.questions.iter().map(|q| carried(q, &sl, gift)).collect();
+                    prop_assert_eq!(got, want, "{:?}:\n{}", format, text);
+                }
+            }
+        }
+    }
+
     #[test]
     fn slugify_keeps_ascii_words_and_bounds_the_length() {
         assert_eq!(slugify("  Capital of France? ", 64), "capital-of-france");
