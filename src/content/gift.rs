@@ -18,7 +18,7 @@
 
 use std::fmt::Write;
 
-use super::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion};
+use super::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion, MAX_ANSWERS};
 use super::model::{QuestionKind, QuizContent};
 
 /// One character of a block and whether it was escaped (so never a GIFT mark).
@@ -72,7 +72,10 @@ fn trim(chs: &[Ch]) -> &[Ch] {
     let Some(start) = start else {
         return &chs[chs.len()..];
     };
-    let end = chs.iter().rposition(|c| !c.c.is_whitespace() || c.esc).unwrap_or(start);
+    let end = chs
+        .iter()
+        .rposition(|c| !c.c.is_whitespace() || c.esc)
+        .unwrap_or(start);
     &chs[start..=end]
 }
 
@@ -153,6 +156,12 @@ fn tokens(chs: &[Ch], html: bool, at: &dyn Fn(usize) -> u32) -> Result<Vec<Token
             at(0)
         ));
     }
+    if starts.len() > MAX_ANSWERS {
+        return Err(format!(
+            "line {}: more than {MAX_ANSWERS} answers in one question",
+            at(0)
+        ));
+    }
     let mut out = Vec::new();
     for (n, &s) in starts.iter().enumerate() {
         let end = starts.get(n + 1).copied().unwrap_or(chs.len());
@@ -167,7 +176,12 @@ fn tokens(chs: &[Ch], html: bool, at: &dyn Fn(usize) -> u32) -> Result<Vec<Token
             let w = plain(&lead[1..=close]);
             match w.trim().parse::<f64>() {
                 Ok(w) if w.is_finite() && (-100.0..=100.0).contains(&w) => weight = Some(w / 100.0),
-                _ => return Err(format!("line {}: weight '%{w}%' is not a percentage", at(s))),
+                _ => {
+                    return Err(format!(
+                        "line {}: weight '%{w}%' is not a percentage",
+                        at(s)
+                    ));
+                }
             }
             body = &lead[close + 2..];
         }
@@ -221,7 +235,13 @@ pub fn read(input: &str) -> Result<Draft, String> {
         }
         let chs = scan(&block.text);
         let first = block.line;
-        let at = |i: usize| first + chs[..i.min(chs.len())].iter().filter(|c| c.c == '\n').count() as u32;
+        let at = |i: usize| {
+            first
+                + chs[..i.min(chs.len())]
+                    .iter()
+                    .filter(|c| c.c == '\n')
+                    .count() as u32
+        };
         let mut rest: &[Ch] = trim(&chs);
         // Where a sub-slice of `chs` starts in it (every slice below is one of `chs`).
         let offset =
@@ -229,7 +249,10 @@ pub fn read(input: &str) -> Result<Draft, String> {
         let mut name = None;
         if find(rest, 0, "::") == Some(0) {
             let Some(end) = find(rest, 2, "::") else {
-                return Err(format!("line {}: the title '::…' is never closed with '::'", at(offset(rest))));
+                return Err(format!(
+                    "line {}: the title '::…' is never closed with '::'",
+                    at(offset(rest))
+                ));
             };
             name = Some(plain(trim(&rest[2..end]))).filter(|n| !n.is_empty());
             rest = trim(&rest[end + 2..]);
@@ -246,20 +269,37 @@ pub fn read(input: &str) -> Result<Draft, String> {
         let line_in = |i: usize| at(base + i);
         let Some(open) = find(rest, 0, "{") else {
             if find(rest, 0, "}").is_some() {
-                return Err(format!("line {}: '}}' without '{{' (write \\}} for a brace in text)", line_in(0)));
+                return Err(format!(
+                    "line {}: '}}' without '{{' (write \\}} for a brace in text)",
+                    line_in(0)
+                ));
             }
-            draft.skip(name.as_deref(), "description", block.line, "a text without answers (a description) is not a question in quizd");
+            draft.skip(
+                name.as_deref(),
+                "description",
+                block.line,
+                "a text without answers (a description) is not a question in quizd",
+            );
             continue;
         };
         let Some(close) = find(rest, open + 1, "}") else {
-            return Err(format!("line {}: '{{' is never closed with '}}'", line_in(open)));
+            return Err(format!(
+                "line {}: '{{' is never closed with '}}'",
+                line_in(open)
+            ));
         };
         if let Some(inner) = find(&rest[..close], open + 1, "{") {
-            return Err(format!("line {}: '{{' inside an answer block (write \\{{ for a brace in text)", line_in(inner)));
+            return Err(format!(
+                "line {}: '{{' inside an answer block (write \\{{ for a brace in text)",
+                line_in(inner)
+            ));
         }
         let after = trim(&rest[close + 1..]);
         if find(after, 0, "{").is_some() || find(after, 0, "}").is_some() {
-            return Err(format!("line {}: a question has one answer block (write \\{{ \\}} for braces in text)", line_in(close + 1)));
+            return Err(format!(
+                "line {}: a question has one answer block (write \\{{ \\}} for braces in text)",
+                line_in(close + 1)
+            ));
         }
         let before = text(&rest[..open], html);
         let prompt = if after.is_empty() {
@@ -294,7 +334,12 @@ pub fn read(input: &str) -> Result<Draft, String> {
                     Some(h) => (&body[..h], Some(text(&body[h + 1..], html))),
                     None => (body, None),
                 };
-                vec![Token { right: true, weight: None, text: plain(spec), feedback: fb }]
+                vec![Token {
+                    right: true,
+                    weight: None,
+                    text: plain(spec),
+                    feedback: fb,
+                }]
             };
             let mut right = Vec::new();
             let mut partial = None;
@@ -311,15 +356,33 @@ pub fn read(input: &str) -> Result<Draft, String> {
                 }
             }
             if let Some(p) = partial {
-                skip(&mut draft, "numerical", format!("answer '{}' earns partial credit, which quizd's numeric questions do not give", p.text));
+                skip(
+                    &mut draft,
+                    "numerical",
+                    format!(
+                        "answer '{}' earns partial credit, which quizd's numeric questions do not give",
+                        p.text
+                    ),
+                );
                 continue;
             }
             let [one] = right.as_slice() else {
-                skip(&mut draft, "numerical", format!("{} right answers: a quizd numeric question has one (with a tolerance)", right.len()));
+                skip(
+                    &mut draft,
+                    "numerical",
+                    format!(
+                        "{} right answers: a quizd numeric question has one (with a tolerance)",
+                        right.len()
+                    ),
+                );
                 continue;
             };
             let Some((answer, tolerance)) = numeric_spec(&one.text) else {
-                return Err(format!("line {}: '{}' is not a number, a:tolerance or min..max", line_a(0), one.text));
+                return Err(format!(
+                    "line {}: '{}' is not a number, a:tolerance or min..max",
+                    line_a(0),
+                    one.text
+                ));
             };
             if let Some(f) = &one.feedback {
                 notes.push(format!("the feedback of the right answer ('{f}') is not kept: quizd shows the explanation"));
@@ -335,7 +398,10 @@ pub fn read(input: &str) -> Result<Draft, String> {
                 from = (end < answers.len()).then_some(end);
             }
             if feedback.len() > 2 {
-                return Err(format!("line {}: a true/false answer has at most two feedbacks (#wrong#right)", line_a(0)));
+                return Err(format!(
+                    "line {}: a true/false answer has at most two feedbacks (#wrong#right)",
+                    line_a(0)
+                ));
             }
             DraftAnswer::TrueFalse {
                 answer,
@@ -345,10 +411,17 @@ pub fn read(input: &str) -> Result<Draft, String> {
         } else {
             let list = tokens(answers, html, &line_a)?;
             if list.is_empty() {
-                return Err(format!("line {}: answers start with '=' (right) or '~' (wrong), or are T or F", line_a(0)));
+                return Err(format!(
+                    "line {}: answers start with '=' (right) or '~' (wrong), or are T or F",
+                    line_a(0)
+                ));
             }
             if list.iter().any(|t| t.text.contains("->")) {
-                skip(&mut draft, "matching", "quizd has no matching questions".into());
+                skip(
+                    &mut draft,
+                    "matching",
+                    "quizd has no matching questions".into(),
+                );
                 continue;
             }
             if list.iter().any(|t| !t.right) {
@@ -383,10 +456,20 @@ pub fn read(input: &str) -> Result<Draft, String> {
                     }
                 }
                 if let Some(p) = partial {
-                    skip(&mut draft, "shortanswer", format!("answer '{}' earns partial credit, which quizd's short-text questions do not give", p.text));
+                    skip(
+                        &mut draft,
+                        "shortanswer",
+                        format!(
+                            "answer '{}' earns partial credit, which quizd's short-text questions do not give",
+                            p.text
+                        ),
+                    );
                     continue;
                 }
-                DraftAnswer::ShortText { accepted, case_sensitive: false }
+                DraftAnswer::ShortText {
+                    accepted,
+                    case_sensitive: false,
+                }
             }
         };
         for n in notes {
@@ -411,7 +494,9 @@ pub fn read(input: &str) -> Result<Draft, String> {
 pub fn read_aiken(input: &str) -> Result<Draft, String> {
     let input = input.strip_prefix('\u{feff}').unwrap_or(input);
     let mut draft = Draft::default();
-    let mut current: Option<(u32, String, Vec<(char, String)>)> = None;
+    // The question being read: its line, its text, its options by letter.
+    type Reading = (u32, String, Vec<(char, String)>);
+    let mut current: Option<Reading> = None;
     let mut last = 0;
     for (i, raw) in input.lines().enumerate() {
         let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
@@ -422,7 +507,9 @@ pub fn read_aiken(input: &str) -> Result<Draft, String> {
         }
         let mut chars = line.chars();
         let option = match (chars.next(), chars.next(), chars.next()) {
-            (Some(l @ 'A'..='Z'), Some('.' | ')'), Some(' ' | '\t')) => Some((l, line[2..].trim().to_string())),
+            (Some(l @ 'A'..='Z'), Some('.' | ')'), Some(' ' | '\t')) => {
+                Some((l, line[2..].trim().to_string()))
+            }
             _ => None,
         };
         if let Some(answer) = line.strip_prefix("ANSWER:") {
@@ -431,10 +518,14 @@ pub fn read_aiken(input: &str) -> Result<Draft, String> {
             };
             let letter = answer.trim();
             if !options.iter().any(|(l, _)| l.to_string() == letter) {
-                return Err(format!("line {n}: ANSWER '{letter}' is not one of the question's options"));
+                return Err(format!(
+                    "line {n}: ANSWER '{letter}' is not one of the question's options"
+                ));
             }
             if options.len() < 2 {
-                return Err(format!("line {n}: the question at line {qline} has fewer than 2 options"));
+                return Err(format!(
+                    "line {n}: the question at line {qline} has fewer than 2 options"
+                ));
             }
             draft.check_count(qline)?;
             draft.questions.push(DraftQuestion {
@@ -468,15 +559,23 @@ pub fn read_aiken(input: &str) -> Result<Draft, String> {
         } else {
             match &current {
                 Some((qline, _, options)) if !options.is_empty() => {
-                    return Err(format!("line {n}: the question at line {qline} ends without 'ANSWER: <letter>'"));
+                    return Err(format!(
+                        "line {n}: the question at line {qline} ends without 'ANSWER: <letter>'"
+                    ));
                 }
-                Some(_) => return Err(format!("line {n}: an Aiken question is one line, then its options (A. …)")),
+                Some(_) => {
+                    return Err(format!(
+                        "line {n}: an Aiken question is one line, then its options (A. …)"
+                    ));
+                }
                 None => current = Some((n, line.to_string(), Vec::new())),
             }
         }
     }
     if let Some((qline, _, _)) = current {
-        return Err(format!("line {last}: the question at line {qline} ends without 'ANSWER: <letter>'"));
+        return Err(format!(
+            "line {last}: the question at line {qline} ends without 'ANSWER: <letter>'"
+        ));
     }
     Ok(draft)
 }
@@ -522,13 +621,18 @@ pub fn write(content: &QuizContent, version: i32) -> String {
             .find(|b| b.questions.contains(&q.key))
             .map(|b| b.key.as_str());
         if bank.is_some() && bank != category {
-            let _ = writeln!(out, "$CATEGORY: $course$/top/{}/{}\n", content.slug, bank.unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "$CATEGORY: $course$/top/{}/{}\n",
+                content.slug,
+                bank.unwrap_or_default()
+            );
             category = bank;
         }
         if q.points != 1.0 {
             let _ = writeln!(out, "// points: {}", q.points);
         }
-        let _ = write!(out, "::{}::{}{{\n", escape(&q.key), get(&q.prompt));
+        let _ = writeln!(out, "::{}::{}{{", escape(&q.key), get(&q.prompt));
         let wrong = q.wrong_feedback.as_ref().map(get).filter(|w| !w.is_empty());
         let feedback = |f: &Option<crate::i18n::Text>| match f.as_ref().map(get) {
             Some(f) if !f.is_empty() => format!("#{f}"),
@@ -545,11 +649,21 @@ pub fn write(content: &QuizContent, version: i32) -> String {
                 let k = q.options.iter().filter(|o| o.correct).count().max(1) as f64;
                 for o in &q.options {
                     let w = if o.correct { 1.0 / k } else { -1.0 / k };
-                    let _ = writeln!(out, "~%{}%{}{}", weight(w), get(&o.text), feedback(&o.feedback));
+                    let _ = writeln!(
+                        out,
+                        "~%{}%{}{}",
+                        weight(w),
+                        get(&o.text),
+                        feedback(&o.feedback)
+                    );
                 }
             }
             QuestionKind::TrueFalse => {
-                let right = q.options.iter().find(|o| o.correct).is_some_and(|o| o.key == "true");
+                let right = q
+                    .options
+                    .iter()
+                    .find(|o| o.correct)
+                    .is_some_and(|o| o.key == "true");
                 let _ = write!(out, "{}", if right { "TRUE" } else { "FALSE" });
                 if let Some(w) = &wrong {
                     let _ = write!(out, "#{w}");
@@ -600,13 +714,31 @@ mod tests {
         let q = &d.questions[0];
         assert_eq!(q.name.as_deref(), Some("Capital"));
         assert_eq!(q.explanation.as_deref(), Some("Paris is."));
-        let DraftAnswer::Choice { single: true, options } = &q.answer else { panic!("{q:?}") };
+        let DraftAnswer::Choice {
+            single: true,
+            options,
+        } = &q.answer
+        else {
+            panic!("{q:?}")
+        };
         assert_eq!(options[1].feedback.as_deref(), Some("No, England"));
-        assert!(matches!(d.questions[1].answer, DraftAnswer::TrueFalse { answer: true, .. }));
+        assert!(matches!(
+            d.questions[1].answer,
+            DraftAnswer::TrueFalse { answer: true, .. }
+        ));
         assert_eq!(d.questions[1].wrong_feedback, None);
         assert_eq!(d.questions[2].prompt, "Two plus two is");
-        assert!(matches!(d.questions[2].answer, DraftAnswer::Numeric { answer: 4.0, tolerance: 0.0 }));
-        assert!(matches!(&d.questions[3].answer, DraftAnswer::Choice { single: false, .. }));
+        assert!(matches!(
+            d.questions[2].answer,
+            DraftAnswer::Numeric {
+                answer: 4.0,
+                tolerance: 0.0
+            }
+        ));
+        assert!(matches!(
+            &d.questions[3].answer,
+            DraftAnswer::Choice { single: false, .. }
+        ));
         assert_eq!(d.questions[4].wrong_feedback.as_deref(), Some("Look again"));
     }
 
@@ -622,7 +754,8 @@ mod tests {
 
     #[test]
     fn aiken_reads_single_choice_and_names_the_line_of_a_mistake() {
-        let d = read_aiken("What is 2+2?\nA. 3\nB) 4\nANSWER: B\n\nNext?\nA. x\nB. y\nANSWER: A\n").unwrap();
+        let d = read_aiken("What is 2+2?\nA. 3\nB) 4\nANSWER: B\n\nNext?\nA. x\nB. y\nANSWER: A\n")
+            .unwrap();
         assert_eq!(d.questions.len(), 2);
         assert_eq!(d.questions[1].line, 6);
         let e = read_aiken("Q?\nA. x\nB. y\nANSWER: C\n").unwrap_err();

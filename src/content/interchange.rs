@@ -24,6 +24,11 @@ use crate::policy::Policy;
 /// export has a few hundred; beyond this it is not one quiz.
 pub const MAX_QUESTIONS: usize = 2_000;
 
+/// The most answers one question may have: Moodle's form offers a few dozen at most. Options
+/// get keys made unique among their question's, and a question of 200 000 would make that
+/// (and every later step) the whole request's work.
+pub const MAX_ANSWERS: usize = 100;
+
 /// An exchange format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub enum Format {
@@ -414,19 +419,23 @@ pub fn build(
             DraftAnswer::Numeric { .. } => QuestionKind::Numeric,
             DraftAnswer::ShortText { .. } => QuestionKind::ShortText,
         };
-        let base = q
-            .id
-            .as_deref()
-            .filter(|k| valid_key(k))
-            .map(str::to_string)
-            .or_else(|| q.name.as_deref().filter(|n| valid_key(n)).map(str::to_string))
-            .or_else(|| {
-                q.name
-                    .as_deref()
-                    .map(|n| slugify(n, 48))
-                    .filter(|s| !s.is_empty())
-            })
-            .unwrap_or_else(|| format!("q{}", i + 1));
+        let base =
+            q.id.as_deref()
+                .filter(|k| valid_key(k))
+                .map(str::to_string)
+                .or_else(|| {
+                    q.name
+                        .as_deref()
+                        .filter(|n| valid_key(n))
+                        .map(str::to_string)
+                })
+                .or_else(|| {
+                    q.name
+                        .as_deref()
+                        .map(|n| slugify(n, 48))
+                        .filter(|s| !s.is_empty())
+                })
+                .unwrap_or_else(|| format!("q{}", i + 1));
         let key = unique(base, &mut taken);
         let kind_name = QuestionKind::ALL
             .iter()
@@ -443,7 +452,10 @@ pub fn build(
             Some(e) => e.to_string(),
             None => match &settings.explanation_default {
                 Some(d) => {
-                    q_notes.push("the source has no explanation (general feedback): given the default".into());
+                    q_notes.push(
+                        "the source has no explanation (general feedback): given the default"
+                            .into(),
+                    );
                     d.clone()
                 }
                 None => String::new(),
@@ -582,7 +594,10 @@ pub fn build(
                 .into_iter()
                 .map(|e| {
                     let at = e.question.as_deref().and_then(|k| {
-                        origin.iter().find(|(key, _)| key == k).map(|(_, w)| w.clone())
+                        origin
+                            .iter()
+                            .find(|(key, _)| key == k)
+                            .map(|(_, w)| w.clone())
                     });
                     match (at, e.question) {
                         (Some(at), _) => format!("{at}: {}", e.message),
@@ -627,17 +642,18 @@ mod tests {
     #[test]
     fn equal_shares_with_matching_penalties_map_exactly_and_others_are_noted_or_refused() {
         let mut notes = Vec::new();
-        let exact = [
-            option("a", 0.5),
-            option("b", 0.5),
-            option("c", -0.5),
-        ];
+        let exact = [option("a", 0.5), option("b", 0.5), option("c", -0.5)];
         assert_eq!(
             choice_kind(false, &exact, &mut notes),
             Ok(QuestionKind::Multiple)
         );
         assert!(notes.is_empty());
-        let no_penalty = [option("a", 0.33333), option("b", 0.33333), option("c", 0.33333), option("d", 0.0)];
+        let no_penalty = [
+            option("a", 0.33333),
+            option("b", 0.33333),
+            option("c", 0.33333),
+            option("d", 0.0),
+        ];
         assert_eq!(
             choice_kind(false, &no_penalty, &mut notes),
             Ok(QuestionKind::Multiple)
@@ -674,59 +690,74 @@ mod tests {
                 1u32..20,
                 proptest::option::of(text()),
             );
-            let options = prop::collection::vec(
-                (text(), any::<bool>(), proptest::option::of(text())),
-                2..5,
-            );
-            (common, 0usize..5, options, any::<bool>(), -1e6..1e6f64, 0.0..100.0f64)
-                .prop_map(|((key, prompt, explanation, halves, wrong), kind, options, flag, number, tolerance)| {
-                    let mut t = toml::Table::new();
-                    t.insert("key".into(), key.into());
-                    t.insert("prompt".into(), prompt.into());
-                    t.insert("explanation".into(), explanation.into());
-                    t.insert("points".into(), (f64::from(halves) / 2.0).into());
-                    let kinds = ["single", "multiple", "true_false", "numeric", "short_text"];
-                    t.insert("kind".into(), kinds[kind].into());
-                    match kinds[kind] {
-                        "single" | "multiple" => {
-                            let single = kinds[kind] == "single";
-                            let list: Vec<toml::Value> = options
-                                .iter()
-                                .enumerate()
-                                .map(|(i, (text, correct, feedback))| {
-                                    let mut o = toml::Table::new();
-                                    o.insert("key".into(), format!("o{i}").into());
-                                    o.insert("text".into(), text.clone().into());
-                                    let correct = if single { i == 0 } else { *correct || i == 0 };
-                                    o.insert("correct".into(), correct.into());
-                                    if let Some(f) = feedback {
-                                        o.insert("feedback".into(), f.clone().into());
-                                    }
-                                    toml::Value::Table(o)
-                                })
-                                .collect();
-                            t.insert("options".into(), list.into());
-                            return t;
+            let options =
+                prop::collection::vec((text(), any::<bool>(), proptest::option::of(text())), 2..5);
+            (
+                common,
+                0usize..5,
+                options,
+                any::<bool>(),
+                -1e6..1e6f64,
+                0.0..100.0f64,
+            )
+                .prop_map(
+                    |(
+                        (key, prompt, explanation, halves, wrong),
+                        kind,
+                        options,
+                        flag,
+                        number,
+                        tolerance,
+                    )| {
+                        let mut t = toml::Table::new();
+                        t.insert("key".into(), key.into());
+                        t.insert("prompt".into(), prompt.into());
+                        t.insert("explanation".into(), explanation.into());
+                        t.insert("points".into(), (f64::from(halves) / 2.0).into());
+                        let kinds = ["single", "multiple", "true_false", "numeric", "short_text"];
+                        t.insert("kind".into(), kinds[kind].into());
+                        match kinds[kind] {
+                            "single" | "multiple" => {
+                                let single = kinds[kind] == "single";
+                                let list: Vec<toml::Value> = options
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(i, (text, correct, feedback))| {
+                                        let mut o = toml::Table::new();
+                                        o.insert("key".into(), format!("o{i}").into());
+                                        o.insert("text".into(), text.clone().into());
+                                        let correct =
+                                            if single { i == 0 } else { *correct || i == 0 };
+                                        o.insert("correct".into(), correct.into());
+                                        if let Some(f) = feedback {
+                                            o.insert("feedback".into(), f.clone().into());
+                                        }
+                                        toml::Value::Table(o)
+                                    })
+                                    .collect();
+                                t.insert("options".into(), list.into());
+                                return t;
+                            }
+                            "true_false" => {
+                                t.insert("answer".into(), flag.into());
+                            }
+                            "numeric" => {
+                                t.insert("answer".into(), number.into());
+                                t.insert("tolerance".into(), tolerance.into());
+                            }
+                            _ => {
+                                let accepted: Vec<toml::Value> =
+                                    options.iter().map(|(a, _, _)| a.clone().into()).collect();
+                                t.insert("accepted".into(), accepted.into());
+                                t.insert("case_sensitive".into(), flag.into());
+                            }
                         }
-                        "true_false" => {
-                            t.insert("answer".into(), flag.into());
+                        if let Some(w) = wrong {
+                            t.insert("wrong_feedback".into(), w.into());
                         }
-                        "numeric" => {
-                            t.insert("answer".into(), number.into());
-                            t.insert("tolerance".into(), tolerance.into());
-                        }
-                        _ => {
-                            let accepted: Vec<toml::Value> =
-                                options.iter().map(|(a, _, _)| a.clone().into()).collect();
-                            t.insert("accepted".into(), accepted.into());
-                            t.insert("case_sensitive".into(), flag.into());
-                        }
-                    }
-                    if let Some(w) = wrong {
-                        t.insert("wrong_feedback".into(), w.into());
-                    }
-                    t
-                })
+                        t
+                    },
+                )
         }
 
         /// A quiz with a Bengali translation of every prompt.

@@ -18,7 +18,7 @@
 
 use std::fmt::Write;
 
-use super::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion};
+use super::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion, MAX_ANSWERS};
 use super::model::{QuestionKind, QuizContent};
 
 /// The most XML nodes read: a question is a few dozen; 2 000 questions fit well within.
@@ -103,7 +103,13 @@ pub fn html_to_text(html: &str) -> String {
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect();
         let closing = tag.starts_with('/');
-        if name == "br" || (closing && matches!(name.as_str(), "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4")) {
+        if name == "br"
+            || (closing
+                && matches!(
+                    name.as_str(),
+                    "p" | "div" | "li" | "tr" | "h1" | "h2" | "h3" | "h4"
+                ))
+        {
             out.push('\n');
         }
         rest = &rest[i + end + 1..];
@@ -130,10 +136,9 @@ fn text_in(node: Node<'_, '_>, name: &str, images: &mut bool) -> Option<String> 
 /// The `<text>` of a text-holding element, as plain text by its `format`.
 fn text_of(holder: Node<'_, '_>, images: &mut bool) -> Option<String> {
     let raw = chars(child(holder, "text")?);
-    let html = matches!(holder.attribute("format"), Some("html") | None)
-        && raw.contains(['<', '&']);
-    if raw.contains("<img") || raw.contains("@@PLUGINFILE@@") || child(holder, "file").is_some()
-    {
+    let html =
+        matches!(holder.attribute("format"), Some("html") | None) && raw.contains(['<', '&']);
+    if raw.contains("<img") || raw.contains("@@PLUGINFILE@@") || child(holder, "file").is_some() {
         *images = true;
     }
     let text = if html {
@@ -160,8 +165,74 @@ struct Answer {
     tolerance: Option<String>,
 }
 
+/// The most attributes one element may have: Moodle writes at most three. `roxmltree`
+/// compares each attribute of an element with the ones before it (duplicates are an error),
+/// so one element of 100 000 attributes costs minutes; this bound is checked first.
+pub const MAX_ATTRIBUTES: usize = 64;
+
+/// The line of the first element with more than [`MAX_ATTRIBUTES`] attributes, if any. Not a
+/// parser: one pass that finds where tags are (skipping comments, CDATA, processing
+/// instructions and declarations, and quoted values) and counts the `=` of each tag.
+fn too_many_attributes(xml: &str) -> Option<usize> {
+    let b = xml.as_bytes();
+    let mut i = 0;
+    while let Some(lt) = b[i..].iter().position(|&c| c == b'<') {
+        let start = i + lt;
+        let rest = &xml[start..];
+        let skip_to = |end: &str| rest.find(end).map_or(b.len(), |e| start + e + end.len());
+        if rest.starts_with("<!--") {
+            i = skip_to("-->");
+        } else if rest.starts_with("<![CDATA[") {
+            i = skip_to("]]>");
+        } else if rest.starts_with("<?") {
+            i = skip_to("?>");
+        } else if rest.starts_with("<!") {
+            i = skip_to(">");
+        } else {
+            let (mut quote, mut count, mut j) = (None, 0, start + 1);
+            while j < b.len() {
+                match (quote, b[j]) {
+                    (None, b'>') => break,
+                    (None, q @ (b'"' | b'\'')) => quote = Some(q),
+                    (None, b'=') => count += 1,
+                    (Some(q), c) if c == q => quote = None,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if count > MAX_ATTRIBUTES {
+                return Some(xml[..start].matches('\n').count() + 1);
+            }
+            i = j;
+        }
+        if i >= b.len() {
+            break;
+        }
+    }
+    None
+}
+
+/// Line numbers by byte offset, computed once (`roxmltree`'s `text_pos_at` counts from the
+/// start at every call: a line for each of 2 000 questions would read the document 2 000 times).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        Lines(text.match_indices('\n').map(|(i, _)| i).collect())
+    }
+
+    fn at(&self, offset: usize) -> u32 {
+        u32::try_from(self.0.partition_point(|&nl| nl < offset) + 1).unwrap_or(u32::MAX)
+    }
+}
+
 /// Reads a Moodle XML document into a draft, or why it cannot be read.
 pub fn read(xml: &str) -> Result<Draft, String> {
+    if let Some(line) = too_many_attributes(xml) {
+        return Err(format!(
+            "line {line}: an element with more than {MAX_ATTRIBUTES} attributes"
+        ));
+    }
     let options = roxmltree::ParsingOptions {
         allow_dtd: false,
         nodes_limit: MAX_NODES,
@@ -176,7 +247,8 @@ pub fn read(xml: &str) -> Result<Draft, String> {
             root.tag_name().name()
         ));
     }
-    let line_of = |n: Node<'_, '_>| doc.text_pos_at(n.range().start).row;
+    let lines = Lines::new(xml);
+    let line_of = |n: Node<'_, '_>| lines.at(n.range().start);
     let mut draft = Draft::default();
     for q in root.children().filter(|n| n.is_element()) {
         let line = line_of(q);
@@ -201,7 +273,10 @@ pub fn read(xml: &str) -> Result<Draft, String> {
             continue;
         }
         let name = text_in(q, "name", &mut images).filter(|n| !n.is_empty());
-        if !matches!(kind, "multichoice" | "truefalse" | "numerical" | "shortanswer") {
+        if !matches!(
+            kind,
+            "multichoice" | "truefalse" | "numerical" | "shortanswer"
+        ) {
             let kind = if kind.is_empty() { "(no type)" } else { kind };
             draft.skip(
                 name.as_deref(),
@@ -216,14 +291,29 @@ pub fn read(xml: &str) -> Result<Draft, String> {
         let points = match child(q, "defaultgrade").map(chars) {
             Some(g) => match g.trim().parse::<f64>() {
                 Ok(p) if p.is_finite() => Some(p),
-                _ => return Err(format!("line {line}: defaultgrade '{}' is not a number", g.trim())),
+                _ => {
+                    return Err(format!(
+                        "line {line}: defaultgrade '{}' is not a number",
+                        g.trim()
+                    ));
+                }
             },
             None => None,
         };
-        let id = child(q, "idnumber").map(chars).map(|s| s.trim().to_string());
+        let id = child(q, "idnumber")
+            .map(chars)
+            .map(|s| s.trim().to_string());
         let mut answers = Vec::new();
-        for a in q.children().filter(|c| c.is_element() && c.tag_name().name() == "answer") {
+        for a in q
+            .children()
+            .filter(|c| c.is_element() && c.tag_name().name() == "answer")
+        {
             let node_line = line_of(a);
+            if answers.len() == MAX_ANSWERS {
+                return Err(format!(
+                    "line {node_line}: more than {MAX_ANSWERS} answers in one question"
+                ));
+            }
             let mut text = chars(child(a, "text").unwrap_or(a)).trim().to_string();
             if matches!(a.attribute("format"), Some("html")) && text.contains(['<', '&']) {
                 text = html_to_text(&text);
@@ -248,7 +338,11 @@ pub fn read(xml: &str) -> Result<Draft, String> {
                 let single = child(q, "single")
                     .map(chars)
                     .is_none_or(|s| matches!(s.trim(), "true" | "1"));
-                for which in ["correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"] {
+                for which in [
+                    "correctfeedback",
+                    "partiallycorrectfeedback",
+                    "incorrectfeedback",
+                ] {
                     if let Some(t) = text_in(q, which, &mut images)
                         && !t.is_empty()
                         && !DEFAULT_COMBINED.contains(&t.as_str())
@@ -271,12 +365,22 @@ pub fn read(xml: &str) -> Result<Draft, String> {
             "truefalse" => {
                 let find = |t: &str| answers.iter().find(|a| a.text.eq_ignore_ascii_case(t));
                 let (Some(t), Some(f)) = (find("true"), find("false")) else {
-                    draft.skip(name.as_deref(), kind, line, "a truefalse question needs a 'true' and a 'false' answer");
+                    draft.skip(
+                        name.as_deref(),
+                        kind,
+                        line,
+                        "a truefalse question needs a 'true' and a 'false' answer",
+                    );
                     continue;
                 };
                 let answer = t.fraction >= 1.0 - 1e-9;
                 if answer == (f.fraction >= 1.0 - 1e-9) {
-                    draft.skip(name.as_deref(), kind, line, "exactly one of 'true' and 'false' must be worth 100 %");
+                    draft.skip(
+                        name.as_deref(),
+                        kind,
+                        line,
+                        "exactly one of 'true' and 'false' must be worth 100 %",
+                    );
                     continue;
                 }
                 let (right, wrong) = if answer { (t, f) } else { (f, t) };
@@ -325,7 +429,12 @@ pub fn read(xml: &str) -> Result<Draft, String> {
                         continue;
                     };
                     let Ok(answer) = one.text.parse::<f64>() else {
-                        draft.skip(name.as_deref(), kind, line, format!("the answer '{}' is not a number", one.text));
+                        draft.skip(
+                            name.as_deref(),
+                            kind,
+                            line,
+                            format!("the answer '{}' is not a number", one.text),
+                        );
                         continue;
                     };
                     let tolerance = match one.tolerance.as_deref().map(str::trim) {
@@ -333,21 +442,37 @@ pub fn read(xml: &str) -> Result<Draft, String> {
                         Some(t) => match t.parse::<f64>() {
                             Ok(t) => t,
                             Err(_) => {
-                                draft.skip(name.as_deref(), kind, line, format!("the tolerance '{t}' is not a number"));
+                                draft.skip(
+                                    name.as_deref(),
+                                    kind,
+                                    line,
+                                    format!("the tolerance '{t}' is not a number"),
+                                );
                                 continue;
                             }
                         },
                     };
                     if child(q, "units").is_some_and(|u| u.children().any(|c| c.is_element())) {
-                        notes.push("its units are not imported: quizd takes the bare number".into());
+                        notes
+                            .push("its units are not imported: quizd takes the bare number".into());
                     }
                     DraftAnswer::Numeric { answer, tolerance }
                 } else {
                     if let Some(w) = right.iter().find(|a| a.text.contains('*')) {
-                        draft.skip(name.as_deref(), kind, line, format!("the answer '{}' has a wildcard (*), which quizd does not match", w.text));
+                        draft.skip(
+                            name.as_deref(),
+                            kind,
+                            line,
+                            format!(
+                                "the answer '{}' has a wildcard (*), which quizd does not match",
+                                w.text
+                            ),
+                        );
                         continue;
                     }
-                    let case_sensitive = child(q, "usecase").map(chars).is_some_and(|u| u.trim() == "1");
+                    let case_sensitive = child(q, "usecase")
+                        .map(chars)
+                        .is_some_and(|u| u.trim() == "1");
                     DraftAnswer::ShortText {
                         accepted: right.iter().map(|a| a.text.clone()).collect(),
                         case_sensitive,
@@ -356,7 +481,9 @@ pub fn read(xml: &str) -> Result<Draft, String> {
             }
         };
         if images {
-            notes.push("an image or attached file is not imported (quiz texts are plain text)".into());
+            notes.push(
+                "an image or attached file is not imported (quiz texts are plain text)".into(),
+            );
         }
         for n in notes {
             draft.note_next(line, n);
@@ -405,7 +532,13 @@ fn moodle_fraction(f: f64) -> String {
     if p == "-0" { "0".into() } else { p.to_string() }
 }
 
-fn answer(out: &mut String, fraction: f64, text: &str, feedback: Option<&str>, tolerance: Option<f64>) {
+fn answer(
+    out: &mut String,
+    fraction: f64,
+    text: &str,
+    feedback: Option<&str>,
+    tolerance: Option<f64>,
+) {
     let _ = writeln!(
         out,
         "    <answer fraction=\"{}\" format=\"plain_text\">\n      <text>{}</text>",
@@ -454,7 +587,11 @@ pub fn write(content: &QuizContent, version: i32) -> String {
             QuestionKind::ShortText => "shortanswer",
         };
         let _ = writeln!(out, "  <question type=\"{kind}\">");
-        let _ = writeln!(out, "    <name>\n      <text>{}</text>\n    </name>", escape(&q.key));
+        let _ = writeln!(
+            out,
+            "    <name>\n      <text>{}</text>\n    </name>",
+            escape(&q.key)
+        );
         text_element(&mut out, "    ", "questiontext", &get(&q.prompt));
         text_element(&mut out, "    ", "generalfeedback", &get(&q.explanation));
         let _ = writeln!(out, "    <defaultgrade>{}</defaultgrade>", q.points);
@@ -474,20 +611,40 @@ pub fn write(content: &QuizContent, version: i32) -> String {
                         (true, false) => 1.0 / k,
                         (false, false) => -1.0 / k,
                     };
-                    answer(&mut out, f, &get(&o.text), o.feedback.as_ref().map(get).as_deref(), None);
+                    answer(
+                        &mut out,
+                        f,
+                        &get(&o.text),
+                        o.feedback.as_ref().map(get).as_deref(),
+                        None,
+                    );
                 }
             }
             QuestionKind::TrueFalse => {
-                let right = q.options.iter().find(|o| o.correct).is_some_and(|o| o.key == "true");
+                let right = q
+                    .options
+                    .iter()
+                    .find(|o| o.correct)
+                    .is_some_and(|o| o.key == "true");
                 for value in [true, false] {
                     let f = if value == right { 1.0 } else { 0.0 };
-                    let fb = if value == right { None } else { wrong.as_deref() };
+                    let fb = if value == right {
+                        None
+                    } else {
+                        wrong.as_deref()
+                    };
                     answer(&mut out, f, if value { "true" } else { "false" }, fb, None);
                 }
             }
             QuestionKind::Numeric => {
                 if let Some(n) = &q.numeric {
-                    answer(&mut out, 1.0, &n.answer.to_string(), None, Some(n.tolerance));
+                    answer(
+                        &mut out,
+                        1.0,
+                        &n.answer.to_string(),
+                        None,
+                        Some(n.tolerance),
+                    );
                 }
                 if let Some(w) = &wrong {
                     answer(&mut out, 0.0, "*", Some(w), Some(0.0));
@@ -495,7 +652,11 @@ pub fn write(content: &QuizContent, version: i32) -> String {
             }
             QuestionKind::ShortText => {
                 if let Some(st) = &q.short_text {
-                    let _ = writeln!(out, "    <usecase>{}</usecase>", u8::from(st.case_sensitive));
+                    let _ = writeln!(
+                        out,
+                        "    <usecase>{}</usecase>",
+                        u8::from(st.case_sensitive)
+                    );
                     for a in &st.accepted {
                         answer(&mut out, 1.0, a, None, None);
                     }
@@ -529,6 +690,23 @@ mod tests {
         let bomb = "<?xml version=\"1.0\"?><!DOCTYPE quiz [<!ENTITY a \"aaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><quiz>&b;</quiz>";
         let e = read(bomb).unwrap_err();
         assert!(e.contains("DTD"), "{e}");
+    }
+
+    #[test]
+    fn an_element_with_too_many_attributes_is_refused_before_parsing_and_quoted_marks_do_not_count()
+    {
+        let attrs: String = (0..=MAX_ATTRIBUTES)
+            .map(|i| format!(" a{i}=\"\""))
+            .collect();
+        let e = read(&format!("<quiz>\n<question{attrs}/></quiz>")).unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let quoted = format!(
+            "<quiz a=\"{}\"><!-- {} --><![CDATA[{}]]></quiz>",
+            "=".repeat(100),
+            "x=1 ".repeat(100),
+            "<a b=1>".repeat(100)
+        );
+        assert_eq!(too_many_attributes(&quoted), None);
     }
 
     #[test]

@@ -193,9 +193,8 @@ pub async fn import_questions(
     use crate::content::interchange::Format;
     let format = match &args.format {
         Some(f) => Format::parse(f).context("unknown format")?,
-        None => questions_format(file).context(
-            "say --format moodle-xml, gift or aiken (the file's name does not say it)",
-        )?,
+        None => questions_format(file)
+            .context("say --format moodle-xml, gift or aiken (the file's name does not say it)")?,
     };
     let slug = args
         .slug

@@ -14,9 +14,9 @@ use super::translations::stored_version;
 use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::content::QuizContent;
+use crate::content::Visibility;
 use crate::content::interchange::{self, Format, Note, Refused, Report, Settings, Skipped};
 use crate::content::store::Importer;
-use crate::content::Visibility;
 use crate::error::{ApiError, Code, Problem};
 use crate::state::AppState;
 
@@ -282,9 +282,9 @@ pub async fn exported(
     format: Format,
 ) -> Result<(i32, String, String), ApiError> {
     let (n, _, content) = stored_version(pool, slug, version).await?;
-    let body = format.write(&content, n).ok_or_else(|| {
-        ApiError::new(Code::InvalidQuery, "quizd exports moodle-xml and gift.")
-    })?;
+    let body = format
+        .write(&content, n)
+        .ok_or_else(|| ApiError::new(Code::InvalidQuery, "quizd exports moodle-xml and gift."))?;
     Ok((n, content.source_locale, body))
 }
 

@@ -63,7 +63,13 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
     assert_eq!(report["imported"]["count"], 5);
     assert_eq!(
         report["imported"]["keys"],
-        json!(["capital-of-france", "landlocked", "nile-length", "everest-height", "longest-river"])
+        json!([
+            "capital-of-france",
+            "landlocked",
+            "nile-length",
+            "everest-height",
+            "longest-river"
+        ])
     );
     let skipped = report["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
@@ -77,7 +83,12 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
     assert_eq!(report["notes"], json!([]), "50/50/−50 maps exactly");
 
     // Private: nobody else sees it.
-    assert_problem(app.get("/v1/quizzes/geography").await, 404, "quiz_not_found").await;
+    assert_problem(
+        app.get("/v1/quizzes/geography").await,
+        404,
+        "quiz_not_found",
+    )
+    .await;
     let v = expect_status(
         get_as(&app, &author.access, "/v1/quizzes/geography/versions/1").await,
         200,
@@ -96,7 +107,10 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
         en(&q[0]["options"][1]["feedback"]),
         "Lyon is the third-largest city."
     );
-    assert_eq!((&q[1]["kind"], &q[1]["points"]), (&json!("multiple"), &json!(2.0)));
+    assert_eq!(
+        (&q[1]["kind"], &q[1]["points"]),
+        (&json!("multiple"), &json!(2.0))
+    );
     let correct: Vec<bool> = q[1]["options"]
         .as_array()
         .unwrap()
@@ -109,9 +123,15 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
         en(&q[2]["wrong_feedback"]),
         "Look at a map: its mouth is in Egypt."
     );
-    assert_eq!(q[3]["numeric"], json!({"answer": 8849.0, "tolerance": 10.0}));
+    assert_eq!(
+        q[3]["numeric"],
+        json!({"answer": 8849.0, "tolerance": 10.0})
+    );
     assert_eq!(en(&q[3]["wrong_feedback"]), "It is close to 9 km.");
-    assert_eq!(q[4]["short_text"]["accepted"], json!(["Amazon", "Amazonas"]));
+    assert_eq!(
+        q[4]["short_text"]["accepted"],
+        json!(["Amazon", "Amazonas"])
+    );
 }
 
 #[tokio::test]
@@ -124,7 +144,14 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
         "",
     );
     let p = assert_problem(
-        import(&app, &author.access, "slug=geography", "application/xml", &no_explanation).await,
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            &no_explanation,
+        )
+        .await,
         422,
         "invalid_content",
     )
@@ -142,7 +169,14 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     let bomb = "<?xml version=\"1.0\"?>\n<!DOCTYPE quiz [\n<!ENTITY a \"aaaaaaaaaa\">\n\
                 <!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">\n<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n]>\n<quiz>&c;</quiz>";
     let p = assert_problem(
-        import(&app, &author.access, "slug=geography", "application/xml", bomb).await,
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            bomb,
+        )
+        .await,
         400,
         "invalid_import",
     )
@@ -157,7 +191,14 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     .await;
     let gift = "::a::Fine?{T####Yes.}\n\n::b::Broken {=yes ~no\n";
     let p = assert_problem(
-        import(&app, &author.access, "slug=geography&format=gift", "text/plain", gift).await,
+        import(
+            &app,
+            &author.access,
+            "slug=geography&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
         400,
         "invalid_import",
     )
@@ -170,13 +211,27 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     )
     .await;
     assert_problem(
-        import(&app, &author.access, "slug=geography", "application/json", "{}").await,
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/json",
+            "{}",
+        )
+        .await,
         415,
         "unsupported_media_type",
     )
     .await;
     let learner = token_for(&app, "learner@example.org", "learner").await;
-    let res = import(&app, &learner.access, "slug=geography", "application/xml", GEOGRAPHY).await;
+    let res = import(
+        &app,
+        &learner.access,
+        "slug=geography",
+        "application/xml",
+        GEOGRAPHY,
+    )
+    .await;
     assert_eq!(res.status(), 403);
 
     // Nothing was created.
@@ -198,14 +253,26 @@ async fn the_export_is_for_the_quizs_authors_and_admins_and_refused_to_a_learner
     let app = TestApp::spawn().await;
     let author = token_for(&app, "exporter@example.org", "instructor").await;
     expect_status(
-        import(&app, &author.access, "slug=geography", "application/xml", GEOGRAPHY).await,
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            GEOGRAPHY,
+        )
+        .await,
         201,
     )
     .await;
     let res = export(&app, &author.access, "geography", 1, "moodle-xml").await;
     assert_eq!(res.status(), 200);
     let headers = res.headers().clone();
-    assert!(headers["content-type"].to_str().unwrap().starts_with("application/xml"));
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/xml")
+    );
     assert_eq!(headers["cache-control"], "private, no-store");
     assert_eq!(headers["content-language"], "en");
     assert!(
@@ -325,7 +392,12 @@ async fn a_quiz_exported_and_imported_again_through_http_is_the_same_quiz() {
         .await;
         assert_eq!(report["skipped"], json!([]), "{format}");
         let copy = expect_status(
-            get_as(&app, &admin.access, &format!("/v1/quizzes/{slug}/versions/1")).await,
+            get_as(
+                &app,
+                &admin.access,
+                &format!("/v1/quizzes/{slug}/versions/1"),
+            )
+            .await,
             200,
         )
         .await;
@@ -354,12 +426,25 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
     let author = token_for(&app, "again@example.org", "instructor").await;
     let aiken = "Which planet is largest?\nA. Mars\nB. Jupiter\nANSWER: B\n";
     let p = assert_problem(
-        import(&app, &author.access, "slug=planets&format=aiken", "text/plain", aiken).await,
+        import(
+            &app,
+            &author.access,
+            "slug=planets&format=aiken",
+            "text/plain",
+            aiken,
+        )
+        .await,
         422,
         "invalid_content",
     )
     .await;
-    assert!(p["detail"].as_str().unwrap().contains("explanation_default"), "{p}");
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("explanation_default"),
+        "{p}"
+    );
     let report = expect_status(
         import(
             &app,
@@ -375,13 +460,24 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
     assert_eq!(report["imported"]["keys"], json!(["q1"]));
     assert_eq!(report["notes"][0]["question"], "q1");
 
-    let gift = "::largest::Which planet is largest?{=Jupiter ~Mars#Mars is small.####Jupiter is.}\n";
+    let gift =
+        "::largest::Which planet is largest?{=Jupiter ~Mars#Mars is small.####Jupiter is.}\n";
     let report = expect_status(
-        import(&app, &author.access, "slug=planets&format=gift", "text/plain", gift).await,
+        import(
+            &app,
+            &author.access,
+            "slug=planets&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
         200,
     )
     .await;
-    assert_eq!((&report["version"], &report["status"]), (&json!(2), &json!("new_version")));
+    assert_eq!(
+        (&report["version"], &report["status"]),
+        (&json!(2), &json!("new_version"))
+    );
     let v = expect_status(
         get_as(&app, &author.access, "/v1/quizzes/planets/versions/2").await,
         200,
@@ -392,7 +488,14 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
 
     let other = token_for(&app, "other@example.org", "instructor").await;
     assert_problem(
-        import(&app, &other.access, "slug=planets&format=gift", "text/plain", gift).await,
+        import(
+            &app,
+            &other.access,
+            "slug=planets&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
         409,
         "slug_taken",
     )
