@@ -2535,7 +2535,10 @@ export interface components {
         Navigation: "free" | "sequential";
         /** @description Something imported, but not exactly as the source had it. */
         Note: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The line it is about; 0 for the document as a whole.
+             */
             line: number;
             note: string;
             /** @description The question's key in quizd, when the note is about one question. */

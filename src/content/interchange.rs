@@ -166,6 +166,7 @@ pub struct Skipped {
 pub struct Note {
     /// The question's key in quizd, when the note is about one question.
     pub question: Option<String>,
+    /// The line it is about; 0 for the document as a whole.
     pub line: u32,
     pub note: String,
 }
