@@ -610,7 +610,8 @@ pub fn build(
             if problems.iter().any(|p| p.contains("explanation is empty")) {
                 problems.push(
                     "every quizd question needs an explanation (Moodle's general feedback, GIFT's \
-                     ####): add them, or give `explanation_default`"
+                     ####): add them, or give a default (`explanation_default=` in the API, \
+                     `--explanation-default` on the command line)"
                         .into(),
                 );
             }
