@@ -173,7 +173,7 @@ pub const MAX_ATTRIBUTES: usize = 64;
 /// The line of the first element with more than [`MAX_ATTRIBUTES`] attributes, if any. Not a
 /// parser: one pass that finds where tags are (skipping comments, CDATA, processing
 /// instructions and declarations, and quoted values) and counts the `=` of each tag.
-fn too_many_attributes(xml: &str) -> Option<usize> {
+pub(crate) fn too_many_attributes(xml: &str) -> Option<usize> {
     let b = xml.as_bytes();
     let mut i = 0;
     while let Some(lt) = b[i..].iter().position(|&c| c == b'<') {

@@ -223,6 +223,20 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
         "unsupported_media_type",
     )
     .await;
+    let huge = format!("<quiz>{}</quiz>", " ".repeat(1024 * 1024));
+    assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            &huge,
+        )
+        .await,
+        413,
+        "payload_too_large",
+    )
+    .await;
     let learner = token_for(&app, "learner@example.org", "learner").await;
     let res = import(
         &app,
