@@ -1,4 +1,4 @@
-//! The quizd command line: serve, migrate, import, openapi, translations.
+//! The quizd command line: serve, migrate, import, export, openapi, translations.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -49,11 +49,31 @@ enum Command {
     Serve(ServeArgs),
     /// Apply the database migrations and exit.
     Migrate,
-    /// Validate and import quiz content from a directory (one quiz, or a directory of quizzes).
-    /// Idempotent: unchanged quizzes stay as they are, changed ones become new versions.
+    /// Validate and import quiz content from a directory (one quiz, or a directory of quizzes),
+    /// or questions from a Moodle XML (.xml), GIFT (.gift) or Aiken (.txt) file as one quiz
+    /// (with --slug). Idempotent: unchanged quizzes stay as they are, changed ones become new
+    /// versions.
     Import {
-        /// A quiz directory (with quiz.toml) or a directory of them, e.g. `content/`.
+        /// A quiz directory (with quiz.toml) or a directory of them, e.g. `content/`; or a
+        /// questions file.
         dir: PathBuf,
+        #[command(flatten)]
+        questions: quizd::quizzes::cli::QuestionsImport,
+    },
+    /// Write a quiz version's questions (with their key) as Moodle XML or GIFT, in its source
+    /// locale.
+    Export {
+        /// The quiz's slug.
+        slug: String,
+        /// The version (default: the current one).
+        #[arg(long)]
+        version: Option<i32>,
+        /// moodle-xml or gift.
+        #[arg(long, value_parser = ["moodle-xml", "gift"])]
+        format: String,
+        /// Where to write it (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
     /// Print the OpenAPI document (as committed in openapi/openapi.json).
     Openapi,
@@ -306,10 +326,25 @@ async fn run(cli: Cli) -> Result<()> {
             println!("migrations applied");
             Ok(())
         }
-        Some(Command::Import { dir }) => {
+        Some(Command::Import { dir, questions }) => {
             let d = cli.db;
             let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
-            import(&database.pool, &dir).await
+            if dir.is_file() {
+                quizd::quizzes::cli::import_questions(&database.pool, &dir, questions).await
+            } else {
+                import(&database.pool, &dir).await
+            }
+        }
+        Some(Command::Export {
+            slug,
+            version,
+            format,
+            output,
+        }) => {
+            let d = cli.db;
+            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            quizd::quizzes::cli::export_questions(&database.pool, &slug, version, &format, output)
+                .await
         }
         Some(Command::Serve(args)) => serve(&cli.db, args).await,
         Some(Command::Translations { action }) => {

@@ -1082,6 +1082,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quizzes/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Imports questions from another system's format as a new quiz, or as a new version of a
+         *     quiz you author (keeping its title, visibility, intro and practice unless the query says
+         *     otherwise): Moodle XML (`application/xml`), or GIFT or Aiken (`text/plain` with
+         *     `?format=gift|aiken`). All or nothing, through the same checks as quiz content files; the
+         *     answer reports every question imported (its key), skipped (a kind quizd does not have,
+         *     grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
+         *     multiple-answer fractions map to quizd's partial credit when the right options share the
+         *     points equally (a wrong pick takes one share back); unequal shares are skipped. No DTD is
+         *     accepted (so no entity is ever expanded or fetched); at most 1 MiB and 2 000 questions.
+         *     Instructors and admins. */
+        post: operations["import_questions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/quizzes/{slug}": {
         parameters: {
             query?: never;
@@ -1208,6 +1234,27 @@ export interface paths {
          *     The quiz's authors and admins, and the staff of a course where this version is assigned;
          *     nobody else. */
         get: operations["get_version"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quizzes/{slug}/versions/{version}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version's questions, with their key, as Moodle XML or GIFT, for another system: the
+         *     texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
+         *     exports carry them), points, explanations, per-option feedback; multiple choice as equal
+         *     shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
+         *     only: it holds the answer key. */
+        get: operations["export_version"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1790,6 +1837,7 @@ export interface components {
          *     | `invalid_email` | 422 | `email` is not an email address. |
          *     | `invalid_enrollment` | 422 | Give exactly one of `email` and `user_id`. |
          *     | `invalid_field` | 400 | A field's value is malformed (NUL or control characters, length); the detail names it. |
+         *     | `invalid_import` | 400 | The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line. |
          *     | `invalid_limit` | 400 | `limit` is outside the endpoint's range. |
          *     | `invalid_locale` | 422 | `locale` must be a BCP 47 language tag such as bn, id or pt-BR. |
          *     | `invalid_override` | 422 | An override or accommodation is refused (multiplier, minutes, dates); the detail names the field. |
@@ -1868,7 +1916,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -2132,6 +2180,11 @@ export interface components {
          * @enum {string}
          */
         FeedbackTiming: "immediate" | "on_finish" | "after_close" | "never";
+        /**
+         * @description An exchange format.
+         * @enum {string}
+         */
+        Format: "moodle-xml" | "gift" | "aiken";
         /** @description One change of an attempt's grade. Append-only: never changed or removed. */
         GradeEvent: {
             /**
@@ -2265,6 +2318,28 @@ export interface components {
              * @description Upper bound, in percent (exclusive, but 100 is in the last bin).
              */
             to: number;
+        };
+        /** @description What an import made, question by question. */
+        ImportResult: {
+            format: components["schemas"]["Format"];
+            imported: components["schemas"]["ImportedQuestions"];
+            /** @description What was imported but not exactly as the source had it. */
+            notes: components["schemas"]["Note"][];
+            /** @description Questions (and categories) not imported, each with its name, kind, line and why. */
+            skipped: components["schemas"]["Skipped"][];
+            slug: string;
+            status: components["schemas"]["AuthoredStatus"];
+            /**
+             * Format: int32
+             * @description The current version after the import.
+             */
+            version: number;
+        };
+        /** @description The imported questions. */
+        ImportedQuestions: {
+            count: number;
+            /** @description Their keys in the new version, in order (made from the source's names or ids). */
+            keys: string[];
         };
         /** @description A pending invitation to a course. */
         Invitation: {
@@ -2460,6 +2535,17 @@ export interface components {
          * @enum {string}
          */
         Navigation: "free" | "sequential";
+        /** @description Something imported, but not exactly as the source had it. */
+        Note: {
+            /**
+             * Format: int32
+             * @description The line it is about; 0 for the document as a whole.
+             */
+            line: number;
+            note: string;
+            /** @description The question's key in quizd, when the note is about one question. */
+            question?: string | null;
+        };
         NumberAnswer: {
             /** Format: double */
             number: number;
@@ -2946,6 +3032,19 @@ export interface components {
         SelectedAnswer: {
             /** @description The chosen options' ids in this attempt: one for single choice and true/false. */
             selected: string[];
+        };
+        /** @description A question not imported, and why. */
+        Skipped: {
+            /** @description Its kind in the source's words (`essay`, `matching`, `category`, …). */
+            kind: string;
+            /**
+             * Format: int32
+             * @description The line it starts on.
+             */
+            line: number;
+            /** @description Its name or title in the source, if any. */
+            name?: string | null;
+            reason: string;
         };
         /** @description One place in the layout of a quiz with banks, over every (attempt, question) pair it
          *     served (Moodle reports random slots beside their questions). A mark is a fraction of its
@@ -8631,6 +8730,134 @@ export interface operations {
             };
         };
     };
+    import_questions: {
+        parameters: {
+            query: {
+                /** @description The quiz's slug: a new (private) quiz, or a new version of a quiz you author. */
+                slug: string;
+                /** @description `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`). */
+                format?: string;
+                /** @description The quiz's title; default: the current one of a quiz you author, else the slug. */
+                title?: string;
+                /** @description The language of the document's texts (BCP 47); default: the quiz's source locale, or `en`. */
+                locale?: string;
+                /** @description The explanation given to each question whose source has none (no general feedback);
+                 *     without it such a question refuses the import, as quizd needs an explanation. */
+                explanation_default?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): a key of 1 to 255 visible ASCII characters, new for each request (e.g. a UUID). The same key with the same request (method, path, body) by the same person within 24 hours answers the first successful response again (its status, body, `Content-Type` and `Location`, with `Idempotent-Replayed: true`) instead of running again; with another request it is `422 idempotency_key_reused`; while the first is still running, `409 idempotency_key_in_flight`. A request that did not succeed keeps nothing (a retry runs again), nor does one whose response is larger than 64 KiB. Keys are scoped to the signed-in person. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Moodle XML document, or a GIFT or Aiken file */
+        requestBody: {
+            content: {
+                "application/xml": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description A quiz you author: saved as a new version (or unchanged) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description Created as version 1 */
+            201: {
+                headers: {
+                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line), or a bad `format` (`invalid_query`); or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Learners cannot author */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The slug belongs to a quiz you do not author (`slug_taken`); or A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait (`idempotency_key_in_flight`) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Neither XML nor text */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or The Idempotency-Key was used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_quiz: {
         parameters: {
             query?: {
@@ -9338,6 +9565,82 @@ export interface operations {
                 };
             };
             /** @description No such quiz or version (or a private one whose key you may not read) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    export_version: {
+        parameters: {
+            query: {
+                /** @description `moodle-xml` or `gift`. */
+                format: string;
+            };
+            header?: never;
+            path: {
+                /** @description The quiz's slug */
+                slug: string;
+                /** @description The version number */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, as a download */
+            200: {
+                headers: {
+                    /** @description The quiz's source locale, the texts' language */
+                    "Content-Language"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description Malformed version, or `format` not `moodle-xml` or `gift` (`invalid_query`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A public quiz you do not author (`not_quiz_author`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such quiz or version (or a private one you do not author) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,10 @@
 
 pub mod exchange;
 mod format;
+pub mod gift;
+pub mod interchange;
 pub mod model;
+pub mod moodle_xml;
 pub mod po;
 pub mod qti;
 pub mod store;

@@ -4,7 +4,8 @@
 //!
 //! Reading is the untrusted part. `roxmltree` never resolves external entities, and a document
 //! with a DTD (the carrier of every entity bomb and external entity) is refused before anything
-//! is expanded; the number of nodes is bounded as well as the body's size (by the caller).
+//! is expanded; the number of nodes is bounded as well as the body's size (by the caller), and
+//! the attributes of one element (`moodle_xml::MAX_ATTRIBUTES`, checked before parsing).
 
 use std::fmt::Write;
 
@@ -137,6 +138,14 @@ fn text_of(node: roxmltree::Node<'_, '_>) -> Result<String, String> {
 /// `initial` left as they are; every unit's source must be the current source of its text.
 /// All or nothing: any problem refuses the whole document.
 pub fn import(content: &QuizContent, locale: &str, xml: &str) -> Result<Imported, XliffError> {
+    // roxmltree compares each attribute of an element with the ones before it: bounded first
+    // (100 000 attributes on one element took minutes).
+    if let Some(line) = super::moodle_xml::too_many_attributes(xml) {
+        return Err(XliffError::Malformed(format!(
+            "line {line}: an element with more than {} attributes",
+            super::moodle_xml::MAX_ATTRIBUTES
+        )));
+    }
     let options = roxmltree::ParsingOptions {
         allow_dtd: false,
         nodes_limit: MAX_NODES,
@@ -223,6 +232,23 @@ fn read_unit(
 mod tests {
     use super::*;
     use crate::content::format::compile_texts;
+
+    #[test]
+    fn an_element_with_too_many_attributes_is_refused_before_roxmltree_reads_it() {
+        let content = compile_texts(
+            "slug = \"t\"\ntitle = \"T\"\n[[questions]]\nkey = \"q\"\nkind = \"true_false\"\n\
+             prompt = \"P\"\nexplanation = \"E\"\nanswer = true\n",
+            &[],
+        );
+        let attrs: String = (0..100_000).map(|i| format!(" a{i}=\"\"")).collect();
+        let xml = format!("<xliff{attrs}/>");
+        let start = std::time::Instant::now();
+        let Err(XliffError::Malformed(why)) = import(&content, "bn", &xml) else {
+            panic!("accepted")
+        };
+        assert!(why.contains("attributes"), "{why}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
 
     fn quiz() -> QuizContent {
         let quiz = "slug = \"t\"\ntitle = \"T & <co>\"\n[[questions]]\nkey = \"q1\"\nkind = \"single\"\n\

@@ -62,12 +62,13 @@ const MAX_READ_BODY: usize = 1024 * 1024;
 
 /// The operations that take an `Idempotency-Key` (all `POST`), as the OpenAPI document names
 /// their paths.
-pub const OPERATIONS: [&str; 6] = [
+pub const OPERATIONS: [&str; 7] = [
     "/v1/assignments/{id}/regrade",
     "/v1/courses",
     "/v1/courses/{id}/assignments",
     "/v1/courses/{id}/enrollments",
     "/v1/quizzes",
+    "/v1/quizzes/import",
     "/v1/lti/registrations",
 ];
 

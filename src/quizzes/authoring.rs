@@ -118,6 +118,16 @@ pub(crate) async fn save(
     content: QuizContent,
     importer: Importer,
 ) -> Result<HttpResponse, ApiError> {
+    let (code, authored) = store(state, content, importer).await?;
+    Ok(HttpResponse::build(code).json(authored))
+}
+
+/// Imports `content` as `importer`: the status to answer with and what became of the quiz.
+pub(crate) async fn store(
+    state: &AppState,
+    content: QuizContent,
+    importer: Importer,
+) -> Result<(StatusCode, AuthoredQuiz), ApiError> {
     let imported = import(&state.pool, std::slice::from_ref(&content), importer)
         .await
         .map_err(|e| match e {
@@ -140,11 +150,14 @@ pub(crate) async fn save(
         ImportStatus::NewVersion => (AuthoredStatus::NewVersion, StatusCode::OK),
         ImportStatus::Unchanged => (AuthoredStatus::Unchanged, StatusCode::OK),
     };
-    Ok(HttpResponse::build(code).json(AuthoredQuiz {
-        slug: i.slug.clone(),
-        version: i.version,
-        status,
-    }))
+    Ok((
+        code,
+        AuthoredQuiz {
+            slug: i.slug.clone(),
+            version: i.version,
+            status,
+        },
+    ))
 }
 
 /// Creates a quiz; you own it. Instructors and admins. A slug you author already gets a new

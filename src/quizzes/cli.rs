@@ -149,3 +149,142 @@ pub async fn run(pool: &PgPool, command: TranslationsCommand) -> anyhow::Result<
         }
     }
 }
+
+/// `quizd import <file>` for a questions document (Moodle XML, GIFT, Aiken): how to make it a
+/// quiz.
+#[derive(Debug, Clone, clap::Args)]
+pub struct QuestionsImport {
+    /// The quiz's slug (a file of questions does not say it); a quiz directory has its own.
+    #[arg(long)]
+    pub slug: Option<String>,
+    /// The quiz's title (default: the current one, else the slug).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// The language of the file's texts (BCP 47; default: the quiz's source locale, or en).
+    #[arg(long)]
+    pub locale: Option<String>,
+    /// The file's format (default: .xml is moodle-xml, .gift gift, .txt aiken).
+    #[arg(long, value_parser = ["moodle-xml", "gift", "aiken"])]
+    pub format: Option<String>,
+    /// The explanation for each question whose source has none.
+    #[arg(long)]
+    pub explanation_default: Option<String>,
+}
+
+/// The format a questions file's name says, if it is one.
+pub fn questions_format(path: &std::path::Path) -> Option<crate::content::interchange::Format> {
+    use crate::content::interchange::Format;
+    match path.extension()?.to_str()? {
+        "xml" => Some(Format::MoodleXml),
+        "gift" => Some(Format::Gift),
+        "txt" => Some(Format::Aiken),
+        _ => None,
+    }
+}
+
+/// Imports a questions file as a quiz, checked and reported as `POST /v1/quizzes/import`
+/// checks and reports it (trusted like content files: an existing slug gets a new version).
+pub async fn import_questions(
+    pool: &PgPool,
+    file: &std::path::Path,
+    args: QuestionsImport,
+) -> anyhow::Result<()> {
+    use super::interchange;
+    use crate::content::interchange::Format;
+    let format = match &args.format {
+        Some(f) => Format::parse(f).context("unknown format")?,
+        None => questions_format(file)
+            .context("say --format moodle-xml, gift or aiken (the file's name does not say it)")?,
+    };
+    let slug = args
+        .slug
+        .context("say the quiz's --slug (a file of questions does not)")?;
+    let size = std::fs::metadata(file)
+        .with_context(|| format!("cannot read {}", file.display()))?
+        .len();
+    anyhow::ensure!(
+        size <= MAX_BYTES,
+        "{} is larger than {MAX_BYTES} bytes",
+        file.display()
+    );
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read {} as UTF-8", file.display()))?;
+    let current = translations::stored_version(pool, &slug, None).await.ok();
+    let settings = interchange::settings(
+        &slug,
+        args.title,
+        args.locale,
+        args.explanation_default,
+        current.as_ref().map(|(_, _, c)| c),
+    );
+    let (content, mut report) = interchange::read(format, &text, &settings).map_err(|r| {
+        anyhow::anyhow!(
+            "{} was refused, nothing was imported:\n{}",
+            file.display(),
+            interchange::problem(r).detail
+        )
+    })?;
+    if let Some((n, _, c)) = &current {
+        interchange::note_translations(&mut report, Some(c), *n);
+    }
+    let imported = store::import(pool, std::slice::from_ref(&content), Importer::Files)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let i = &imported[0];
+    let what = match i.status {
+        ImportStatus::Created => "created",
+        ImportStatus::NewVersion => "new version",
+        ImportStatus::Unchanged => "unchanged",
+    };
+    println!(
+        "{slug}: {what} (version {}), {} question(s) imported from {}",
+        i.version,
+        report.imported.len(),
+        file.display()
+    );
+    for s in &report.skipped {
+        println!(
+            "  skipped {} '{}' (line {}): {}",
+            s.kind,
+            s.name.as_deref().unwrap_or("-"),
+            s.line,
+            s.reason
+        );
+    }
+    for n in &report.notes {
+        println!(
+            "  note, {} (line {}): {}",
+            n.question.as_deref().unwrap_or("the document"),
+            n.line,
+            n.note
+        );
+    }
+    Ok(())
+}
+
+/// `quizd export`: a quiz version as Moodle XML or GIFT, to standard output or `output`.
+pub async fn export_questions(
+    pool: &PgPool,
+    slug: &str,
+    version: Option<i32>,
+    format: &str,
+    output: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    use super::interchange;
+    use crate::content::interchange::Format;
+    let format = Format::parse(format)
+        .filter(|f| f.exports())
+        .context("--format is moodle-xml or gift")?;
+    let (n, _, body) = interchange::exported(pool, slug, version, format)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
+    match output {
+        Some(path) => {
+            std::fs::write(&path, body)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {} ({slug} version {n})", path.display());
+        }
+        None => print!("{body}"),
+    }
+    Ok(())
+}

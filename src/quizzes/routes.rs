@@ -171,12 +171,24 @@ pub async fn get_quiz(
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
 /// `405`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    use super::{authoring, translations};
+    use super::{authoring, interchange, translations};
     use crate::telemetry::resource;
     use web::{delete, get, post, put};
     let authoring_limit = web::PayloadConfig::new(authoring::AUTHORING_BODY_LIMIT);
     let revalidated = || actix_web::middleware::from_fn(crate::conditional::revalidate);
+    // Before `/v1/quizzes/{slug}`, and for POST only, so that a quiz whose slug is `import`
+    // is still read at its own path.
     cfg.service(
+        resource("/v1/quizzes/import")
+            .guard(actix_web::guard::Post())
+            .app_data(authoring_limit.clone())
+            .route(
+                post()
+                    .to(interchange::import_questions)
+                    .wrap(actix_web::middleware::from_fn(crate::idempotency::guard)),
+            ),
+    )
+    .service(
         resource("/v1/quizzes")
             .wrap(revalidated())
             .app_data(authoring_limit.clone())
@@ -196,6 +208,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(
         resource("/v1/quizzes/{slug}/versions/{version}").route(get().to(authoring::get_version)),
+    )
+    .service(
+        resource("/v1/quizzes/{slug}/versions/{version}/export")
+            .route(get().to(interchange::export_version)),
     )
     .service(resource("/v1/quizzes/{slug}/authors").route(get().to(authoring::list_authors)))
     .service(
@@ -237,5 +253,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     super::translations::import_xliff,
     super::translations::export_po,
     super::translations::import_po,
+    super::interchange::import_questions,
+    super::interchange::export_version,
 ))]
 pub struct Api;

@@ -12,6 +12,7 @@ mod courses;
 mod durability;
 mod errors;
 mod exams;
+mod exchange;
 mod grades;
 mod idempotency;
 mod invitations;

@@ -1,0 +1,136 @@
+//! The worst questions documents an import can be sent, read as `POST /v1/quizzes/import`
+//! reads them (the reader, then the content compiler), one case per process so that its peak
+//! memory is its own: each case is built in memory at the body limit (1 MiB), then read.
+//! Prints the case, the outcome, the time, and the process's peak resident memory.
+//!
+//! `for c in deep-xml laughs-xml attributes-xml questions-xml open-gift escapes-gift
+//!   options-gift questions-gift; do cargo run -q --example exchange_worst -- $c; done`
+
+use std::time::Instant;
+
+use quizd::content::Visibility;
+use quizd::content::interchange::{Format, Settings};
+use quizd::quizzes::authoring::AUTHORING_BODY_LIMIT;
+
+/// The process's peak resident memory so far (VmHWM), in MiB.
+fn peak_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// `unit` repeated between `head` and `tail` up to the body limit.
+fn fill(head: &str, unit: &str, tail: &str) -> String {
+    let n = (AUTHORING_BODY_LIMIT - head.len() - tail.len()) / unit.len();
+    format!("{head}{}{tail}", unit.repeat(n))
+}
+
+fn main() {
+    let case = std::env::args().nth(1).unwrap_or_else(|| "deep-xml".into());
+    let (format, text) = match case.as_str() {
+        // 150 000 nested elements.
+        "deep-xml" => {
+            let n = (AUTHORING_BODY_LIMIT - 20) / 7;
+            (
+                Format::MoodleXml,
+                format!("<quiz>{}{}</quiz>", "<a>".repeat(n), "</a>".repeat(n)),
+            )
+        }
+        // A billion laughs: ten levels of ten, then the rest of the megabyte in references.
+        "laughs-xml" => {
+            let mut dtd =
+                String::from("<?xml version=\"1.0\"?><!DOCTYPE quiz [<!ENTITY l0 \"lol\">");
+            for i in 1..10 {
+                dtd.push_str(&format!(
+                    "<!ENTITY l{i} \"{}\">",
+                    format!("&l{};", i - 1).repeat(10)
+                ));
+            }
+            dtd.push_str("]><quiz>");
+            (Format::MoodleXml, fill(&dtd, "&l9;", "</quiz>"))
+        }
+        // One element with 100 000 attributes.
+        "attributes-xml" => (Format::MoodleXml, {
+            let n = (AUTHORING_BODY_LIMIT - 40) / 11;
+            let attrs: String = (0..n).map(|i| format!(" a{i:06}=\"\"")).collect();
+            format!("<quiz><question{attrs}/></quiz>")
+        }),
+        // As many valid questions as fit, more than the 2 000 allowed.
+        "questions-xml" => (
+            Format::MoodleXml,
+            fill(
+                "<quiz>",
+                "<question type=\"truefalse\"><name><text>q</text></name><questiontext><text>T?</text></questiontext><generalfeedback><text>E</text></generalfeedback><answer fraction=\"100\"><text>true</text></answer><answer fraction=\"0\"><text>false</text></answer></question>",
+                "</quiz>",
+            ),
+        ),
+        // An answer block that never closes.
+        "open-gift" => (Format::Gift, fill("::q::Open ", "{", "")),
+        // One question whose text is nothing but escapes.
+        "escapes-gift" => (
+            Format::Gift,
+            fill("::q::", "\\{\\}\\~\\=\\#\\:", "{T####E}"),
+        ),
+        // One question with 200 000 options.
+        "options-gift" => (Format::Gift, fill("::q::Many{=a", " ~b", "####E}")),
+        // 2 000 questions, each valid, at the question limit (the compiler's whole cost).
+        "questions-gift" => (
+            Format::Gift,
+            (0..2000)
+                .map(|i| {
+                    format!(
+                        "::q{i}::Is {i} even?{{{}####Parity.}}\n\n",
+                        if i % 2 == 0 { "T" } else { "F" }
+                    )
+                })
+                .collect(),
+        ),
+        other => panic!("unknown case {other}"),
+    };
+    assert!(text.len() <= AUTHORING_BODY_LIMIT);
+    let settings = Settings {
+        slug: "worst".into(),
+        title: "Worst".into(),
+        source_locale: "en".into(),
+        visibility: Visibility::Private,
+        intro: None,
+        practice: None,
+        explanation_default: None,
+    };
+    let before = peak_mib();
+    let start = Instant::now();
+    let outcome = match quizd::quizzes::interchange::read(format, &text, &settings) {
+        Ok((content, report)) => format!(
+            "imported {} questions, skipped {}",
+            content.questions.len(),
+            report.skipped.len()
+        ),
+        Err(e) => {
+            let detail = quizd::quizzes::interchange::problem(e).detail;
+            format!(
+                "refused: {}",
+                detail
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(100)
+                    .collect::<String>()
+            )
+        }
+    };
+    let elapsed = start.elapsed();
+    println!(
+        "{case}: {} bytes, {:.1} ms, peak {:.1} MiB (input built: {:.1} MiB) — {outcome}",
+        text.len(),
+        elapsed.as_secs_f64() * 1000.0,
+        peak_mib(),
+        before
+    );
+}

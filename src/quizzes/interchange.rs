@@ -1,0 +1,346 @@
+//! Questions in and out of other systems: `POST /v1/quizzes/import` (Moodle XML, GIFT, Aiken)
+//! and `GET /v1/quizzes/{slug}/versions/{n}/export?format=` (Moodle XML, GIFT). The formats
+//! themselves are pure, in `content::interchange` and its readers and writers.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::{IntoParams, ToSchema};
+
+use super::access;
+use super::authoring::{AuthoredStatus, store};
+use super::translations::stored_version;
+use crate::audit::{self, Action, Entry};
+use crate::auth::CurrentUser;
+use crate::content::QuizContent;
+use crate::content::Visibility;
+use crate::content::interchange::{self, Format, Note, Refused, Report, Settings, Skipped};
+use crate::content::store::Importer;
+use crate::error::{ApiError, Code, Problem};
+use crate::state::AppState;
+
+/// The most problems one refused import lists; the rest are counted.
+const MAX_PROBLEMS: usize = 50;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ImportQuery {
+    /// The quiz's slug: a new (private) quiz, or a new version of a quiz you author.
+    pub slug: String,
+    /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`).
+    pub format: Option<String>,
+    /// The quiz's title; default: the current one of a quiz you author, else the slug.
+    pub title: Option<String>,
+    /// The language of the document's texts (BCP 47); default: the quiz's source locale, or `en`.
+    pub locale: Option<String>,
+    /// The explanation given to each question whose source has none (no general feedback);
+    /// without it such a question refuses the import, as quizd needs an explanation.
+    pub explanation_default: Option<String>,
+}
+
+/// The imported questions.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportedQuestions {
+    pub count: usize,
+    /// Their keys in the new version, in order (made from the source's names or ids).
+    pub keys: Vec<String>,
+}
+
+/// What an import made, question by question.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportResult {
+    pub slug: String,
+    /// The current version after the import.
+    pub version: i32,
+    pub status: AuthoredStatus,
+    pub format: Format,
+    pub imported: ImportedQuestions,
+    /// Questions (and categories) not imported, each with its name, kind, line and why.
+    pub skipped: Vec<Skipped>,
+    /// What was imported but not exactly as the source had it.
+    pub notes: Vec<Note>,
+}
+
+/// The format of an upload: XML is Moodle XML; text is GIFT or Aiken as `format` says.
+fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, ApiError> {
+    let named = format
+        .map(|f| {
+            Format::parse(f).ok_or_else(|| {
+                ApiError::new(
+                    Code::InvalidQuery,
+                    "`format` is one of moodle-xml, gift, aiken.",
+                )
+            })
+        })
+        .transpose()?;
+    let xml = ["application/xml", "text/xml"]
+        .iter()
+        .any(|t| content_type.starts_with(t));
+    if xml {
+        return match named {
+            None | Some(Format::MoodleXml) => Ok(Format::MoodleXml),
+            Some(_) => Err(ApiError::new(
+                Code::InvalidQuery,
+                "An XML body is Moodle XML; send GIFT and Aiken as text/plain.",
+            )),
+        };
+    }
+    if content_type.starts_with("text/plain") {
+        return match named {
+            Some(f @ (Format::Gift | Format::Aiken)) => Ok(f),
+            _ => Err(ApiError::new(
+                Code::InvalidQuery,
+                "A text/plain body needs `format=gift` or `format=aiken`.",
+            )),
+        };
+    }
+    Err(ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE))
+}
+
+/// Reads `text` in `format` and validates it as a quiz with `settings`. Pure (CPU work:
+/// callers run it off the HTTP workers).
+pub fn read(
+    format: Format,
+    text: &str,
+    settings: &Settings,
+) -> Result<(QuizContent, Report), Refused> {
+    let draft = format.read(text).map_err(Refused::Malformed)?;
+    interchange::build(format, draft, settings)
+}
+
+/// The problem for a refused import, listing at most [`MAX_PROBLEMS`] problems.
+pub fn problem(refused: Refused) -> ApiError {
+    match refused {
+        Refused::Malformed(why) => ApiError::new(Code::InvalidImport, why),
+        Refused::Content(problems) => {
+            let mut detail: Vec<String> = problems.iter().take(MAX_PROBLEMS).cloned().collect();
+            if problems.len() > MAX_PROBLEMS {
+                detail.push(format!("and {} more", problems.len() - MAX_PROBLEMS));
+            }
+            ApiError::new(Code::InvalidContent, detail.join("\n"))
+        }
+    }
+}
+
+/// What the document does not say, for quiz `slug`: from the query, else from the current
+/// version of a quiz the caller authors (`current`), else the defaults.
+pub fn settings(
+    slug: &str,
+    title: Option<String>,
+    locale: Option<String>,
+    explanation_default: Option<String>,
+    current: Option<&QuizContent>,
+) -> Settings {
+    let source = |t: &crate::i18n::Text, c: &QuizContent| t.get(&c.source_locale).cloned();
+    Settings {
+        slug: slug.to_string(),
+        title: title
+            .or_else(|| current.and_then(|c| source(&c.title, c)))
+            .unwrap_or_else(|| slug.to_string()),
+        source_locale: locale
+            .or_else(|| current.map(|c| c.source_locale.clone()))
+            .unwrap_or_else(|| "en".into()),
+        visibility: current.map_or(Visibility::Private, |c| c.visibility),
+        intro: current.and_then(|c| c.intro.as_ref().and_then(|i| source(i, c))),
+        practice: current.and_then(|c| c.practice.clone()),
+        explanation_default,
+    }
+}
+
+/// Notes what a new version of `current` leaves behind: its translations.
+pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, version: i32) {
+    if let Some(c) = current
+        && c.locales.len() > 1
+    {
+        report.notes.insert(
+            0,
+            Note {
+                question: None,
+                line: 0,
+                note: format!(
+                    "the translations of version {version} ({}) are not in this document: the \
+                     new version has its source locale only",
+                    c.locales[1..].join(", ")
+                ),
+            },
+        );
+    }
+}
+
+/// Imports questions from another system's format as a new quiz, or as a new version of a
+/// quiz you author (keeping its title, visibility, intro and practice unless the query says
+/// otherwise): Moodle XML (`application/xml`), or GIFT or Aiken (`text/plain` with
+/// `?format=gift|aiken`). All or nothing, through the same checks as quiz content files; the
+/// answer reports every question imported (its key), skipped (a kind quizd does not have,
+/// grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
+/// multiple-answer fractions map to quizd's partial credit when the right options share the
+/// points equally (a wrong pick takes one share back); unequal shares are skipped. No DTD is
+/// accepted (so no entity is ever expanded or fetched); at most 1 MiB and 2 000 questions.
+/// Instructors and admins.
+#[utoipa::path(post, path = "/v1/quizzes/import", tag = "authoring", security(("bearer" = [])),
+    params(ImportQuery),
+    request_body(content(
+        (String = "application/xml"),
+        (String = "text/plain"),
+    ), description = "A Moodle XML document, or a GIFT or Aiken file"),
+    responses(
+        (status = 201, description = "Created as version 1", body = ImportResult),
+        (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = ImportResult),
+        (status = 400, description = "Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line), or a bad `format` (`invalid_query`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Neither XML nor text", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn import_questions(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    query: web::Query<ImportQuery>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    user.require_staff()?;
+    let query = query.into_inner();
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let format = upload_format(content_type, query.format.as_deref())?;
+    let text = String::from_utf8(body.to_vec())
+        .map_err(|_| ApiError::new(Code::InvalidImport, "The body is not UTF-8."))?;
+    if text.contains('\0') {
+        return Err(ApiError::new(
+            Code::InvalidImport,
+            "The body contains a NUL character.",
+        ));
+    }
+    // A quiz the caller authors keeps what the document cannot say. Whether they may write
+    // the slug is decided again inside the import's transaction.
+    let mut current = None;
+    if super::routes::plausible_slug(&query.slug)
+        && let Some(quiz) = super::store::access(&state.pool, &query.slug, user.id).await?
+        && (quiz.is_author || user.is_admin())
+    {
+        current = Some(stored_version(&state.pool, &query.slug, None).await?);
+    }
+    let settings = settings(
+        &query.slug,
+        query.title,
+        query.locale,
+        query.explanation_default,
+        current.as_ref().map(|(_, _, c)| c),
+    );
+    // Parsing up to the body limit is CPU work: off the HTTP workers.
+    let (content, mut report) = web::block(move || read(format, &text, &settings))
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(problem)?;
+    if let Some((n, _, c)) = &current {
+        note_translations(&mut report, Some(c), *n);
+    }
+    let (code, authored) = store(
+        &state,
+        content,
+        Importer::Person {
+            id: user.id,
+            admin: user.is_admin(),
+            create: true,
+        },
+    )
+    .await?;
+    Ok(HttpResponse::build(code).json(ImportResult {
+        slug: authored.slug,
+        version: authored.version,
+        status: authored.status,
+        format,
+        imported: ImportedQuestions {
+            count: report.imported.len(),
+            keys: report.imported,
+        },
+        skipped: report.skipped,
+        notes: report.notes,
+    }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// `moodle-xml` or `gift`.
+    pub format: String,
+}
+
+/// Version `version` of quiz `slug` in `format`: its number and the document. No access
+/// check: callers make it.
+pub async fn exported(
+    pool: &PgPool,
+    slug: &str,
+    version: Option<i32>,
+    format: Format,
+) -> Result<(i32, String, String), ApiError> {
+    let (n, _, content) = stored_version(pool, slug, version).await?;
+    let body = format
+        .write(&content, n)
+        .ok_or_else(|| ApiError::new(Code::InvalidQuery, "quizd exports moodle-xml and gift."))?;
+    Ok((n, content.source_locale, body))
+}
+
+/// One version's questions, with their key, as Moodle XML or GIFT, for another system: the
+/// texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
+/// exports carry them), points, explanations, per-option feedback; multiple choice as equal
+/// shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
+/// only: it holds the answer key.
+#[utoipa::path(get, path = "/v1/quizzes/{slug}/versions/{version}/export", tag = "authoring", security(("bearer" = [])),
+    params(
+        ("slug" = String, Path, description = "The quiz's slug"),
+        ("version" = i32, Path, description = "The version number"),
+        ExportQuery,
+    ),
+    responses(
+        (status = 200, description = "The document, as a download", content(
+            (String = "application/xml"),
+            (String = "text/plain"),
+        ), headers(("Content-Language" = String, description = "The quiz's source locale, the texts' language"))),
+        (status = 400, description = "Malformed version, or `format` not `moodle-xml` or `gift` (`invalid_query`)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such quiz or version (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn export_version(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(String, i32)>,
+    query: web::Query<ExportQuery>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, version) = path.into_inner();
+    let quiz = access::authored(&state.pool, &slug, &user).await?;
+    let format = Format::parse(&query.format)
+        .filter(|f| f.exports())
+        .ok_or_else(|| ApiError::new(Code::InvalidQuery, "`format` is moodle-xml or gift."))?;
+    let (n, locale, body) = exported(&state.pool, &slug, Some(version), format).await?;
+    // An admin reading someone else's key is on record, as reading the version is.
+    if !quiz.is_author {
+        audit::store::record(
+            &state.pool,
+            Entry::by(user.id, Action::KeyRead, &req)
+                .subject(quiz.quiz_id)
+                .detail(serde_json::json!({ "quiz": slug, "version": n, "export": format.name() })),
+        )
+        .await?;
+    }
+    Ok(HttpResponse::Ok()
+        .content_type(format.content_type())
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .insert_header((header::CONTENT_LANGUAGE, locale))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"{slug}-v{n}.{}\"",
+                format.extension()
+            ),
+        ))
+        .body(body))
+}

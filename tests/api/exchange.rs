@@ -1,0 +1,517 @@
+//! Questions in and out of other systems: Moodle XML, GIFT and Aiken import
+//! (`POST /v1/quizzes/import`) and export (`GET /v1/quizzes/{slug}/versions/{n}/export`).
+
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, assert_problem, bearer, expect_status, get_as, token_for};
+
+/// A Moodle XML export in the shape Moodle 4 writes it (written for these tests): a category,
+/// two multichoice (single, multiple answer), truefalse, numerical, shortanswer and an essay.
+const GEOGRAPHY: &str = include_str!("../fixtures/moodle/geography.xml");
+
+async fn import(
+    app: &TestApp,
+    token: &str,
+    query: &str,
+    content_type: &str,
+    body: &str,
+) -> reqwest::Response {
+    bearer(
+        app,
+        reqwest::Method::POST,
+        &format!("/v1/quizzes/import?{query}"),
+        token,
+    )
+    .header("content-type", content_type)
+    .body(body.to_string())
+    .send()
+    .await
+    .unwrap()
+}
+
+async fn export(app: &TestApp, token: &str, slug: &str, n: i32, format: &str) -> reqwest::Response {
+    get_as(
+        app,
+        token,
+        &format!("/v1/quizzes/{slug}/versions/{n}/export?format={format}"),
+    )
+    .await
+}
+
+fn en(v: &Value) -> &Value {
+    &v["en"]
+}
+
+#[tokio::test]
+async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_skipped_essay() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "moodle@example.org", "instructor").await;
+    let report = expect_status(
+        import(
+            &app,
+            &author.access,
+            "slug=geography&title=Geography%20101",
+            "application/xml",
+            GEOGRAPHY,
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["format"], "moodle-xml");
+    assert_eq!(report["imported"]["count"], 5);
+    assert_eq!(
+        report["imported"]["keys"],
+        json!([
+            "capital-of-france",
+            "landlocked",
+            "nile-length",
+            "everest-height",
+            "longest-river"
+        ])
+    );
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert_eq!(
+        (&skipped[0]["kind"], &skipped[0]["line"]),
+        (&json!("category"), &json!(4))
+    );
+    assert_eq!(skipped[1]["kind"], "essay");
+    assert_eq!(skipped[1]["name"], "Climate essay");
+    assert_eq!(skipped[1]["line"], 207);
+    assert_eq!(report["notes"], json!([]), "50/50/−50 maps exactly");
+
+    // Private: nobody else sees it.
+    assert_problem(
+        app.get("/v1/quizzes/geography").await,
+        404,
+        "quiz_not_found",
+    )
+    .await;
+    let v = expect_status(
+        get_as(&app, &author.access, "/v1/quizzes/geography/versions/1").await,
+        200,
+    )
+    .await;
+    assert_eq!(en(&v["title"]), "Geography 101");
+    let q = &v["questions"];
+    assert_eq!(en(&q[0]["prompt"]), "What is the capital of France?");
+    assert_eq!(
+        en(&q[0]["explanation"]),
+        "Paris has been the capital since 987 & still is."
+    );
+    assert_eq!(q[0]["kind"], "single");
+    assert_eq!(q[0]["options"][0]["correct"], true);
+    assert_eq!(
+        en(&q[0]["options"][1]["feedback"]),
+        "Lyon is the third-largest city."
+    );
+    assert_eq!(
+        (&q[1]["kind"], &q[1]["points"]),
+        (&json!("multiple"), &json!(2.0))
+    );
+    let correct: Vec<bool> = q[1]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["correct"].as_bool().unwrap())
+        .collect();
+    assert_eq!(correct, [true, true, false]);
+    assert_eq!(q[2]["kind"], "true_false");
+    assert_eq!(
+        en(&q[2]["wrong_feedback"]),
+        "Look at a map: its mouth is in Egypt."
+    );
+    assert_eq!(
+        q[3]["numeric"],
+        json!({"answer": 8849.0, "tolerance": 10.0})
+    );
+    assert_eq!(en(&q[3]["wrong_feedback"]), "It is close to 9 km.");
+    assert_eq!(
+        q[4]["short_text"]["accepted"],
+        json!(["Amazon", "Amazonas"])
+    );
+}
+
+#[tokio::test]
+async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "refused@example.org", "instructor").await;
+    // One question without general feedback: quizd needs an explanation.
+    let no_explanation = GEOGRAPHY.replace(
+        "<p>Paris has been the capital since 987 &amp; still is.</p>",
+        "",
+    );
+    let p = assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            &no_explanation,
+        )
+        .await,
+        422,
+        "invalid_content",
+    )
+    .await;
+    let detail = p["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("question 'Capital of France' (line 15): explanation is empty"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("skipped essay 'Climate essay' (line 207)"),
+        "{detail}"
+    );
+
+    let bomb = "<?xml version=\"1.0\"?>\n<!DOCTYPE quiz [\n<!ENTITY a \"aaaaaaaaaa\">\n\
+                <!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">\n<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n]>\n<quiz>&c;</quiz>";
+    let p = assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            bomb,
+        )
+        .await,
+        400,
+        "invalid_import",
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap().contains("DTD"), "{p}");
+    let external = "<?xml version=\"1.0\"?><!DOCTYPE quiz [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><quiz>&x;</quiz>";
+    assert_problem(
+        import(&app, &author.access, "slug=geography", "text/xml", external).await,
+        400,
+        "invalid_import",
+    )
+    .await;
+    let gift = "::a::Fine?{T####Yes.}\n\n::b::Broken {=yes ~no\n";
+    let p = assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
+        400,
+        "invalid_import",
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap().starts_with("line 3:"), "{p}");
+    assert_problem(
+        import(&app, &author.access, "slug=geography", "text/plain", gift).await,
+        400,
+        "invalid_query",
+    )
+    .await;
+    assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/json",
+            "{}",
+        )
+        .await,
+        415,
+        "unsupported_media_type",
+    )
+    .await;
+    let huge = format!("<quiz>{}</quiz>", " ".repeat(1024 * 1024));
+    assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            &huge,
+        )
+        .await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    let learner = token_for(&app, "learner@example.org", "learner").await;
+    let res = import(
+        &app,
+        &learner.access,
+        "slug=geography",
+        "application/xml",
+        GEOGRAPHY,
+    )
+    .await;
+    assert_eq!(res.status(), 403);
+
+    // Nothing was created.
+    assert_problem(
+        get_as(&app, &author.access, "/v1/quizzes/geography").await,
+        404,
+        "quiz_not_found",
+    )
+    .await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM quizzes WHERE slug = 'geography'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(count, 0);
+}
+
+#[tokio::test]
+async fn the_export_is_for_the_quizs_authors_and_admins_and_refused_to_a_learner_or_a_stranger() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "exporter@example.org", "instructor").await;
+    expect_status(
+        import(
+            &app,
+            &author.access,
+            "slug=geography",
+            "application/xml",
+            GEOGRAPHY,
+        )
+        .await,
+        201,
+    )
+    .await;
+    let res = export(&app, &author.access, "geography", 1, "moodle-xml").await;
+    assert_eq!(res.status(), 200);
+    let headers = res.headers().clone();
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/xml")
+    );
+    assert_eq!(headers["cache-control"], "private, no-store");
+    assert_eq!(headers["content-language"], "en");
+    assert!(
+        headers["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains("geography-v1.xml")
+    );
+    let body = res.text().await.unwrap();
+    assert!(body.contains("<idnumber>landlocked</idnumber>"), "{body}");
+    assert!(body.contains("<answer fraction=\"50\""), "{body}");
+    let gift = export(&app, &author.access, "geography", 1, "gift").await;
+    assert_eq!(gift.status(), 200);
+    assert!(gift.text().await.unwrap().contains("::landlocked::"));
+    assert_problem(
+        export(&app, &author.access, "geography", 1, "aiken").await,
+        400,
+        "invalid_query",
+    )
+    .await;
+    assert_problem(
+        export(&app, &author.access, "geography", 9, "gift").await,
+        404,
+        "version_not_found",
+    )
+    .await;
+
+    // A private quiz does not exist for anyone else; a public one's key is not theirs.
+    let learner = token_for(&app, "curious@example.org", "learner").await;
+    let stranger = token_for(&app, "stranger@example.org", "instructor").await;
+    for who in [&learner, &stranger] {
+        assert_problem(
+            export(&app, &who.access, "geography", 1, "moodle-xml").await,
+            404,
+            "quiz_not_found",
+        )
+        .await;
+        assert_problem(
+            export(&app, &who.access, "kinds-sampler", 1, "gift").await,
+            403,
+            "not_quiz_author",
+        )
+        .await;
+    }
+    let anonymous = app
+        .get("/v1/quizzes/kinds-sampler/versions/1/export?format=gift")
+        .await;
+    assert_eq!(anonymous.status(), 401);
+    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let res = export(&app, &admin.access, "kinds-sampler", 1, "gift").await;
+    assert_eq!(res.status(), 200);
+    // The admin's read of a key that is not theirs is on record.
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'key_read' AND detail->>'export' = 'gift'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(audited, 1);
+}
+
+/// The parts of a question that an export and an import carry: everything but option keys
+/// and translations (and, through GIFT, case sensitivity and a numeric question's wrong
+/// feedback, which GIFT cannot say).
+fn carried(q: &Value, gift: bool) -> Value {
+    let options: Vec<Value> = q["options"]
+        .as_array()
+        .map(|os| {
+            os.iter()
+                .map(|o| json!([o["text"]["en"], o["correct"], o["feedback"]["en"]]))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut short = q["short_text"].clone();
+    let mut wrong = q["wrong_feedback"]["en"].clone();
+    if gift {
+        if let Some(s) = short.as_object_mut() {
+            s.insert("case_sensitive".into(), json!(false));
+        }
+        if q["kind"] == "numeric" {
+            wrong = Value::Null;
+        }
+    }
+    json!({
+        "key": q["key"], "kind": q["kind"], "points": q["points"],
+        "prompt": q["prompt"]["en"], "explanation": q["explanation"]["en"],
+        "options": options, "numeric": q["numeric"], "short_text": short, "wrong_feedback": wrong,
+    })
+}
+
+#[tokio::test]
+async fn a_quiz_exported_and_imported_again_through_http_is_the_same_quiz() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "roundtrip@example.org", "admin").await;
+    let original = expect_status(
+        get_as(&app, &admin.access, "/v1/quizzes/kinds-sampler/versions/1").await,
+        200,
+    )
+    .await;
+    for (format, content_type, slug) in [
+        ("moodle-xml", "application/xml", "kinds-moodle"),
+        ("gift", "text/plain", "kinds-gift"),
+    ] {
+        let res = export(&app, &admin.access, "kinds-sampler", 1, format).await;
+        let body = res.text().await.unwrap();
+        let report = expect_status(
+            import(
+                &app,
+                &admin.access,
+                &format!("slug={slug}&format={format}&title=Copy"),
+                content_type,
+                &body,
+            )
+            .await,
+            201,
+        )
+        .await;
+        assert_eq!(report["skipped"], json!([]), "{format}");
+        let copy = expect_status(
+            get_as(
+                &app,
+                &admin.access,
+                &format!("/v1/quizzes/{slug}/versions/1"),
+            )
+            .await,
+            200,
+        )
+        .await;
+        let gift = format == "gift";
+        let want: Vec<Value> = original["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| carried(q, gift))
+            .collect();
+        let got: Vec<Value> = copy["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| carried(q, gift))
+            .collect();
+        assert_eq!(got, want, "{format}");
+        // Translations stay in quizd: the copy has the source locale only.
+        assert_eq!(copy["locales"], json!(["en"]));
+    }
+}
+
+#[tokio::test]
+async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_theirs() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "again@example.org", "instructor").await;
+    let aiken = "Which planet is largest?\nA. Mars\nB. Jupiter\nANSWER: B\n";
+    let p = assert_problem(
+        import(
+            &app,
+            &author.access,
+            "slug=planets&format=aiken",
+            "text/plain",
+            aiken,
+        )
+        .await,
+        422,
+        "invalid_content",
+    )
+    .await;
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("explanation_default"),
+        "{p}"
+    );
+    let report = expect_status(
+        import(
+            &app,
+            &author.access,
+            "slug=planets&format=aiken&title=Planets&explanation_default=See%20the%20textbook.",
+            "text/plain",
+            aiken,
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["imported"]["keys"], json!(["q1"]));
+    assert_eq!(report["notes"][0]["question"], "q1");
+
+    let gift =
+        "::largest::Which planet is largest?{=Jupiter ~Mars#Mars is small.####Jupiter is.}\n";
+    let report = expect_status(
+        import(
+            &app,
+            &author.access,
+            "slug=planets&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        (&report["version"], &report["status"]),
+        (&json!(2), &json!("new_version"))
+    );
+    let v = expect_status(
+        get_as(&app, &author.access, "/v1/quizzes/planets/versions/2").await,
+        200,
+    )
+    .await;
+    assert_eq!(v["title"]["en"], "Planets", "the title is kept");
+    assert_eq!(v["visibility"], "private");
+
+    let other = token_for(&app, "other@example.org", "instructor").await;
+    assert_problem(
+        import(
+            &app,
+            &other.access,
+            "slug=planets&format=gift",
+            "text/plain",
+            gift,
+        )
+        .await,
+        409,
+        "slug_taken",
+    )
+    .await;
+}
