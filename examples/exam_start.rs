@@ -385,7 +385,7 @@ async fn main() -> anyhow::Result<()> {
                 let first = resume
                     .2
                     .as_ref()
-                    .and_then(|a| Some((a["questions"][0].clone(), a["id"].clone())));
+                    .map(|a| (a["questions"][0].clone(), a["id"].clone()));
                 let Some((q, id)) = first else {
                     return (i, start, Some(resume), None, None);
                 };

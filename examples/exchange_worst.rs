@@ -105,7 +105,7 @@ fn main() {
     };
     let before = peak_mib();
     let start = Instant::now();
-    let outcome = match quizd::quizzes::interchange::read(format, &text, &settings) {
+    let outcome = match quizd::quizzes::interchange::read(format, text.as_bytes(), &settings) {
         Ok((content, report)) => format!(
             "imported {} questions, skipped {}",
             content.questions.len(),

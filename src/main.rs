@@ -68,8 +68,8 @@ enum Command {
         /// The version (default: the current one).
         #[arg(long)]
         version: Option<i32>,
-        /// moodle-xml or gift.
-        #[arg(long, value_parser = ["moodle-xml", "gift"])]
+        /// moodle-xml, gift or qti3 (a zip with every locale).
+        #[arg(long, value_parser = ["moodle-xml", "gift", "qti3"])]
         format: String,
         /// Where to write it (default: standard output).
         #[arg(long, short)]

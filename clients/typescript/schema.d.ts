@@ -1093,8 +1093,10 @@ export interface paths {
         put?: never;
         /** Imports questions from another system's format as a new quiz, or as a new version of a
          *     quiz you author (keeping its title, visibility, intro and practice unless the query says
-         *     otherwise): Moodle XML (`application/xml`), or GIFT or Aiken (`text/plain` with
-         *     `?format=gift|aiken`). All or nothing, through the same checks as quiz content files; the
+         *     otherwise): Moodle XML (`application/xml`), GIFT or Aiken (`text/plain` with
+         *     `?format=gift|aiken`), or a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
+         *     becoming a locale; or one item or test document, `application/xml` with `?format=qti3`).
+         *     All or nothing, through the same checks as quiz content files; the
          *     answer reports every question imported (its key), skipped (a kind quizd does not have,
          *     grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
          *     multiple-answer fractions map to quizd's partial credit when the right options share the
@@ -1251,7 +1253,8 @@ export interface paths {
         };
         /** One version's questions, with their key, as Moodle XML or GIFT, for another system: the
          *     texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
-         *     exports carry them), points, explanations, per-option feedback; multiple choice as equal
+         *     exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
+         *     question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
          *     shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
          *     only: it holds the answer key. */
         get: operations["export_version"];
@@ -2184,7 +2187,7 @@ export interface components {
          * @description An exchange format.
          * @enum {string}
          */
-        Format: "moodle-xml" | "gift" | "aiken";
+        Format: "moodle-xml" | "gift" | "aiken" | "qti3";
         /** @description One change of an attempt's grade. Append-only: never changed or removed. */
         GradeEvent: {
             /**
@@ -8735,7 +8738,8 @@ export interface operations {
             query: {
                 /** @description The quiz's slug: a new (private) quiz, or a new version of a quiz you author. */
                 slug: string;
-                /** @description `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`). */
+                /** @description `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
+                 *     single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`). */
                 format?: string;
                 /** @description The quiz's title; default: the current one of a quiz you author, else the slug. */
                 title?: string;
@@ -8752,10 +8756,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A Moodle XML document, or a GIFT or Aiken file */
+        /** @description A Moodle XML document, a GIFT or Aiken file, or a QTI package or document */
         requestBody: {
             content: {
                 "application/xml": string;
+                "application/zip": number[];
                 "text/plain": string;
             };
         };
@@ -9587,7 +9592,7 @@ export interface operations {
     export_version: {
         parameters: {
             query: {
-                /** @description `moodle-xml` or `gift`. */
+                /** @description `moodle-xml`, `gift` or `qti3` (a zip with every locale). */
                 format: string;
             };
             header?: never;
@@ -9611,9 +9616,10 @@ export interface operations {
                 content: {
                     "application/xml": string;
                     "text/plain": string;
+                    "application/zip": number[];
                 };
             };
-            /** @description Malformed version, or `format` not `moodle-xml` or `gift` (`invalid_query`) */
+            /** @description Malformed version, or `format` not `moodle-xml`, `gift` or `qti3` (`invalid_query`) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -41,16 +41,21 @@ pub enum Format {
     /// Aiken: single-choice questions as text (import only: it has no feedback to export).
     #[serde(rename = "aiken")]
     Aiken,
+    /// A QTI 3.0 package (zip; QTI 2.1 and single item or test documents are read too): binary,
+    /// read and written by `content::qti`, every locale included.
+    #[serde(rename = "qti3")]
+    Qti3,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::MoodleXml, Format::Gift, Format::Aiken];
+    pub const ALL: [Format; 4] = [Format::MoodleXml, Format::Gift, Format::Aiken, Format::Qti3];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::MoodleXml => "moodle-xml",
             Format::Gift => "gift",
             Format::Aiken => "aiken",
+            Format::Qti3 => "qti3",
         }
     }
 
@@ -63,6 +68,7 @@ impl Format {
             Format::MoodleXml => "xml",
             Format::Gift => "gift",
             Format::Aiken => "txt",
+            Format::Qti3 => "zip",
         }
     }
 
@@ -70,6 +76,7 @@ impl Format {
         match self {
             Format::MoodleXml => "application/xml; charset=utf-8",
             Format::Gift | Format::Aiken => "text/plain; charset=utf-8",
+            Format::Qti3 => "application/zip",
         }
     }
 
@@ -78,22 +85,25 @@ impl Format {
         !matches!(self, Format::Aiken)
     }
 
-    /// Reads a document into a draft. Malformed input (not the format's syntax, too many
-    /// questions) is an error naming the line.
+    /// Reads a text document into a draft. Malformed input (not the format's syntax, too many
+    /// questions) is an error naming the line. QTI is binary: [`read_upload`] reads it.
     pub fn read(self, text: &str) -> Result<Draft, String> {
         match self {
             Format::MoodleXml => super::moodle_xml::read(text),
             Format::Gift => super::gift::read(text),
             Format::Aiken => super::gift::read_aiken(text),
+            Format::Qti3 => Err("a QTI package is not a text document".into()),
         }
     }
 
-    /// Writes version `version` of `content` (its source locale).
-    pub fn write(self, content: &QuizContent, version: i32) -> Option<String> {
+    /// Writes version `version` of `content`: the source locale in Moodle XML and GIFT, every
+    /// locale in a QTI 3.0 package.
+    pub fn write(self, content: &QuizContent, version: i32) -> Option<Result<Vec<u8>, String>> {
         match self {
-            Format::MoodleXml => Some(super::moodle_xml::write(content, version)),
-            Format::Gift => Some(super::gift::write(content, version)),
+            Format::MoodleXml => Some(Ok(super::moodle_xml::write(content, version).into_bytes())),
+            Format::Gift => Some(Ok(super::gift::write(content, version).into_bytes())),
             Format::Aiken => None,
+            Format::Qti3 => Some(super::qti::export_qti3(content).map_err(|e| e.to_string())),
         }
     }
 }
@@ -238,6 +248,82 @@ pub enum Refused {
     Malformed(String),
     /// The questions read are refused by quizd's checks; every problem, then what was skipped.
     Content(Vec<String>),
+}
+
+/// Reads an upload in `format` and validates it as a quiz with `settings`: text formats as
+/// UTF-8 through their reader and [`build`]; a QTI package through `content::qti`, which
+/// compiles it itself (its titles and every locale kept), then named `settings.slug` with
+/// its visibility and practice policy. Pure (CPU work: callers run it off the HTTP workers).
+pub fn read_upload(
+    format: Format,
+    bytes: &[u8],
+    settings: &Settings,
+) -> Result<(QuizContent, Report), Refused> {
+    if format == Format::Qti3 {
+        return read_qti(bytes, settings);
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| Refused::Malformed("The body is not UTF-8.".into()))?;
+    if text.contains('\0') {
+        return Err(Refused::Malformed(
+            "The body contains a NUL character.".into(),
+        ));
+    }
+    let draft = format.read(text).map_err(Refused::Malformed)?;
+    build(format, draft, settings)
+}
+
+fn read_qti(bytes: &[u8], settings: &Settings) -> Result<(QuizContent, Report), Refused> {
+    use super::qti::{QtiError, QtiImport, SkippedItem};
+    let skipped = |s: Vec<SkippedItem>| -> Vec<Skipped> {
+        s.into_iter()
+            .map(|s| Skipped {
+                name: Some(s.item),
+                kind: s.interaction.unwrap_or_else(|| "item".into()),
+                line: 0,
+                reason: format!("{}: {}", s.file, s.reason),
+            })
+            .collect()
+    };
+    match super::qti::import_qti(bytes) {
+        Ok(QtiImport {
+            mut content,
+            report,
+            ..
+        }) => {
+            content.slug = settings.slug.clone();
+            content.visibility = settings.visibility;
+            content.practice = settings.practice.clone();
+            Ok((
+                content,
+                Report {
+                    format: Format::Qti3,
+                    imported: report.imported.into_iter().map(|i| i.key).collect(),
+                    skipped: skipped(report.skipped),
+                    notes: (report.notes.into_iter())
+                        .map(|note| Note {
+                            question: None,
+                            line: 0,
+                            note,
+                        })
+                        .collect(),
+                },
+            ))
+        }
+        Err(QtiError::Refused(why)) => Err(Refused::Malformed(why)),
+        Err(QtiError::Invalid { errors, report }) => {
+            let mut problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            problems.extend(skipped(report.skipped).into_iter().map(|s| {
+                format!(
+                    "skipped {} '{}': {}",
+                    s.kind,
+                    s.name.unwrap_or_default(),
+                    s.reason
+                )
+            }));
+            Err(Refused::Content(problems))
+        }
+    }
 }
 
 /// A quizd key made from `s`: lowercase ASCII letters and digits, other runs as one `-`, at
@@ -833,7 +919,7 @@ mod tests {
                 let sl = content.source_locale.clone();
                 prop_assert_eq!(&content.locales, &vec![sl.clone(), "bn".to_string()]);
                 for format in [Format::MoodleXml, Format::Gift] {
-                    let text = format.write(&content, 3).unwrap();
+                    let text = String::from_utf8(format.write(&content, 3).unwrap().unwrap()).unwrap();
                     let draft = format.read(&text).unwrap();
                     let settings = Settings {
                         slug: content.slug.clone(),

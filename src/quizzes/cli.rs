@@ -178,6 +178,7 @@ pub fn questions_format(path: &std::path::Path) -> Option<crate::content::interc
         "xml" => Some(Format::MoodleXml),
         "gift" => Some(Format::Gift),
         "txt" => Some(Format::Aiken),
+        "zip" => Some(Format::Qti3),
         _ => None,
     }
 }
@@ -193,8 +194,9 @@ pub async fn import_questions(
     use crate::content::interchange::Format;
     let format = match &args.format {
         Some(f) => Format::parse(f).context("unknown format")?,
-        None => questions_format(file)
-            .context("say --format moodle-xml, gift or aiken (the file's name does not say it)")?,
+        None => questions_format(file).context(
+            "say --format moodle-xml, gift, aiken or qti3 (the file's name does not say it)",
+        )?,
     };
     let slug = args
         .slug
@@ -207,8 +209,7 @@ pub async fn import_questions(
         "{} is larger than {MAX_BYTES} bytes",
         file.display()
     );
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read {} as UTF-8", file.display()))?;
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let current = translations::stored_version(pool, &slug, None).await.ok();
     let settings = interchange::settings(
         &slug,
@@ -217,7 +218,7 @@ pub async fn import_questions(
         args.explanation_default,
         current.as_ref().map(|(_, _, c)| c),
     );
-    let (content, mut report) = interchange::read(format, &text, &settings).map_err(|r| {
+    let (content, mut report) = interchange::read(format, &bytes, &settings).map_err(|r| {
         anyhow::anyhow!(
             "{} was refused, nothing was imported:\n{}",
             file.display(),
@@ -262,7 +263,8 @@ pub async fn import_questions(
     Ok(())
 }
 
-/// `quizd export`: a quiz version as Moodle XML or GIFT, to standard output or `output`.
+/// `quizd export`: a quiz version as Moodle XML, GIFT or a QTI 3.0 package, to standard output
+/// or `output`.
 pub async fn export_questions(
     pool: &PgPool,
     slug: &str,
@@ -274,7 +276,7 @@ pub async fn export_questions(
     use crate::content::interchange::Format;
     let format = Format::parse(format)
         .filter(|f| f.exports())
-        .context("--format is moodle-xml or gift")?;
+        .context("--format is moodle-xml, gift or qti3")?;
     let (n, _, body) = interchange::exported(pool, slug, version, format)
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
@@ -284,7 +286,10 @@ pub async fn export_questions(
                 .with_context(|| format!("cannot write {}", path.display()))?;
             eprintln!("wrote {} ({slug} version {n})", path.display());
         }
-        None => print!("{body}"),
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(&body)?;
+        }
     }
     Ok(())
 }

@@ -29,7 +29,8 @@ const MAX_PROBLEMS: usize = 50;
 pub struct ImportQuery {
     /// The quiz's slug: a new (private) quiz, or a new version of a quiz you author.
     pub slug: String,
-    /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`).
+    /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
+    /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`).
     pub format: Option<String>,
     /// The quiz's title; default: the current one of a quiz you author, else the slug.
     pub title: Option<String>,
@@ -63,27 +64,38 @@ pub struct ImportResult {
     pub notes: Vec<Note>,
 }
 
-/// The format of an upload: XML is Moodle XML; text is GIFT or Aiken as `format` says.
+/// The format of an upload: a zip is a QTI package; XML is Moodle XML, or QTI as `format` says;
+/// text is GIFT or Aiken as `format` says.
 fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, ApiError> {
     let named = format
         .map(|f| {
             Format::parse(f).ok_or_else(|| {
                 ApiError::new(
                     Code::InvalidQuery,
-                    "`format` is one of moodle-xml, gift, aiken.",
+                    "`format` is one of moodle-xml, gift, aiken, qti3.",
                 )
             })
         })
         .transpose()?;
+    if content_type.starts_with("application/zip") {
+        return match named {
+            None | Some(Format::Qti3) => Ok(Format::Qti3),
+            Some(_) => Err(ApiError::new(
+                Code::InvalidQuery,
+                "A zip body is a QTI package (`format=qti3`).",
+            )),
+        };
+    }
     let xml = ["application/xml", "text/xml"]
         .iter()
         .any(|t| content_type.starts_with(t));
     if xml {
         return match named {
             None | Some(Format::MoodleXml) => Ok(Format::MoodleXml),
+            Some(Format::Qti3) => Ok(Format::Qti3),
             Some(_) => Err(ApiError::new(
                 Code::InvalidQuery,
-                "An XML body is Moodle XML; send GIFT and Aiken as text/plain.",
+                "An XML body is Moodle XML, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
             )),
         };
     }
@@ -99,15 +111,14 @@ fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, Api
     Err(ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE))
 }
 
-/// Reads `text` in `format` and validates it as a quiz with `settings`. Pure (CPU work:
+/// Reads an upload in `format` and validates it as a quiz with `settings`. Pure (CPU work:
 /// callers run it off the HTTP workers).
 pub fn read(
     format: Format,
-    text: &str,
+    bytes: &[u8],
     settings: &Settings,
 ) -> Result<(QuizContent, Report), Refused> {
-    let draft = format.read(text).map_err(Refused::Malformed)?;
-    interchange::build(format, draft, settings)
+    interchange::read_upload(format, bytes, settings)
 }
 
 /// The problem for a refused import, listing at most [`MAX_PROBLEMS`] problems.
@@ -171,8 +182,10 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
 
 /// Imports questions from another system's format as a new quiz, or as a new version of a
 /// quiz you author (keeping its title, visibility, intro and practice unless the query says
-/// otherwise): Moodle XML (`application/xml`), or GIFT or Aiken (`text/plain` with
-/// `?format=gift|aiken`). All or nothing, through the same checks as quiz content files; the
+/// otherwise): Moodle XML (`application/xml`), GIFT or Aiken (`text/plain` with
+/// `?format=gift|aiken`), or a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
+/// becoming a locale; or one item or test document, `application/xml` with `?format=qti3`).
+/// All or nothing, through the same checks as quiz content files; the
 /// answer reports every question imported (its key), skipped (a kind quizd does not have,
 /// grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
 /// multiple-answer fractions map to quizd's partial credit when the right options share the
@@ -184,7 +197,8 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
     request_body(content(
         (String = "application/xml"),
         (String = "text/plain"),
-    ), description = "A Moodle XML document, or a GIFT or Aiken file"),
+        (Vec<u8> = "application/zip"),
+    ), description = "A Moodle XML document, a GIFT or Aiken file, or a QTI package or document"),
     responses(
         (status = 201, description = "Created as version 1", body = ImportResult),
         (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = ImportResult),
@@ -209,14 +223,6 @@ pub async fn import_questions(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let format = upload_format(content_type, query.format.as_deref())?;
-    let text = String::from_utf8(body.to_vec())
-        .map_err(|_| ApiError::new(Code::InvalidImport, "The body is not UTF-8."))?;
-    if text.contains('\0') {
-        return Err(ApiError::new(
-            Code::InvalidImport,
-            "The body contains a NUL character.",
-        ));
-    }
     // A quiz the caller authors keeps what the document cannot say. Whether they may write
     // the slug is decided again inside the import's transaction.
     let mut current = None;
@@ -234,7 +240,7 @@ pub async fn import_questions(
         current.as_ref().map(|(_, _, c)| c),
     );
     // Parsing up to the body limit is CPU work: off the HTTP workers.
-    let (content, mut report) = web::block(move || read(format, &text, &settings))
+    let (content, mut report) = web::block(move || read(format, &body, &settings))
         .await
         .map_err(ApiError::internal)?
         .map_err(problem)?;
@@ -269,28 +275,38 @@ pub async fn import_questions(
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct ExportQuery {
-    /// `moodle-xml` or `gift`.
+    /// `moodle-xml`, `gift` or `qti3` (a zip with every locale).
     pub format: String,
 }
 
-/// Version `version` of quiz `slug` in `format`: its number and the document. No access
-/// check: callers make it.
+/// Version `version` of quiz `slug` in `format`: its number, its source locale and the
+/// document. No access check: callers make it.
 pub async fn exported(
     pool: &PgPool,
     slug: &str,
     version: Option<i32>,
     format: Format,
-) -> Result<(i32, String, String), ApiError> {
+) -> Result<(i32, String, Vec<u8>), ApiError> {
     let (n, _, content) = stored_version(pool, slug, version).await?;
-    let body = format
-        .write(&content, n)
-        .ok_or_else(|| ApiError::new(Code::InvalidQuery, "quizd exports moodle-xml and gift."))?;
-    Ok((n, content.source_locale, body))
+    let locale = content.source_locale.clone();
+    // Writing a package is CPU work: off the HTTP workers.
+    let body = web::block(move || format.write(&content, n))
+        .await
+        .map_err(ApiError::internal)?
+        .ok_or_else(|| {
+            ApiError::new(
+                Code::InvalidQuery,
+                "quizd exports moodle-xml, gift and qti3.",
+            )
+        })?
+        .map_err(ApiError::internal)?;
+    Ok((n, locale, body))
 }
 
 /// One version's questions, with their key, as Moodle XML or GIFT, for another system: the
 /// texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
-/// exports carry them), points, explanations, per-option feedback; multiple choice as equal
+/// exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
+/// question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
 /// shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
 /// only: it holds the answer key.
 #[utoipa::path(get, path = "/v1/quizzes/{slug}/versions/{version}/export", tag = "authoring", security(("bearer" = [])),
@@ -303,8 +319,9 @@ pub async fn exported(
         (status = 200, description = "The document, as a download", content(
             (String = "application/xml"),
             (String = "text/plain"),
+            (Vec<u8> = "application/zip"),
         ), headers(("Content-Language" = String, description = "The quiz's source locale, the texts' language"))),
-        (status = 400, description = "Malformed version, or `format` not `moodle-xml` or `gift` (`invalid_query`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed version, or `format` not `moodle-xml`, `gift` or `qti3` (`invalid_query`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "A public quiz you do not author (`not_quiz_author`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz or version (or a private one you do not author)", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -319,7 +336,9 @@ pub async fn export_version(
     let quiz = access::authored(&state.pool, &slug, &user).await?;
     let format = Format::parse(&query.format)
         .filter(|f| f.exports())
-        .ok_or_else(|| ApiError::new(Code::InvalidQuery, "`format` is moodle-xml or gift."))?;
+        .ok_or_else(|| {
+            ApiError::new(Code::InvalidQuery, "`format` is moodle-xml, gift or qti3.")
+        })?;
     let (n, locale, body) = exported(&state.pool, &slug, Some(version), format).await?;
     // An admin reading someone else's key is on record, as reading the version is.
     if !quiz.is_author {

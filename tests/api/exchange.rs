@@ -515,3 +515,73 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_same_quiz() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "qti@example.org", "admin").await;
+    let learner = token_for(&app, "qti-learner@example.org", "learner").await;
+    let original = expect_status(
+        get_as(
+            &app,
+            &admin.access,
+            "/v1/quizzes/data-parallelism/versions/1",
+        )
+        .await,
+        200,
+    )
+    .await;
+    // The package holds the key: a learner is refused it like every export.
+    let refused = export(&app, &learner.access, "data-parallelism", 1, "qti3").await;
+    assert!(
+        [403, 404].contains(&refused.status().as_u16()),
+        "{}",
+        refused.status()
+    );
+    let res = export(&app, &admin.access, "data-parallelism", 1, "qti3").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/zip");
+    let package = res.bytes().await.unwrap();
+    assert_eq!(&package[..2], b"PK", "a zip");
+    let report = expect_status(
+        bearer(
+            &app,
+            reqwest::Method::POST,
+            "/v1/quizzes/import?slug=dp-from-qti",
+            &admin.access,
+        )
+        .header("content-type", "application/zip")
+        .body(package.to_vec())
+        .send()
+        .await
+        .unwrap(),
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "qti3");
+    assert_eq!(report["skipped"], json!([]));
+    assert_eq!(report["imported"]["count"], 8);
+    let copy = expect_status(
+        get_as(&app, &admin.access, "/v1/quizzes/dp-from-qti/versions/1").await,
+        200,
+    )
+    .await;
+    // Every language comes back, each text as it was (the untranslated ones still untranslated).
+    assert_eq!(copy["locales"], original["locales"]);
+    assert_eq!(copy["questions"], original["questions"]);
+    // A package that is not a zip is refused, naming why, and imports nothing.
+    let bad = bearer(
+        &app,
+        reqwest::Method::POST,
+        "/v1/quizzes/import?slug=not-a-package",
+        &admin.access,
+    )
+    .header("content-type", "application/zip")
+    .body(b"PK\x03\x04 not really a zip".to_vec())
+    .send()
+    .await
+    .unwrap();
+    assert_problem(bad, 400, "invalid_import").await;
+    let missing = get_as(&app, &admin.access, "/v1/quizzes/not-a-package").await;
+    assert_eq!(missing.status(), 404);
+}
