@@ -615,11 +615,7 @@ pub fn write(content: &QuizContent, version: i32) -> String {
     let mut category: Option<&str> = None;
     for q in &content.questions {
         out.push('\n');
-        let bank = content
-            .banks
-            .iter()
-            .find(|b| b.questions.contains(&q.key))
-            .map(|b| b.key.as_str());
+        let bank = content.bank_of(&q.key).map(|b| b.key.as_str());
         if bank.is_some() && bank != category {
             let _ = writeln!(
                 out,

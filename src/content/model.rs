@@ -236,6 +236,13 @@ impl QuizContent {
         self.questions.iter().find(|q| q.key == key)
     }
 
+    /// The bank that holds question `key`, if any.
+    pub fn bank_of(&self, key: &str) -> Option<&Bank> {
+        self.banks
+            .iter()
+            .find(|b| b.questions.iter().any(|k| k == key))
+    }
+
     /// The questions a slot may draw from, in bank order (empty for a fixed slot or an unknown
     /// bank).
     pub fn candidates(&self, slot: &Slot) -> Vec<&Question> {

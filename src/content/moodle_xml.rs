@@ -502,19 +502,9 @@ pub fn read(xml: &str) -> Result<Draft, String> {
     Ok(draft)
 }
 
-/// `s` as XML character data.
+/// `s` as XML character data (quick-xml's escaping of the five markup characters).
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
+    quick_xml::escape::escape(s).into_owned()
 }
 
 fn text_element(out: &mut String, indent: &str, name: &str, text: &str) {
@@ -566,11 +556,7 @@ pub fn write(content: &QuizContent, version: i32) -> String {
     out.push_str("<quiz>\n");
     let mut category: Option<&str> = None;
     for q in &content.questions {
-        let bank = content
-            .banks
-            .iter()
-            .find(|b| b.questions.contains(&q.key))
-            .map(|b| b.key.as_str());
+        let bank = content.bank_of(&q.key).map(|b| b.key.as_str());
         if bank.is_some() && bank != category {
             let _ = writeln!(
                 out,

@@ -10,6 +10,7 @@ use clap::{Subcommand, ValueEnum};
 use sqlx::PgPool;
 
 use super::translations::{self, Format};
+use crate::content::QuizContent;
 use crate::content::store::{self, ImportStatus, Importer};
 
 /// A file format on the command line.
@@ -135,16 +136,8 @@ pub async fn run(pool: &PgPool, command: TranslationsCommand) -> anyhow::Result<
                         r.problem(format).detail
                     )
                 })?;
-            let imported = store::import(pool, std::slice::from_ref(&content), Importer::Files)
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let i = &imported[0];
-            let what = match i.status {
-                ImportStatus::Created => "created",
-                ImportStatus::NewVersion => "new version",
-                ImportStatus::Unchanged => "unchanged",
-            };
-            println!("{slug}: {what} (version {})", i.version);
+            let (what, version) = import_one(pool, content).await?;
+            println!("{slug}: {what} (version {version})");
             Ok(())
         }
     }
@@ -169,6 +162,21 @@ pub struct QuestionsImport {
     /// The explanation for each question whose source has none.
     #[arg(long)]
     pub explanation_default: Option<String>,
+}
+
+/// Imports one quiz as content files are imported (trusted): what became of it, and its
+/// version.
+async fn import_one(pool: &PgPool, content: QuizContent) -> anyhow::Result<(&'static str, i32)> {
+    let imported = store::import(pool, std::slice::from_ref(&content), Importer::Files)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let i = &imported[0];
+    let what = match i.status {
+        ImportStatus::Created => "created",
+        ImportStatus::NewVersion => "new version",
+        ImportStatus::Unchanged => "unchanged",
+    };
+    Ok((what, i.version))
 }
 
 /// The format a questions file's name says, if it is one.
@@ -228,18 +236,9 @@ pub async fn import_questions(
     if let Some((n, _, c)) = &current {
         interchange::note_translations(&mut report, Some(c), *n);
     }
-    let imported = store::import(pool, std::slice::from_ref(&content), Importer::Files)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let i = &imported[0];
-    let what = match i.status {
-        ImportStatus::Created => "created",
-        ImportStatus::NewVersion => "new version",
-        ImportStatus::Unchanged => "unchanged",
-    };
+    let (what, version) = import_one(pool, content).await?;
     println!(
-        "{slug}: {what} (version {}), {} question(s) imported from {}",
-        i.version,
+        "{slug}: {what} (version {version}), {} question(s) imported from {}",
         report.imported.len(),
         file.display()
     );
