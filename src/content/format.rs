@@ -346,6 +346,24 @@ pub fn compile_texts(quiz: &str, translations: &[(&str, &str)]) -> QuizContent {
     .unwrap()
 }
 
+/// Slugs that name an endpoint under `/v1/quizzes/`, not a quiz.
+pub const RESERVED_SLUGS: [&str; 1] = ["import"];
+
+/// A quiz's slug: lowercase letters, digits and `-`, and not an endpoint's name.
+pub fn check_slug(slug: &str) -> Result<(), String> {
+    if !valid_key(slug) || slug.contains('_') {
+        return Err(format!(
+            "slug '{slug}' must be lowercase letters, digits and '-'"
+        ));
+    }
+    if RESERVED_SLUGS.contains(&slug) {
+        return Err(format!(
+            "slug '{slug}' is reserved: /v1/quizzes/{slug} is an endpoint"
+        ));
+    }
+    Ok(())
+}
+
 pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
     let mut errs = Errors {
         file: &source.quiz.name,
@@ -358,14 +376,8 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
             return Err(errs.list);
         }
     };
-    if !valid_key(&file.slug) || file.slug.contains('_') {
-        errs.add(
-            None,
-            format!(
-                "slug '{}' must be lowercase letters, digits and '-'",
-                file.slug
-            ),
-        );
+    if let Err(why) = check_slug(&file.slug) {
+        errs.add(None, why);
     }
     let source_locale = match file.source_locale.as_deref() {
         None => "en".to_string(),

@@ -260,6 +260,9 @@ pub fn read_upload(
     settings: &Settings,
 ) -> Result<(QuizContent, Report), Refused> {
     if format == Format::Qti3 {
+        // The package's own slug is replaced by the one asked for, which the compiler
+        // therefore did not see.
+        super::check_slug(&settings.slug).map_err(|why| Refused::Content(vec![why]))?;
         return read_qti(bytes, settings);
     }
     let text = std::str::from_utf8(bytes)

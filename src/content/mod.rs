@@ -15,7 +15,7 @@ pub mod xliff;
 use std::fmt;
 use std::path::Path;
 
-pub use format::{QuizSource, SourceFile, compile, retranslate};
+pub use format::{QuizSource, RESERVED_SLUGS, SourceFile, check_slug, compile, retranslate};
 pub use model::{Bank, Choice, Question, QuestionKind, QuizContent, Slot, Visibility};
 
 /// One problem in one content file.

@@ -51,6 +51,7 @@ pub fn request_locales(req: &HttpRequest, lang: Option<&str>) -> Vec<String> {
 /// A slug that cannot exist is answered without asking the database.
 pub fn plausible_slug(slug: &str) -> bool {
     !slug.is_empty()
+        && !crate::content::RESERVED_SLUGS.contains(&slug)
         && slug.len() <= 64
         && slug
             .bytes()
@@ -176,11 +177,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use web::{delete, get, post, put};
     let authoring_limit = web::PayloadConfig::new(authoring::AUTHORING_BODY_LIMIT);
     let revalidated = || actix_web::middleware::from_fn(crate::conditional::revalidate);
-    // Before `/v1/quizzes/{slug}`, and for POST only, so that a quiz whose slug is `import`
-    // is still read at its own path.
+    // Before `/v1/quizzes/{slug}`: `import` is a reserved slug (`content::RESERVED_SLUGS`),
+    // so this path names the endpoint whatever the method (another method is a `405`).
     cfg.service(
         resource("/v1/quizzes/import")
-            .guard(actix_web::guard::Post())
             .app_data(authoring_limit.clone())
             .route(
                 post()

@@ -585,3 +585,27 @@ async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_sam
     let missing = get_as(&app, &admin.access, "/v1/quizzes/not-a-package").await;
     assert_eq!(missing.status(), 404);
 }
+
+#[tokio::test]
+async fn import_is_the_endpoints_name_and_no_quizs_slug() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "reserved@example.org", "admin").await;
+    let gift = "::sum:: What is 2 + 2? {=4 ~5 ####Two and two make four.}\n";
+    let refused = import(
+        &app,
+        &admin.access,
+        "slug=import&format=gift",
+        "text/plain",
+        gift,
+    )
+    .await;
+    let problem = assert_problem(refused, 422, "invalid_content").await;
+    assert!(
+        problem["detail"].as_str().unwrap().contains("reserved"),
+        "{problem}"
+    );
+    // Another method on the endpoint is a 405 that names only POST.
+    let get = get_as(&app, &admin.access, "/v1/quizzes/import").await;
+    assert_eq!(get.headers()["allow"], "POST");
+    assert_problem(get, 405, "method_not_allowed").await;
+}
