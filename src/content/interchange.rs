@@ -13,7 +13,7 @@
 //! text per question and GIFT has no notion of language, so translations stay in quizd (use
 //! the XLIFF or PO export for them).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::format::{QuizSource, SourceFile, compile};
@@ -30,7 +30,7 @@ pub const MAX_QUESTIONS: usize = 2_000;
 pub const MAX_ANSWERS: usize = 100;
 
 /// An exchange format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub enum Format {
     /// Moodle XML (`<quiz><question type=…>`).
     #[serde(rename = "moodle-xml")]

@@ -133,6 +133,7 @@ error_codes! {
     InvalidEnrollment = "invalid_enrollment", UNPROCESSABLE_ENTITY, "Give exactly one of `email` and `user_id`.";
     InvalidField = "invalid_field", BAD_REQUEST, "A field's value is malformed (NUL or control characters, length); the detail names it.";
     InvalidImport = "invalid_import", BAD_REQUEST, "The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line.";
+    ImportFormatMismatch = "import_format_mismatch", UNPROCESSABLE_ENTITY, "The `format` asked for does not fit the body's content type (or a text body names none).";
     InvalidLimit = "invalid_limit", BAD_REQUEST, "`limit` is outside the endpoint's range.";
     InvalidLocale = "invalid_locale", UNPROCESSABLE_ENTITY, "`locale` must be a BCP 47 language tag such as bn, id or pt-BR.";
     InvalidOverride = "invalid_override", UNPROCESSABLE_ENTITY, "An override or accommodation is refused (multiplier, minutes, dates); the detail names the field.";

@@ -31,7 +31,7 @@ pub struct ImportQuery {
     pub slug: String,
     /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
     /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`).
-    pub format: Option<String>,
+    pub format: Option<Format>,
     /// The quiz's title; default: the current one of a quiz you author, else the slug.
     pub title: Option<String>,
     /// The language of the document's texts (BCP 47); default: the quiz's source locale, or `en`.
@@ -66,22 +66,12 @@ pub struct ImportResult {
 
 /// The format of an upload: a zip is a QTI package; XML is Moodle XML, or QTI as `format` says;
 /// text is GIFT or Aiken as `format` says.
-fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, ApiError> {
-    let named = format
-        .map(|f| {
-            Format::parse(f).ok_or_else(|| {
-                ApiError::new(
-                    Code::InvalidQuery,
-                    "`format` is one of moodle-xml, gift, aiken, qti3.",
-                )
-            })
-        })
-        .transpose()?;
+fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, ApiError> {
     if content_type.starts_with("application/zip") {
         return match named {
             None | Some(Format::Qti3) => Ok(Format::Qti3),
             Some(_) => Err(ApiError::new(
-                Code::InvalidQuery,
+                Code::ImportFormatMismatch,
                 "A zip body is a QTI package (`format=qti3`).",
             )),
         };
@@ -94,7 +84,7 @@ fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, Api
             None | Some(Format::MoodleXml) => Ok(Format::MoodleXml),
             Some(Format::Qti3) => Ok(Format::Qti3),
             Some(_) => Err(ApiError::new(
-                Code::InvalidQuery,
+                Code::ImportFormatMismatch,
                 "An XML body is Moodle XML, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
             )),
         };
@@ -103,7 +93,7 @@ fn upload_format(content_type: &str, format: Option<&str>) -> Result<Format, Api
         return match named {
             Some(f @ (Format::Gift | Format::Aiken)) => Ok(f),
             _ => Err(ApiError::new(
-                Code::InvalidQuery,
+                Code::ImportFormatMismatch,
                 "A text/plain body needs `format=gift` or `format=aiken`.",
             )),
         };
@@ -202,11 +192,11 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
     responses(
         (status = 201, description = "Created as version 1", body = ImportResult),
         (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = ImportResult),
-        (status = 400, description = "Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line), or a bad `format` (`invalid_query`)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither XML nor text", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or `format` does not fit the content type (`import_format_mismatch`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn import_questions(
     state: web::Data<AppState>,
@@ -222,7 +212,7 @@ pub async fn import_questions(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let format = upload_format(content_type, query.format.as_deref())?;
+    let format = upload_format(content_type, query.format)?;
     // A quiz the caller authors keeps what the document cannot say. Whether they may write
     // the slug is decided again inside the import's transaction.
     let mut current = None;

@@ -206,8 +206,8 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     assert!(p["detail"].as_str().unwrap().starts_with("line 3:"), "{p}");
     assert_problem(
         import(&app, &author.access, "slug=geography", "text/plain", gift).await,
-        400,
-        "invalid_query",
+        422,
+        "import_format_mismatch",
     )
     .await;
     assert_problem(
