@@ -1840,7 +1840,7 @@ export interface components {
          *     | `invalid_email` | 422 | `email` is not an email address. |
          *     | `invalid_enrollment` | 422 | Give exactly one of `email` and `user_id`. |
          *     | `invalid_field` | 400 | A field's value is malformed (NUL or control characters, length); the detail names it. |
-         *     | `invalid_import` | 400 | The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line. |
+         *     | `invalid_import` | 422 | The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line. |
          *     | `import_format_mismatch` | 422 | The `format` asked for does not fit the body's content type (or a text body names none). |
          *     | `invalid_limit` | 400 | `limit` is outside the endpoint's range. |
          *     | `invalid_locale` | 422 | `locale` must be a BCP 47 language tag such as bn, id or pt-BR. |
@@ -8788,7 +8788,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportResult"];
                 };
             };
-            /** @description Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line); or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
+            /** @description A malformed query; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8844,7 +8844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or `format` does not fit the content type (`import_format_mismatch`); or The Idempotency-Key was used with another request (`idempotency_key_reused`) */
+            /** @description Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, not the format's document, too many questions (`invalid_import`; `detail` names the line); the questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or `format` does not fit the content type (`import_format_mismatch`); or The Idempotency-Key was used with another request (`idempotency_key_reused`) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -132,7 +132,7 @@ error_codes! {
     InvalidEmail = "invalid_email", UNPROCESSABLE_ENTITY, "`email` is not an email address.";
     InvalidEnrollment = "invalid_enrollment", UNPROCESSABLE_ENTITY, "Give exactly one of `email` and `user_id`.";
     InvalidField = "invalid_field", BAD_REQUEST, "A field's value is malformed (NUL or control characters, length); the detail names it.";
-    InvalidImport = "invalid_import", BAD_REQUEST, "The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line.";
+    InvalidImport = "invalid_import", UNPROCESSABLE_ENTITY, "The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line.";
     ImportFormatMismatch = "import_format_mismatch", UNPROCESSABLE_ENTITY, "The `format` asked for does not fit the body's content type (or a text body names none).";
     InvalidLimit = "invalid_limit", BAD_REQUEST, "`limit` is outside the endpoint's range.";
     InvalidLocale = "invalid_locale", UNPROCESSABLE_ENTITY, "`locale` must be a BCP 47 language tag such as bn, id or pt-BR.";

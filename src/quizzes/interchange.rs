@@ -192,11 +192,11 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
     responses(
         (status = 201, description = "Created as version 1", body = ImportResult),
         (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = ImportResult),
-        (status = 400, description = "Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, too many questions (`invalid_import`; `detail` names the line)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A malformed query", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither XML nor text", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "The questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or `format` does not fit the content type (`import_format_mismatch`)", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not readable as its format: not UTF-8, not well-formed, a DTD, a syntax error, not the format's document, too many questions (`invalid_import`; `detail` names the line); the questions are refused (`invalid_content`): `detail` lists every problem by question name and line, then what was skipped; or `format` does not fit the content type (`import_format_mismatch`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn import_questions(
     state: web::Data<AppState>,

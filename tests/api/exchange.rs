@@ -177,7 +177,7 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
             bomb,
         )
         .await,
-        400,
+        422,
         "invalid_import",
     )
     .await;
@@ -185,7 +185,7 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     let external = "<?xml version=\"1.0\"?><!DOCTYPE quiz [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><quiz>&x;</quiz>";
     assert_problem(
         import(&app, &author.access, "slug=geography", "text/xml", external).await,
-        400,
+        422,
         "invalid_import",
     )
     .await;
@@ -199,7 +199,7 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
             gift,
         )
         .await,
-        400,
+        422,
         "invalid_import",
     )
     .await;
@@ -581,7 +581,7 @@ async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_sam
     .send()
     .await
     .unwrap();
-    assert_problem(bad, 400, "invalid_import").await;
+    assert_problem(bad, 422, "invalid_import").await;
     let missing = get_as(&app, &admin.access, "/v1/quizzes/not-a-package").await;
     assert_eq!(missing.status(), 404);
 }
