@@ -105,7 +105,8 @@ fn main() {
     };
     let before = peak_mib();
     let start = Instant::now();
-    let outcome = match quizd::quizzes::interchange::read(format, text.as_bytes(), &settings) {
+    let outcome = match quizd::content::interchange::read_upload(format, text.as_bytes(), &settings)
+    {
         Ok((content, report)) => format!(
             "imported {} questions, skipped {}",
             content.questions.len(),

@@ -294,7 +294,7 @@ const TRUE_FALSE_LABELS: [(&str, &str, &str); 3] = [
     ("id", "Benar", "Salah"),
 ];
 
-fn valid_key(key: &str) -> bool {
+pub(super) fn valid_key(key: &str) -> bool {
     !key.is_empty()
         && key.len() <= 64
         && key.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())

@@ -655,11 +655,7 @@ pub fn write(content: &QuizContent, version: i32) -> String {
                 }
             }
             QuestionKind::TrueFalse => {
-                let right = q
-                    .options
-                    .iter()
-                    .find(|o| o.correct)
-                    .is_some_and(|o| o.key == "true");
+                let right = q.true_false_answer();
                 let _ = write!(out, "{}", if right { "TRUE" } else { "FALSE" });
                 if let Some(w) = &wrong {
                     let _ = write!(out, "#{w}");

@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::format::valid_key;
 use super::format::{QuizSource, SourceFile, compile};
 use super::model::{QuestionKind, QuizContent, Visibility};
 use crate::policy::Policy;
@@ -347,15 +348,6 @@ pub fn slugify(s: &str, max: usize) -> String {
         }
     }
     out.trim_end_matches('-').to_string()
-}
-
-fn valid_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 64
-        && key.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && key
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 /// `base` if it is not taken, else `base-2`, `base-3`, …; recorded as taken.

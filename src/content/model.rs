@@ -225,6 +225,13 @@ pub struct ShortTextKey {
     pub case_sensitive: bool,
 }
 
+impl Question {
+    /// A true/false question's key: whether the statement is true.
+    pub fn true_false_answer(&self) -> bool {
+        self.options.iter().any(|o| o.correct && o.key == "true")
+    }
+}
+
 impl QuizContent {
     /// Whether attempts draw their questions (the quiz has banks): then each attempt stores
     /// the keys it serves.

@@ -607,11 +607,7 @@ pub fn write(content: &QuizContent, version: i32) -> String {
                 }
             }
             QuestionKind::TrueFalse => {
-                let right = q
-                    .options
-                    .iter()
-                    .find(|o| o.correct)
-                    .is_some_and(|o| o.key == "true");
+                let right = q.true_false_answer();
                 for value in [true, false] {
                     let f = if value == right { 1.0 } else { 0.0 };
                     let fb = if value == right {

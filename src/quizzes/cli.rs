@@ -93,14 +93,11 @@ pub async fn run(pool: &PgPool, command: TranslationsCommand) -> anyhow::Result<
             let (n, body) = translations::exported(pool, &slug, version, &locale, format.format())
                 .await
                 .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, body)
-                        .with_context(|| format!("cannot write {}", path.display()))?;
-                    eprintln!("wrote {} ({slug} version {n}, {locale})", path.display());
-                }
-                None => print!("{body}"),
-            }
+            write_out(
+                output,
+                body.as_bytes(),
+                &format!("{slug} version {n}, {locale}"),
+            )?;
             Ok(())
         }
         TranslationsCommand::Import {
@@ -162,6 +159,22 @@ pub struct QuestionsImport {
     /// The explanation for each question whose source has none.
     #[arg(long)]
     pub explanation_default: Option<String>,
+}
+
+/// Writes an export to `output`, saying so with `what`, or to standard output.
+fn write_out(output: Option<PathBuf>, body: &[u8], what: &str) -> anyhow::Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(&path, body)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {} ({what})", path.display());
+        }
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(body)?;
+        }
+    }
+    Ok(())
 }
 
 /// Imports one quiz as content files are imported (trusted): what became of it, and its
@@ -226,13 +239,14 @@ pub async fn import_questions(
         args.explanation_default,
         current.as_ref().map(|(_, _, c)| c),
     );
-    let (content, mut report) = interchange::read(format, &bytes, &settings).map_err(|r| {
-        anyhow::anyhow!(
-            "{} was refused, nothing was imported:\n{}",
-            file.display(),
-            interchange::problem(r).detail
-        )
-    })?;
+    let (content, mut report) = crate::content::interchange::read_upload(format, &bytes, &settings)
+        .map_err(|r| {
+            anyhow::anyhow!(
+                "{} was refused, nothing was imported:\n{}",
+                file.display(),
+                interchange::problem(r).detail
+            )
+        })?;
     if let Some((n, _, c)) = &current {
         interchange::note_translations(&mut report, Some(c), *n);
     }
@@ -279,16 +293,6 @@ pub async fn export_questions(
     let (n, _, body) = interchange::exported(pool, slug, version, format)
         .await
         .map_err(|e| anyhow::anyhow!("{}", e.detail))?;
-    match output {
-        Some(path) => {
-            std::fs::write(&path, body)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("wrote {} ({slug} version {n})", path.display());
-        }
-        None => {
-            use std::io::Write;
-            std::io::stdout().write_all(&body)?;
-        }
-    }
+    write_out(output, &body, &format!("{slug} version {n}"))?;
     Ok(())
 }

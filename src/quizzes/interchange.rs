@@ -101,16 +101,6 @@ fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, Ap
     Err(ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE))
 }
 
-/// Reads an upload in `format` and validates it as a quiz with `settings`. Pure (CPU work:
-/// callers run it off the HTTP workers).
-pub fn read(
-    format: Format,
-    bytes: &[u8],
-    settings: &Settings,
-) -> Result<(QuizContent, Report), Refused> {
-    interchange::read_upload(format, bytes, settings)
-}
-
 /// The problem for a refused import, listing at most [`MAX_PROBLEMS`] problems.
 pub fn problem(refused: Refused) -> ApiError {
     match refused {
@@ -230,10 +220,11 @@ pub async fn import_questions(
         current.as_ref().map(|(_, _, c)| c),
     );
     // Parsing up to the body limit is CPU work: off the HTTP workers.
-    let (content, mut report) = web::block(move || read(format, &body, &settings))
-        .await
-        .map_err(ApiError::internal)?
-        .map_err(problem)?;
+    let (content, mut report) =
+        web::block(move || interchange::read_upload(format, &body, &settings))
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(problem)?;
     if let Some((n, _, c)) = &current {
         note_translations(&mut report, Some(c), *n);
     }
