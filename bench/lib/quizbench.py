@@ -605,6 +605,19 @@ def cmd_report(args):
                      f"{fmt(med([r['p99_ms'] for r in ins]), 2)} | {sum(r['errors'] for r in ins)} | {cpu(ins)} | "
                      f"**{med([r['rps'] for r in qc]) / ir:.2f}** | (≥ 0.5 asked) | "
                      f"{'yes' if med([r['rps'] for r in qc]) / ir >= 0.5 else '**no**'} |")
+    c304, qa, pa = pick("a", "304", "max"), pick("a", "quizd", "max"), pick("a", "plain", "max")
+    if c304 and qa:
+        r304 = med([r["rps"] for r in c304])
+
+        def per_response(rs):
+            return med([r["bytes"] / r["requests"] for r in rs if r["requests"]])
+
+        vs_plain = f"; {r304 / med([r['rps'] for r in pa]):.2f} × the plain handler's 200" if pa else ""
+        lines.append(f"| (a) the same GET from a client holding the current copy (If-None-Match) | quizd, 304 "
+                     f"({per_response(c304):,.0f} bytes a response against {per_response(qa):,.0f}) | {fmt(r304)} | "
+                     f"{fmt(med([r['p50_ms'] for r in c304]), 2)} | {fmt(med([r['p99_ms'] for r in c304]), 2)} | "
+                     f"{sum(r['errors'] for r in c304)} | {cpu(c304)} | "
+                     f"**{r304 / med([r['rps'] for r in qa]):.2f}** × quizd's 200{vs_plain} | (measured) | |")
     lines.append("")
     lines.append("At half the maximum throughput (each system paced at half of its own median maximum; medians of the runs; target for quizd: p99 ≤ 5 × p50, no errors):")
     lines.append("")

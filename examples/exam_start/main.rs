@@ -9,6 +9,9 @@
 //!    (`GET /v1/attempts/{id}`) and answers its first question; throughput and p50/p99 of each
 //!    step, errors by status, and the CPU of quizd, of PostgreSQL and of this load generator
 //!    per learner, and quizd's RSS;
+//!    With `--lti-learners M`, **1b**: M more learners, new to quizd, open the exam from an LMS
+//!    (the LTI test platform): the launch, the exchange of its code, the start, the load and the
+//!    first answer, timed the same way (`lti.rs`);
 //! 2. **sign-in storm**: `--signins` of them sign in with their password from one address
 //!    (`127.0.0.1`) at once; a full hash queue answers `503` with `Retry-After`, which the
 //!    client honours, as the web front-end does; no sign-in may meet `429`;
@@ -20,6 +23,8 @@
 //! built: `cargo build --release`); `bench/exam-start` runs it for 3,000 and 10,000 learners.
 //! See BENCHMARKS.md, "Exam morning".
 
+mod lti;
+#[path = "../support/mod.rs"]
 mod support;
 
 use std::collections::BTreeMap;
@@ -42,6 +47,7 @@ struct Args {
     signins: usize,
     workers: usize,
     flood_seconds: u64,
+    lti_learners: usize,
     quizd: String,
 }
 
@@ -52,6 +58,7 @@ fn args() -> anyhow::Result<Args> {
         signins: 500,
         workers: 2,
         flood_seconds: 5,
+        lti_learners: 0,
         quizd: concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/quizd").to_string(),
     };
     let mut it = std::env::args().skip(1);
@@ -66,6 +73,7 @@ fn args() -> anyhow::Result<Args> {
             "--signins" => a.signins = value()?.parse()?,
             "--workers" => a.workers = value()?.parse()?,
             "--flood-seconds" => a.flood_seconds = value()?.parse()?,
+            "--lti-learners" => a.lti_learners = value()?.parse()?,
             "--quizd" => a.quizd = value()?,
             other => anyhow::bail!("unknown argument {other}"),
         }
@@ -458,6 +466,22 @@ async fn main() -> anyhow::Result<()> {
     );
     let started_ok = starts.statuses.get(&201).copied().unwrap_or(0)
         + starts.statuses.get(&200).copied().unwrap_or(0);
+
+    // 1b. Another class starts through LTI launches.
+    if args.lti_learners > 0 {
+        let admin: Uuid = sqlx::query_scalar("SELECT id FROM users WHERE role = 'admin' LIMIT 1")
+            .fetch_one(&pool)
+            .await?;
+        lti::run(
+            &base,
+            &keys.issue(admin, Role::Admin),
+            args.lti_learners,
+            args.concurrency,
+            quizd_pid,
+            postmaster,
+        )
+        .await?;
+    }
 
     // 2. The sign-in storm: `signins` learners, one address, one moment.
     let storm = Arc::new(std::sync::Mutex::new((Step::default(), 0usize)));
