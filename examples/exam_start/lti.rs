@@ -69,6 +69,9 @@ impl Platform {
     }
 }
 
+/// One step's time and status (0: no HTTP answer); `None`: not reached.
+type Timed = Option<(Duration, u16)>;
+
 /// A launch as the browser holds it just before posting it to quizd.
 struct Prepared {
     id_token: String,
@@ -155,11 +158,7 @@ async fn launch(
     client: &reqwest::Client,
     base: &str,
     p: &Prepared,
-) -> (
-    (Duration, u16),
-    Option<(Duration, u16)>,
-    Option<(String, String)>,
-) {
+) -> ((Duration, u16), Timed, Option<(String, String)>) {
     let t = Instant::now();
     let res = client
         .post(format!("{base}/v1/lti/launch"))
@@ -265,59 +264,48 @@ pub async fn run(
     let base = Arc::new(base.to_string());
     let mut cpu = Cpu::start(quizd_pid, postmaster);
     let t = Instant::now();
-    type Timed = Option<(Duration, u16)>;
-    let results: Vec<((Duration, u16), Timed, Timed, Timed, Timed)> =
-        futures_util::stream::iter(0..learners)
-            .map(|i| {
-                let (client, base, prepared) = (client.clone(), base.clone(), prepared.clone());
-                async move {
-                    let (launched, exchanged, session) = launch(&client, &base, &prepared[i]).await;
-                    let Some((token, assignment)) = session else {
-                        return (launched, exchanged, None, None, None);
-                    };
-                    let token = Some(token.as_str());
-                    let url = format!("{base}/v1/assignments/{assignment}/attempts");
-                    let body = json!({"locale": "bn"});
-                    let start = call(&client, reqwest::Method::POST, url, token, Some(&body)).await;
-                    let Some(id) = start.2.as_ref().and_then(|a| a["id"].as_str()) else {
-                        return (launched, exchanged, Some((start.0, start.1)), None, None);
-                    };
-                    let url = format!("{base}/v1/attempts/{id}");
-                    let resume = call(&client, reqwest::Method::GET, url, token, None).await;
-                    let q = resume.2.as_ref().map(|a| a["questions"][0].clone());
-                    let answered = match q {
-                        Some(q) => {
-                            let url = format!(
-                                "{base}/v1/attempts/{id}/responses/{}",
-                                q["id"].as_str().unwrap_or_default()
-                            );
-                            let answer = json!({"selected": [q["options"][0]["id"]]});
-                            let put =
-                                call(&client, reqwest::Method::PUT, url, token, Some(&answer))
-                                    .await;
-                            Some((put.0, put.1))
-                        }
-                        None => None,
-                    };
-                    (
-                        launched,
-                        exchanged,
-                        Some((start.0, start.1)),
-                        Some((resume.0, resume.1)),
-                        answered,
-                    )
-                }
-            })
-            .buffer_unordered(concurrency)
-            .collect()
-            .await;
+    let results: Vec<[Timed; 5]> = futures_util::stream::iter(0..learners)
+        .map(|i| {
+            let (client, base, prepared) = (client.clone(), base.clone(), prepared.clone());
+            async move {
+                let mut timed: [Timed; 5] = [None; 5];
+                let (launched, exchanged, session) = launch(&client, &base, &prepared[i]).await;
+                (timed[0], timed[1]) = (Some(launched), exchanged);
+                let Some((token, assignment)) = session else {
+                    return timed;
+                };
+                let token = Some(token.as_str());
+                let url = format!("{base}/v1/assignments/{assignment}/attempts");
+                let body = json!({"locale": "bn"});
+                let start = call(&client, reqwest::Method::POST, url, token, Some(&body)).await;
+                timed[2] = Some((start.0, start.1));
+                let Some(id) = start.2.as_ref().and_then(|a| a["id"].as_str()) else {
+                    return timed;
+                };
+                let url = format!("{base}/v1/attempts/{id}");
+                let resume = call(&client, reqwest::Method::GET, url, token, None).await;
+                timed[3] = Some((resume.0, resume.1));
+                let Some(q) = resume.2.as_ref().map(|a| a["questions"][0].clone()) else {
+                    return timed;
+                };
+                let url = format!(
+                    "{base}/v1/attempts/{id}/responses/{}",
+                    q["id"].as_str().unwrap_or_default()
+                );
+                let answer = json!({"selected": [q["options"][0]["id"]]});
+                let put = call(&client, reqwest::Method::PUT, url, token, Some(&answer)).await;
+                timed[4] = Some((put.0, put.1));
+                timed
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
     let wall = t.elapsed().as_secs_f64();
     let [q_cpu, pg_cpu, gen_cpu] = cpu.lap();
     let mut steps: [Step; 5] = Default::default();
-    for (launched, exchanged, started, loaded, answered) in results {
-        steps[0].record(launched.0, launched.1);
-        let rest = [exchanged, started, loaded, answered];
-        for (step, timed) in steps[1..].iter_mut().zip(rest) {
+    for timed in results {
+        for (step, timed) in steps.iter_mut().zip(timed) {
             if let Some((d, s)) = timed {
                 step.record(d, s);
             }
