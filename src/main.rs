@@ -37,6 +37,17 @@ struct DbArgs {
         default_value = "quizd-data"
     )]
     data_dir: PathBuf,
+    /// A direct connection to the primary, when --database-url goes through a connection
+    /// pooler in transaction pooling (PgBouncer): the migrations (a session advisory lock) and
+    /// the quiz change listener (LISTEN) need a session of their own. Defaults to
+    /// --database-url. See docs/SCALING.md, "PgBouncer".
+    #[arg(
+        long,
+        env = "QUIZD_DIRECT_DATABASE_URL",
+        global = true,
+        hide_env_values = true
+    )]
+    direct_database_url: Option<String>,
     /// Database connections in each of the two pools (the general one, and the one resuming
     /// and answering run on).
     #[arg(long, env = "QUIZD_DB_POOL_SIZE", global = true, default_value_t = 16)]
@@ -242,6 +253,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     );
     let database = db::open(
         dbargs.database_url.as_deref(),
+        dbargs.direct_database_url.as_deref(),
         &dbargs.data_dir,
         dbargs.db_pool_size,
     )
@@ -280,7 +292,8 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         args.jwt_secret.as_deref(),
         settings,
     )
-    .await?;
+    .await?
+    .with_direct(database.direct.clone());
     let state = actix_web::web::Data::new(state);
     let background = Background::start(state.clone(), Loops::SERVE);
     let metrics_server = match metrics_listener {
@@ -322,13 +335,25 @@ async fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Migrate) => {
             let d = cli.db;
-            db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             println!("migrations applied");
             Ok(())
         }
         Some(Command::Import { dir, questions }) => {
             let d = cli.db;
-            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let database = db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             if dir.is_file() {
                 quizd::quizzes::cli::import_questions(&database.pool, &dir, questions).await
             } else {
@@ -342,19 +367,37 @@ async fn run(cli: Cli) -> Result<()> {
             output,
         }) => {
             let d = cli.db;
-            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let database = db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             quizd::quizzes::cli::export_questions(&database.pool, &slug, version, &format, output)
                 .await
         }
         Some(Command::Serve(args)) => serve(&cli.db, args).await,
         Some(Command::Translations { action }) => {
             let d = cli.db;
-            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let database = db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             quizd::quizzes::cli::run(&database.pool, action).await
         }
         Some(Command::Lti { action }) => {
             let d = cli.db;
-            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let database = db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             quizd::lti::cli::run(&database.pool, action).await
         }
         Some(Command::User {
@@ -366,7 +409,13 @@ async fn run(cli: Cli) -> Result<()> {
                 },
         }) => {
             let d = cli.db;
-            let database = db::open(d.database_url.as_deref(), &d.data_dir, 2).await?;
+            let database = db::open(
+                d.database_url.as_deref(),
+                d.direct_database_url.as_deref(),
+                &d.data_dir,
+                2,
+            )
+            .await?;
             let password = read_password()?;
             let display_name = display_name
                 .unwrap_or_else(|| email.split('@').next().unwrap_or_default().to_string());

@@ -75,6 +75,9 @@ pub struct AppState {
     /// A read-only replica for analytics, used while it is fresh enough
     /// (`analytics::replica`); without one, analytics read `pool`.
     pub analytics_replica: Option<Replica>,
+    /// A direct connection to the primary when `pool` goes through a connection pooler in
+    /// transaction pooling: the quiz change listener's LISTEN needs a session of its own.
+    pub direct: Option<PgPool>,
     pub reports: ReportCache,
     /// Origins whose pages may call the API from a browser (CORS); none by default.
     pub cors_origins: Vec<String>,
@@ -130,6 +133,7 @@ impl AppState {
             login_limiter: LoginLimiter::new(signing_secret, settings.signup_burst),
             clock: Clock::System,
             analytics_replica: analytics_replica.map(Replica::new),
+            direct: None,
             reports: ReportCache::default(),
             cors_origins: settings.cors_origins,
             frame_ancestors: crate::frontend::frame_ancestors(&settings.frame_ancestors),
@@ -138,6 +142,16 @@ impl AppState {
             lti: settings.lti,
             mailer,
         }
+    }
+
+    /// The same state with `direct` (`db::Database::direct`) for what needs a session.
+    pub fn with_direct(self, direct: Option<PgPool>) -> Self {
+        Self { direct, ..self }
+    }
+
+    /// The pool to open a session on (LISTEN): the direct one, else the main one.
+    pub fn session_pool(&self) -> &PgPool {
+        self.direct.as_ref().unwrap_or(&self.pool)
     }
 
     /// The state quizd serves with: the configured signing secret (at least 32 bytes), or else

@@ -51,15 +51,20 @@ pub async fn migrations_applied(pool: &PgPool) -> Result<bool, sqlx::Error> {
 /// A connected database: the pool, its URL, and the private server when quizd runs one.
 pub struct Database {
     pub pool: PgPool,
+    /// A direct connection to the primary beside a pooler in transaction pooling, for what
+    /// needs a session (LISTEN); `None`: `pool` is direct.
+    pub direct: Option<PgPool>,
     pub url: String,
     /// Stops the private server when dropped.
     pub server: Option<postgres::PrivatePostgres>,
 }
 
 /// Connects to `database_url`, or, without one, starts the private PostgreSQL in `data_dir`.
-/// Then applies the migrations.
+/// Then applies the migrations, through `direct_url` when there is one (a connection pooler in
+/// transaction pooling keeps no session: the migrator's advisory lock needs one).
 pub async fn open(
     database_url: Option<&str>,
+    direct_url: Option<&str>,
     data_dir: &std::path::Path,
     pool_size: u32,
 ) -> anyhow::Result<Database> {
@@ -82,9 +87,22 @@ pub async fn open(
     let pool = connect(&url, pool_size)
         .await
         .with_context(|| "cannot connect to the database")?;
+    let direct = match direct_url {
+        Some(direct) => Some(
+            connect(direct, 1)
+                .await
+                .context("cannot connect to the database's direct URL")?,
+        ),
+        None => None,
+    };
     MIGRATOR
-        .run(&pool)
+        .run(direct.as_ref().unwrap_or(&pool))
         .await
         .context("cannot apply the database migrations")?;
-    Ok(Database { pool, url, server })
+    Ok(Database {
+        pool,
+        direct,
+        url,
+        server,
+    })
 }

@@ -216,7 +216,8 @@ pub async fn listen_for_changes(
     let cache = &state.quizzes;
     let listen = async {
         loop {
-            if let Ok(mut listener) = sqlx::postgres::PgListener::connect_with(&state.pool).await
+            if let Ok(mut listener) =
+                sqlx::postgres::PgListener::connect_with(state.session_pool()).await
                 && listener.listen("quizd_quizzes").await.is_ok()
             {
                 cache.set_listening(true);
