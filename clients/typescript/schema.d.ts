@@ -2796,6 +2796,7 @@ export interface components {
             /** @description You may change it and read its translations (you own or co-author it, or are an
              *     admin). */
             editable: boolean;
+            intro?: components["schemas"]["LocalizedText"] | null;
             /** @description The negotiated locale for this quiz. */
             locale: string;
             /** @description Every locale the quiz is available in, with its translation coverage. */

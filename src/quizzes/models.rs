@@ -309,6 +309,7 @@ impl QuizVersion {
             locale: chain[0].clone(),
             source_locale: self.content.source_locale.clone(),
             title: resolve(&self.content.title, &chain),
+            intro: (self.content.intro.as_ref()).map(|i| resolve(i, &chain)),
             visibility: self.content.visibility,
             locales: self.coverage.clone(),
             question_count: self.content.served_count(),
@@ -369,6 +370,9 @@ pub struct QuizSummary {
     pub locale: String,
     pub source_locale: String,
     pub title: LocalizedText,
+    /// The quiz's intro line, for a learner to read before starting; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intro: Option<LocalizedText>,
     /// `public`, or `private`: a quiz you author, listed for you alone.
     pub visibility: Visibility,
     /// Every locale the quiz is available in, with its translation coverage.

@@ -216,6 +216,9 @@ async fn the_catalogue_lists_each_quiz_with_its_locales_and_their_coverage() {
     let dp = &items[0];
     assert_eq!(dp["title"]["text"], seed("bn").title.as_str());
     assert_eq!(dp["title"]["lang"], "bn");
+    // Its intro line, to read before starting, as the quiz itself gives it.
+    assert_eq!(dp["intro"]["text"], seed("bn").intro.as_str());
+    assert_eq!(dp["intro"]["lang"], "bn");
     assert_eq!(dp["question_count"], 8);
     assert_eq!(dp["version"], 1);
     let locales: Vec<&str> = dp["locales"]

@@ -37,6 +37,8 @@ const UNTRANSLATED = new Set([3, 4, 6, 7, 8]);
 let tmp;
 let server;
 let base;
+/// The LMS of the LTI test, while it runs: `{ child, url }`.
+let lms = null;
 /// What quizd wrote to its log (the mail it would have sent, with its links, among it).
 let serverLog = '';
 let context;
@@ -254,7 +256,8 @@ before(async () => {
   await context.addInitScript({ path: require.resolve('axe-core') });
   context.on('request', (r) => {
     const url = r.url();
-    if (!url.startsWith(base) && !url.startsWith('data:') && !url.startsWith('blob:')) external.push(url);
+    // (The LMS of the LTI test runs on loopback too.)
+    if (!url.startsWith(base) && !(lms && url.startsWith(lms.url)) && !url.startsWith('data:') && !url.startsWith('blob:')) external.push(url);
   });
 
   const operator = await call('POST', '/v1/auth/login', { email: OPERATOR.email, password: PASSWORD });
@@ -263,6 +266,7 @@ before(async () => {
 });
 
 after(async () => {
+  lms?.child.stdin.end();
   await context?.close().catch(() => {});
   await stopServer();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -880,6 +884,23 @@ test('the instructor sees the analytics as charts: histogram, facility and discr
   await page.selectOption('#lang-select', 'en');
 });
 
+test('the analytics labels: the mean’s label covers no bar or count, the standard deviation has its unit, alpha its sample size', async () => {
+  const page = teacherPage;
+  await page.locator('figure.fig-histogram').waitFor();
+  // Every box the histogram draws against the mean's label: none may meet it.
+  const overlaps = await page.evaluate(() => {
+    const svg = document.querySelector('figure.fig-histogram svg');
+    const label = svg.querySelector('text.marker').getBBox();
+    const meets = (b) => b.x < label.x + label.width && label.x < b.x + b.width && b.y < label.y + label.height && label.y < b.y + b.height;
+    return [...svg.querySelectorAll('rect, text.value')].filter((e) => meets(e.getBBox())).map((e) => e.outerHTML);
+  });
+  assert.deepEqual(overlaps, []);
+  const stat = async (label) => page.locator('.stats div', { has: page.locator('dt', { hasText: label }) }).locator('dd').textContent();
+  assert.match(await stat('Standard deviation'), /^\d+(\.\d)? percentage points$/);
+  assert.match(await stat('Cronbach'), /^-?\d+(\.\d)?% \(from 55 attempts\)$/);
+  await checkA11y(page, 'the analytics page');
+});
+
 test('the By language view gives each question its ETS class and marks where both groups saw the fallback language', async () => {
   // Mantel–Haenszel needs 30 attempts in each group: 45 more learners make 33 or more a language.
   const teacher = await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD });
@@ -1362,6 +1383,271 @@ test('under sequential navigation the learner meets one question at a time, with
   await call('POST', `/v1/attempts/${exam.minaAttempt}/finish`, {}, exam.mina.token);
   await openAssignment(teacherPage, assignmentId);
   await teacherPage.locator('figure.fig-locales').waitFor();
+});
+
+/* ------------------------------------------------------------------ what learners expect (#21) */
+
+/// Signs `who` in on a page of its own, in the interface language `lang`.
+async function signedInPage(who, lang = 'en', viewport = null) {
+  const page = await newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  await page.goto(`${base}/#/signin`);
+  await page.selectOption('#lang-select', lang);
+  await page.waitForFunction((l) => document.documentElement.lang === l, lang);
+  await signIn(page, who.email);
+  await page.locator('h1').waitFor();
+  return page;
+}
+
+test('when the session really ends mid-attempt, signing in again returns to the attempt, not the catalogue', async () => {
+  const own = await newLearner();
+  const page = await signedInPage(own);
+  await page.locator('.quiz-card[data-slug="kinds-sampler"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const attempt = page.url();
+  await page.locator('form.question').waitFor();
+  // In English, an English quiz: no "not yet translated" note.
+  assert.equal(await page.locator('.untranslated-note').count(), 0);
+  // The session ends for real: its refresh token is revoked (signed out on another device)
+  // and its access token is no longer accepted; the next request meets a 401, the refresh is
+  // refused, and the page asks to sign in again.
+  const tokens = await page.evaluate(() => JSON.parse(sessionStorage.getItem('quizd.session')));
+  await call('POST', '/v1/auth/logout', { refresh_token: tokens.refresh });
+  await page.evaluate((t) => sessionStorage.setItem('quizd.session', JSON.stringify({ ...t, access: 'no-longer-valid' })), tokens);
+  await page.reload();
+  await page.waitForURL(/#\/signin$/);
+  assert.equal(await page.locator('p.notice').textContent(), 'Your session has ended. Please sign in again.');
+  for (const refused of ['401 GET /v1/me', '401 POST /v1/auth/refresh']) {
+    assert.ok(failed.includes(refused), failed.join('\n'));
+    failed.splice(failed.indexOf(refused), 1);
+  }
+  await page.locator('#f-email').fill(own.email);
+  await page.locator('#f-password').fill(PASSWORD);
+  await page.locator('form button[type=submit]').click();
+  await page.waitForURL(attempt);
+  await page.locator('form.question h2', { hasText: 'Question 1 of 5' }).waitFor();
+  await page.close();
+});
+
+test('a learner flags questions for later, reviews the unanswered and flagged ones by number before finishing, and sees saved answers, untranslated questions and the time taken', async () => {
+  const own = await newLearner();
+  await call('PATCH', '/v1/me', { locale: 'bn' }, own.token);
+  const page = await signedInPage(own, 'bn');
+  // The quiz's intro line, in the learner's language, before starting.
+  const listed = (await call('GET', '/v1/quizzes?lang=bn', undefined, own.token)).items.find((q) => q.slug === 'data-parallelism');
+  assert.ok(listed.intro, 'the seed quiz has an intro');
+  const intro = page.locator('.quiz-card[data-slug="data-parallelism"] .quiz-intro');
+  assert.equal(await intro.textContent(), listed.intro.text);
+  assert.equal(await intro.getAttribute('lang'), listed.intro.lang);
+  // The sampler has no Bengali: every question says it is shown in English.
+  await page.locator('.quiz-card[data-slug="kinds-sampler"] button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  const form = page.locator('form.question');
+  await form.waitFor();
+  assert.equal(await form.locator('.untranslated-note').textContent(), 'ⓘ ইংরেজি ভাষায় দেখানো হচ্ছে: এখনও অনূদিত হয়নি।');
+  assert.equal(await form.locator('legend').getAttribute('lang'), 'en');
+  // Under deferred feedback a saved answer says so on the page, not only by a dot.
+  assert.equal(await form.locator('.saved-note').count(), 0);
+  await form.locator('label').first().click();
+  await form.locator('button[type=submit]').click();
+  await page.locator('.saved-note').waitFor();
+  assert.match(await page.locator('.saved-note').textContent(), /উত্তর সংরক্ষিত হয়েছে/);
+  // Previous comes before Next in reading order.
+  await page.locator('button.next').click();
+  await page.locator('form.question[data-kind="multiple"]').waitFor();
+  assert.ok(await page.evaluate(() => document.querySelector('button.prev').compareDocumentPosition(document.querySelector('button.next')) & Node.DOCUMENT_POSITION_FOLLOWING));
+  // Question 2 flagged, unanswered; question 4 answered and flagged.
+  const flag = page.locator('button.flag');
+  assert.equal(await flag.getAttribute('aria-pressed'), 'false');
+  await flag.click();
+  assert.equal(await flag.getAttribute('aria-pressed'), 'true');
+  assert.match(await page.locator('.qnav-item').nth(1).textContent(), /পরে দেখার জন্য চিহ্নিত/);
+  await checkA11y(page, 'a flagged question');
+  await page.locator('.qnav-item').nth(3).click();
+  await page.locator('form.question[data-kind="numeric"] input').fill('64');
+  await page.locator('form.question[data-kind="numeric"] button[type=submit]').click();
+  await page.locator('.saved-note').waitFor();
+  await page.locator('button.flag').click();
+  // The flags are this tab's (the API keeps none): they survive a reload.
+  await page.reload();
+  await page.locator('.qnav-item').nth(1).click();
+  assert.equal(await page.locator('button.flag').getAttribute('aria-pressed'), 'true');
+  // Before finishing: the unanswered questions and the flagged ones, by number.
+  await page.locator('.qnav-finish').click();
+  const finish = page.locator('section.finish');
+  await finish.waitFor();
+  assert.deepEqual(await finish.locator('.unanswered button').allTextContents(), ['প্রশ্ন ২ / ৫', 'প্রশ্ন ৩ / ৫', 'প্রশ্ন ৫ / ৫']);
+  assert.deepEqual(await finish.locator('.flagged button').allTextContents(), ['প্রশ্ন ২ / ৫', 'প্রশ্ন ৪ / ৫']);
+  await checkA11y(page, 'the review before finishing');
+  await assertNoJunkText(page, 'the review before finishing');
+  // A flagged question is one click away; unflagged, it leaves the list.
+  await finish.locator('.flagged button').first().click();
+  await page.locator('form.question[data-kind="multiple"]').waitFor();
+  await page.locator('button.flag').click();
+  await page.locator('.qnav-finish').click();
+  assert.deepEqual(await page.locator('section.finish .flagged button').allTextContents(), ['প্রশ্ন ৪ / ৫']);
+  await page.locator('section.finish button.primary').click();
+  await page.locator('.result').waitFor();
+  // The result: the time taken, and (practice: no limit) another attempt.
+  assert.match(await page.locator('.time-taken').textContent(), /^সময় লেগেছে: [০-৯]+ মিনিট [০-৯]+ সেকেন্ড$/);
+  assert.equal(await page.locator('.review-item .untranslated-note').count(), 5);
+  const another = page.locator('.another-attempt button.primary');
+  assert.equal(await another.textContent(), 'আরেকটি প্রচেষ্টা শুরু করুন');
+  assert.equal(await page.locator('.attempts-used').count(), 0);
+  await checkA11y(page, 'the result');
+  const finished = page.url();
+  await another.click();
+  await page.waitForURL((u) => /#\/attempt\//.test(u.href) && u.href !== finished);
+  await page.locator('form.question h2', { hasText: 'প্রশ্ন ১ / ৫' }).waitFor();
+  await page.close();
+});
+
+test('"Start another attempt" is offered only while the assignment’s attempts last', async () => {
+  const own = await newLearner();
+  await call('POST', `/v1/courses/${exam.course}/enrollments`, { user_id: own.id }, exam.teacher);
+  const asg = await call('POST', `/v1/courses/${exam.course}/assignments`, { quiz: 'kinds-sampler', title: 'Twice at most', policy: { feedback: 'on_finish', attempts_allowed: 2 } }, exam.teacher);
+  const page = await signedInPage(own);
+  const row = page.locator(`.assignment[data-assignment="${asg.id}"]`);
+  await row.locator('button.primary').click();
+  await page.waitForURL(/#\/attempt\//);
+  for (const [used, offered] of [[1, true], [2, false]]) {
+    await page.locator('.qnav-finish').click();
+    await page.locator('section.finish button.primary').click();
+    await page.locator('.result').waitFor();
+    await page.locator('.attempts-used').waitFor();
+    assert.equal(await page.locator('.attempts-used').textContent(), `Attempts used: ${used} of 2`);
+    assert.match(await page.locator('.time-taken').textContent(), /^Time taken: \d+ min \d+ s$/);
+    assert.equal(await page.locator('.another-attempt button').count(), offered ? 1 : 0);
+    if (offered) {
+      const finished = page.url();
+      await page.locator('.another-attempt button.primary', { hasText: 'Start another attempt' }).click();
+      await page.waitForURL((u) => u.href !== finished);
+      await page.locator('form.question').waitFor();
+    }
+  }
+  await assertNoJunkText(page, 'a result with no attempt left');
+  await page.close();
+  // Two attempts: too few for Cronbach's alpha, and the analytics page says so.
+  await teacherPage.goto(`${base}/#/teach/assignment/${asg.id}`);
+  await teacherPage.locator('h1', { hasText: 'Twice at most' }).waitFor();
+  const alpha = teacherPage.locator('.stats div', { has: teacherPage.locator('dt', { hasText: 'Cronbach' }) }).locator('dd');
+  assert.match(await alpha.textContent(), /^not enough attempts \(\d; at least 30 needed\)$/);
+  await openAssignment(teacherPage, assignmentId);
+  await teacherPage.locator('figure.fig-locales').waitFor();
+});
+
+test('on a 390 px phone the header fits one row, signed out and signed in, in English and Bengali', async () => {
+  const own = await newLearner();
+  const oneRow = (page) =>
+    page.evaluate(() => {
+      const inner = document.querySelector('.header-inner');
+      const tops = [...inner.children].map((e) => Math.round(e.getBoundingClientRect().top));
+      const bottoms = [...inner.children].map((e) => e.getBoundingClientRect().bottom);
+      // One row: every item starts above the lowest item's bottom, and nothing sticks out.
+      return Math.max(...tops) < Math.min(...bottoms) && inner.scrollWidth <= inner.clientWidth ? true : { tops, width: inner.scrollWidth };
+    });
+  for (const lang of ['en', 'bn']) {
+    const page = await newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base}/#/signin`);
+    await page.selectOption('#lang-select', lang);
+    await page.waitForFunction((l) => document.documentElement.lang === l, lang);
+    assert.equal(await oneRow(page), true, `signed out, ${lang}`);
+    await call('PATCH', '/v1/me', { locale: lang }, own.token);
+    await signIn(page, own.email);
+    await page.locator('.quiz-card').first().waitFor();
+    assert.equal(await oneRow(page), true, `signed in, ${lang}`);
+    // The name and the label are still there for screen readers.
+    assert.match(await page.locator('.who-name').textContent(), /Own Learner/);
+    await checkA11y(page, `the catalogue on a phone (${lang})`);
+    await page.close();
+  }
+});
+
+/* ------------------------------------------------------------------ an LMS launch (LTI 1.3) */
+
+/// The LMS: tests/lti/lti_platform.py (the PyPI package lti1p3platform, pinned in
+/// tests/lti/requirements.txt) in target/lti-venv, made when missing as tests/api/lti.rs does.
+async function startLms() {
+  const venv = path.join(ROOT, 'target/lti-venv');
+  const python = path.join(venv, 'bin/python');
+  const run = (cmd, args) => {
+    const out = spawnSync(cmd, args, { encoding: 'utf8', timeout: 600_000 });
+    assert.equal(out.status, 0, `${cmd} ${args.join(' ')}:\n${out.stderr}`);
+  };
+  if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
+  run(path.join(venv, 'bin/pip'), ['install', '-q', '--disable-pip-version-check', '-r', path.join(ROOT, 'tests/lti/requirements.txt')]);
+  const child = spawn(python, [path.join(ROOT, 'tests/lti/lti_platform.py'), '--tool', base], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/READY (\d+)/);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`the LMS exited with ${code}: ${out}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/// A launch as the LMS makes it: its login initiation, quizd's login, the LMS's signed
+/// launch form (posted by its own script), quizd's launch, the front-end with the code.
+async function launchFromLms(page, scenario) {
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  assert.equal(made.status, 201);
+  const { hint } = await made.json();
+  await page.goto(`${lms.url}/initiate?hint=${encodeURIComponent(hint)}`);
+  await page.waitForURL(/#\/attempt\/[0-9a-f-]{36}$/);
+  return page.url().split('/').pop();
+}
+
+test('re-opening an LTI activity after finishing lands on the last attempt’s result and review, offering another attempt only where the policy allows', async () => {
+  lms = await startLms();
+  const operator = await call('POST', '/v1/auth/login', { email: OPERATOR.email, password: PASSWORD });
+  const rec = await (await fetch(`${lms.url}/recorded`)).json();
+  await call('POST', '/v1/lti/registrations', {
+    title: 'Browser-test LMS',
+    issuer: rec.issuer,
+    client_id: rec.client_id,
+    deployment_ids: [rec.deployment_id],
+    auth_endpoint: `${rec.issuer}/auth`,
+    token_endpoint: `${rec.issuer}/token`,
+    jwks_url: `${rec.issuer}/.well-known/jwks.json`,
+  }, operator.access_token);
+  const scenario = {
+    user: { sub: `lti-${RUN}`, name: 'Launched Learner' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Learner'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    resource_link: { id: `rl-${RUN}`, title: 'Week 1 quiz' },
+    custom: { quiz: 'kinds-sampler' },
+  };
+  const page = await newPage();
+  await page.goto(`${base}/#/signin`);
+  await page.selectOption('#lang-select', 'en');
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  // The first launch starts an attempt; the learner finishes it.
+  const first = await launchFromLms(page, scenario);
+  await page.locator('form.question').waitFor();
+  await page.locator('.qnav-finish').click();
+  await page.locator('section.finish button.primary').click();
+  await page.locator('.result').waitFor();
+  // Opened again from the LMS: the same attempt, its result and review, and another attempt
+  // (the LMS's assignment sets no limit).
+  assert.equal(await launchFromLms(page, scenario), first);
+  await page.locator('.result').waitFor();
+  await page.locator('.review-list .review-item').first().waitFor();
+  await page.locator('.another-attempt button.primary', { hasText: 'Start another attempt' }).waitFor();
+  await checkA11y(page, 'a result reopened from the LMS');
+  // With one attempt allowed, the same launch shows the result with no way to start another.
+  const { token } = { token: await page.evaluate(() => JSON.parse(sessionStorage.getItem('quizd.session')).access) };
+  const attempt = await call('GET', `/v1/attempts/${first}`, undefined, token);
+  await call('PATCH', `/v1/assignments/${attempt.assignment_id}`, { attempts_allowed: 1 }, operator.access_token);
+  assert.equal(await launchFromLms(page, scenario), first);
+  await page.locator('.attempts-used').waitFor();
+  assert.equal(await page.locator('.attempts-used').textContent(), 'Attempts used: 1 of 1');
+  assert.equal(await page.locator('.another-attempt button').count(), 0);
+  await assertNoJunkText(page, 'a result reopened from the LMS');
+  await page.close();
 });
 
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {

@@ -1,3 +1,4 @@
+// @ts-check
 // quizd's web front-end: a single page with hash routes.
 //   #/signin  #/signup  #/quizzes  #/attempt/<id>
 //   #/teach   #/teach/course/<id>  #/teach/course/<id>/gradebook  #/teach/assignment/<id>
@@ -13,24 +14,36 @@ import { analyticsPage } from './charts.js';
 
 const LANG_KEY = 'quizd.lang';
 
+/** @typedef {import('./api.js').Schemas} Schemas */
+
+/** An element the page is built around (index.html has it). @param {string} id */
+function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+}
+
 /// What every page gets: the person, the language, navigation.
 const ctx = {
+  /** @type {Schemas['User'] | null} */
   me: null,
   /// The language quizzes are asked for (may be one the interface has no words for).
   lang: 'en',
   /// Locales some quiz exists in, for the language switcher.
   locales: new Set(UI_LANGS),
+  /** @param {string} hash */
   navigate(hash) {
     if (location.hash === hash) render();
     else location.hash = hash;
   },
+  /** @param {string} locale */
   async setLang(locale) {
     ctx.lang = locale;
     localStore.setItem(LANG_KEY, locale);
     setUiLang(locale);
     if (ctx.me) {
       // The preference follows the person to other devices; the page does not wait for it.
-      api.patch('/v1/me', { locale }).catch(() => {});
+      api.patch('/v1/me', {}, { locale }).catch(() => {});
       ctx.me.locale = locale;
     }
     renderHeader();
@@ -38,6 +51,7 @@ const ctx = {
     await render({ keepFocus: true });
   },
   /// A message for a failed request, in the interface language where the code is known.
+  /** @param {unknown} err */
   errorText(err) {
     if (err instanceof ApiError) {
       const key = `err_${err.code}`;
@@ -49,7 +63,15 @@ const ctx = {
     return h('span', {}, t('err_generic'));
   },
   isStaff() {
-    return ctx.me && (ctx.me.role === 'instructor' || ctx.me.role === 'admin');
+    return ctx.me !== null && (ctx.me.role === 'instructor' || ctx.me.role === 'admin');
+  },
+  /** Registers what must stop when the page is left (timers). @param {() => void} fn */
+  onLeave(fn) {
+    cleanups.push(fn);
+  },
+  /** Renders the page the address names again. @param {{ keepFocus?: boolean }} [opts] */
+  render(opts) {
+    return render(opts);
   },
   async refreshMe() {
     ctx.me = signedIn() ? await api.get('/v1/me') : null;
@@ -121,7 +143,7 @@ function storageNotice() {
 }
 
 function renderHeader() {
-  const header = document.getElementById('site-header');
+  const header = byId('site-header');
   const links = [];
   if (ctx.me) {
     links.push(h('li', {}, h('a', { href: '#/quizzes', dataset: { nav: 'quizzes' } }, t('nav_quizzes'))));
@@ -150,7 +172,7 @@ function renderHeader() {
     // (Native replaceChildren would write a null as the text "null".)
     ...[storageNotice()].filter(Boolean),
   );
-  const skip = document.getElementById('skip-link');
+  const skip = byId('skip-link');
   skip.textContent = t('skip');
   markCurrentNav();
 }
@@ -158,12 +180,12 @@ function renderHeader() {
 /// "Signed in as {name}", the name (typed by its owner, language unknown) kept apart.
 function whoLabel() {
   const [before, after] = t('signed_in_as', { name: '\u0000' }).split('\u0000');
-  return [before, h('bdi', {}, ctx.me.display_name), after];
+  return [before, h('bdi', {}, ctx.me?.display_name), after];
 }
 
 function markCurrentNav() {
   const section = (location.hash.split('/')[1] || '').replace(/^attempt$/, 'quizzes');
-  for (const a of document.querySelectorAll('[data-nav]')) {
+  for (const a of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-nav]'))) {
     if (a.dataset.nav === section) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
@@ -181,7 +203,7 @@ async function doSignOut() {
 async function ltiLaunchPage(view, ctx, code) {
   // The launch bound the code to this browser with an HttpOnly cookie; this same-origin
   // fetch sends it (fetch's default `credentials: 'same-origin'`).
-  const session = await api.post('/v1/lti/exchange', { code });
+  const session = await api.post('/v1/lti/exchange', {}, { code });
   setSession(session);
   ctx.me = await api.get('/v1/me');
   if (ctx.me.locale) {
@@ -191,8 +213,7 @@ async function ltiLaunchPage(view, ctx, code) {
   renderHeader();
   const to = session.destination || {};
   if (to.kind === 'attempt' && to.assignment_id) {
-    const attempt = await api.post(`/v1/assignments/${to.assignment_id}/attempts`, {});
-    location.replace(`#/attempt/${attempt.id}`);
+    location.replace(`#/attempt/${await launchedAttempt(to.assignment_id)}`);
   } else if (to.kind === 'analytics' && to.assignment_id) {
     location.replace(`#/teach/assignment/${to.assignment_id}`);
   } else {
@@ -201,6 +222,25 @@ async function ltiLaunchPage(view, ctx, code) {
   view.append(h('p', { role: 'status' }, t('loading')));
 }
 
+/// Where a learner's launch of an assignment leads: the attempt in progress; else, once one is
+/// finished, the last one (its result and review, which offers another attempt only where the
+/// policy leaves one); else a new attempt.
+/** @param {string} assignmentId */
+async function launchedAttempt(assignmentId) {
+  const mine = (await api.list('/v1/me/attempts')).items.filter((a) => a.assignment_id === assignmentId);
+  const open = mine.find((a) => a.state === 'in_progress');
+  if (open) return open.id;
+  const last = mine.sort((a, b) => b.started_at.localeCompare(a.started_at))[0];
+  if (last) return last.id;
+  return (await api.post('/v1/assignments/{id}/attempts', { id: assignmentId })).id;
+}
+
+/**
+ * A route: its pattern, its page (called with the pattern's groups), and whether it needs a
+ * session (`null`: either way; `false`: only signed out).
+ * @typedef {[RegExp, (view: HTMLElement, c: typeof ctx, ...groups: string[]) => Promise<void>, boolean | null]} Route
+ */
+/** @type {Route[]} */
 const routes = [
   [/^#\/lti\/([A-Za-z0-9_-]{8,200})$/, ltiLaunchPage, null],
   [/^#\/signin$/, learner.signInPage, false],
@@ -216,8 +256,8 @@ const routes = [
 ];
 
 /// Pages register what must stop when they are left (timers).
+/** @type {(() => void)[]} */
 let cleanups = [];
-ctx.onLeave = (fn) => cleanups.push(fn);
 
 let generation = 0;
 async function render({ keepFocus = false } = {}) {
@@ -229,9 +269,9 @@ async function render({ keepFocus = false } = {}) {
     return;
   }
   markCurrentNav();
-  const main = document.getElementById('main');
-  const match = routes.map(([re, page, auth]) => [hash.match(re), page, auth]).find(([m]) => m);
-  if (!match) {
+  const main = byId('main');
+  const match = routes.map(([re, page, auth]) => /** @type {const} */ ([hash.match(re), page, auth])).find(([m]) => m);
+  if (!match || !match[0]) {
     main.replaceChildren(h('h1', {}, t('err_not_found')), h('p', {}, h('a', { href: '#/quizzes' }, t('back_to_quizzes'))));
     document.title = `${t('err_not_found')} · quizd`;
     if (!keepFocus) focus(main.querySelector('h1'));
@@ -263,17 +303,18 @@ async function render({ keepFocus = false } = {}) {
   if (!keepFocus) focus(main.querySelector('[data-autofocus]') || h1);
 }
 
-ctx.render = render;
-
 async function start() {
-  document.getElementById('skip-link').addEventListener('click', (e) => {
+  byId('skip-link').addEventListener('click', (e) => {
     e.preventDefault();
-    focus(document.getElementById('main'));
+    focus(byId('main'));
   });
   whenSignedOut(() => {
     ctx.me = null;
     renderHeader();
     tabStore.setItem('quizd.notice', 'session_ended');
+    // Signing in again comes back here (mid-attempt: to the attempt), as a page that needs a
+    // session does when opened signed out.
+    if (routes.some(([re, , auth]) => auth && re.test(location.hash))) tabStore.setItem('quizd.after', location.hash);
     location.hash = '#/signin';
   });
   const stored = localStore.getItem(LANG_KEY);
@@ -300,6 +341,8 @@ async function start() {
   window.addEventListener('hashchange', () => render());
   await render({ keepFocus: true });
 }
+
+/** @typedef {typeof ctx} Ctx what every page gets */
 
 export { ctx, announce };
 start();

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM helpers. No innerHTML anywhere: every text is a text node.
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -36,6 +37,7 @@ export function loc(tag, localized, attrs = {}) {
 /// interface language) or nodes (e.g. an explanation with its own `lang`).
 export function announce(...parts) {
   const region = document.getElementById('announcer');
+  if (!region) return;
   region.replaceChildren();
   // A fresh node in a later task: the same words twice in a row are still announced.
   setTimeout(() => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The interface's own words in English, Bengali and Indonesian. Texts from the API carry their
 // own `lang`; these strings are in the interface language, which is <html lang>.
 
@@ -355,6 +356,22 @@ const en = {
   verify_sent: 'A new link is on its way to {email}; it works for 48 hours.',
   err_email_already_verified: 'Your email address is confirmed already.',
   err_too_many_emails: 'Too many messages to this address for now; try again later.',
+  // #21: what learners expect
+  flag_for_later: 'Flag for later',
+  q_status_flagged: 'flagged for later',
+  flagged_title: 'Flagged for later',
+  unanswered_title: 'Not answered yet',
+  flags_here_only: 'Flags are kept in this browser tab only, not on the server.',
+  nothing_flagged: 'No question is flagged.',
+  untranslated_note: 'Shown in {lang}: not yet translated.',
+  time_taken: 'Time taken: {d}',
+  duration_ms: '{m} min {s} s',
+  duration_hms: '{h} h {m} min {s} s',
+  start_another: 'Start another attempt',
+  attempts_used: 'Attempts used: {n} of {m}',
+  sd_points: '{v} percentage points',
+  alpha_with_n: '{v} (from {n} attempts)',
+  alpha_too_few: 'not enough attempts ({n}; at least {min} needed)',
 };
 
 const bn = {
@@ -711,6 +728,22 @@ const bn = {
   verify_sent: '{email}-এ নতুন লিংক পাঠানো হচ্ছে; এটি ৪৮ ঘণ্টা কাজ করবে।',
   err_email_already_verified: 'আপনার ইমেইল ঠিকানা আগেই নিশ্চিত করা হয়েছে।',
   err_too_many_emails: 'এই ঠিকানায় এখন অনেক বার্তা পাঠানো হয়েছে; পরে আবার চেষ্টা করুন।',
+  // #21: what learners expect
+  flag_for_later: 'পরে দেখার জন্য চিহ্নিত করুন',
+  q_status_flagged: 'পরে দেখার জন্য চিহ্নিত',
+  flagged_title: 'পরে দেখার জন্য চিহ্নিত',
+  unanswered_title: 'এখনও উত্তর দেওয়া হয়নি',
+  flags_here_only: 'চিহ্নগুলো শুধু এই ব্রাউজার ট্যাবে রাখা হয়, সার্ভারে নয়।',
+  nothing_flagged: 'কোনো প্রশ্ন চিহ্নিত করা হয়নি।',
+  untranslated_note: '{lang} ভাষায় দেখানো হচ্ছে: এখনও অনূদিত হয়নি।',
+  time_taken: 'সময় লেগেছে: {d}',
+  duration_ms: '{m} মিনিট {s} সেকেন্ড',
+  duration_hms: '{h} ঘণ্টা {m} মিনিট {s} সেকেন্ড',
+  start_another: 'আরেকটি প্রচেষ্টা শুরু করুন',
+  attempts_used: 'ব্যবহৃত প্রচেষ্টা: {m}টির মধ্যে {n}টি',
+  sd_points: '{v} শতাংশ পয়েন্ট',
+  alpha_with_n: '{v} ({n}টি প্রচেষ্টা থেকে)',
+  alpha_too_few: 'যথেষ্ট প্রচেষ্টা নেই ({n}টি; অন্তত {min}টি দরকার)',
 };
 
 const id = {
@@ -1067,6 +1100,22 @@ const id = {
   verify_sent: 'Tautan baru sedang dikirim ke {email}; tautan itu berlaku 48 jam.',
   err_email_already_verified: 'Alamat email Anda sudah dikonfirmasi.',
   err_too_many_emails: 'Terlalu banyak pesan ke alamat ini untuk saat ini; coba lagi nanti.',
+  // #21: what learners expect
+  flag_for_later: 'Tandai untuk nanti',
+  q_status_flagged: 'ditandai untuk nanti',
+  flagged_title: 'Ditandai untuk nanti',
+  unanswered_title: 'Belum dijawab',
+  flags_here_only: 'Tanda hanya disimpan di tab peramban ini, tidak di server.',
+  nothing_flagged: 'Tidak ada soal yang ditandai.',
+  untranslated_note: 'Ditampilkan dalam bahasa {lang}: belum diterjemahkan.',
+  time_taken: 'Waktu yang digunakan: {d}',
+  duration_ms: '{m} menit {s} detik',
+  duration_hms: '{h} jam {m} menit {s} detik',
+  start_another: 'Mulai percobaan lain',
+  attempts_used: 'Percobaan terpakai: {n} dari {m}',
+  sd_points: '{v} poin persentase',
+  alpha_with_n: '{v} (dari {n} percobaan)',
+  alpha_too_few: 'percobaan belum cukup ({n}; perlu setidaknya {min})',
 };
 
 export const DICTIONARIES = { en, bn, id };
@@ -1113,6 +1162,15 @@ export function pct(n, digits = 0) {
 
 export function dateTime(iso) {
   return new Intl.DateTimeFormat(current, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+}
+
+/// A language's name in the interface language ("English", "ইংরেজি", "Inggris").
+export function langName(locale) {
+  try {
+    return new Intl.DisplayNames([current], { type: 'language' }).of(locale) || locale;
+  } catch {
+    return locale;
+  }
 }
 
 /// A language's name in that language itself.

@@ -1,9 +1,13 @@
+// @ts-check
 // Learner pages: sign in, sign up, the catalogue, taking a quiz, the result and review.
 
 import { api, signIn, register } from './api.js';
 import { h, loc, announce, focus, newId } from './dom.js';
 import { local as localStore, session as tabStore } from './storage.js';
-import { t, num, pct, dateTime, nativeName, setUiLang, UI_LANGS } from './i18n.js';
+import { t, num, pct, dateTime, nativeName, langName, setUiLang, UI_LANGS } from './i18n.js';
+
+/** @typedef {import('./api.js').Schemas} Schemas */
+/** @typedef {import('./api.js').ApiError} ApiError */
 
 /* ---------------------------------------------------------------- sign in / sign up */
 
@@ -143,8 +147,8 @@ function verifyNotice(ctx) {
     error.replaceChildren();
     button.disabled = true;
     try {
-      const sent = await api.post('/v1/me/email-verification');
-      status.replaceChildren(t('verify_sent', { email: sent.email }));
+      const sent = await api.post('/v1/me/email-verification', {});
+      status.replaceChildren(t('verify_sent', { email: sent?.email }));
     } catch (err) {
       error.replaceChildren(h('p', {}, h('span', { 'aria-hidden': 'true' }, '⚠ '), ctx.errorText(err)));
     } finally {
@@ -164,9 +168,10 @@ function verifyNotice(ctx) {
 
 /// A Start (or Resume) button that opens the attempt; errors shown next to it. A timed
 /// attempt (`timeLimit` minutes) asks first: its clock starts with it and does not stop.
-function startButton(ctx, { inProgress, start, describedBy, timeLimit }) {
+// `label`: the button's words when there is nothing to resume (Start).
+function startButton(ctx, { inProgress, start, describedBy, timeLimit, label = t('start') }) {
   const error = h('p', { class: 'inline-error', role: 'alert' });
-  const button = h('button', { type: 'button', class: 'primary', 'aria-describedby': describedBy }, inProgress ? t('resume') : t('start'));
+  const button = h('button', { type: 'button', class: 'primary', 'aria-describedby': describedBy }, inProgress ? t('resume') : label);
   const begin = async (trigger) => {
     trigger.disabled = true;
     try {
@@ -203,9 +208,8 @@ function startButton(ctx, { inProgress, start, describedBy, timeLimit }) {
 }
 
 export async function cataloguePage(view, ctx) {
-  const lang = encodeURIComponent(ctx.lang);
   const [catalogue, mine, courses] = await Promise.all([
-    api.list(`/v1/quizzes?lang=${lang}`),
+    api.list('/v1/quizzes', { lang: ctx.lang }),
     api.list('/v1/me/attempts'),
     api.list('/v1/courses'),
   ]);
@@ -213,10 +217,10 @@ export async function cataloguePage(view, ctx) {
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
   // The catalogue does not say how a practice assignment behaves; its assignment does.
   const practice = await Promise.all(
-    catalogue.items.map((q) => (q.practice_assignment_id ? api.get(`/v1/assignments/${q.practice_assignment_id}`).catch(() => null) : null)),
+    catalogue.items.map((q) => (q.practice_assignment_id ? api.get('/v1/assignments/{id}', { id: q.practice_assignment_id }).catch(() => null) : null)),
   );
   const learning = courses.items.filter((c) => c.my_role === 'learner');
-  const courseAssignments = await Promise.all(learning.map((c) => api.list(`/v1/courses/${c.id}/assignments`)));
+  const courseAssignments = await Promise.all(learning.map((c) => api.list('/v1/courses/{id}/assignments', { id: c.id })));
 
   view.append(h('h1', {}, t('quizzes_title')), h('p', { class: 'lede' }, t('quizzes_intro')));
   if (ctx.me?.email && !ctx.me.email_verified_at) view.append(verifyNotice(ctx));
@@ -228,6 +232,7 @@ export async function cataloguePage(view, ctx) {
       'li',
       { class: 'card quiz-card', dataset: { slug: q.slug } },
       loc('h2', q.title, { id: titleId, class: 'quiz-title' }),
+      q.intro ? loc('p', q.intro, { class: 'quiz-intro' }) : null,
       h('p', { class: 'meta' }, t('questions_n', { n: q.question_count }), policy ? ` · ${policyLine(policy)}` : ''),
       q.locale !== ctx.lang ? h('p', { class: 'fallback-note' }, t('shown_in_fallback'), ' ', h('span', { lang: q.locale }, nativeName(q.locale))) : null,
       h('div', { class: 'langs' }, h('p', { class: 'langs-label' }, t('available_in')), coverageList(ctx, q.locales)),
@@ -239,7 +244,7 @@ export async function cataloguePage(view, ctx) {
               inProgress: open.get(q.practice_assignment_id),
               describedBy: titleId,
               timeLimit: practice[i]?.policy?.time_limit_minutes,
-              start: () => api.post(`/v1/quizzes/${encodeURIComponent(q.slug)}/attempts`, { locale: ctx.lang }),
+              start: () => api.post('/v1/quizzes/{slug}/attempts', { slug: q.slug }, { locale: ctx.lang }),
             }),
           )
         : null,
@@ -281,7 +286,7 @@ export async function cataloguePage(view, ctx) {
                           inProgress: open.get(a.id),
                           describedBy: titleId,
                           timeLimit: a.policy.time_limit_minutes,
-                          start: () => api.post(`/v1/assignments/${a.id}/attempts`, { locale: ctx.lang }),
+                          start: () => api.post('/v1/assignments/{id}/attempts', { id: a.id }, { locale: ctx.lang }),
                         }),
                       ),
                     );
@@ -453,6 +458,24 @@ function valueInput(q, locked, answer) {
   );
 }
 
+/// "Shown in English: not yet translated." where a question came in a fallback language: one
+/// other than the attempt's, or than the one the learner reads in (a quiz with no Bengali at
+/// all is served in English, the attempt's locale then being `en`).
+/** @param {string} lang the text's @param {string[]} wanted the attempt's locale and the learner's language */
+function untranslatedNote(lang, wanted) {
+  const base = (/** @type {string} */ l) => l.split('-')[0];
+  if (wanted.every((w) => base(w) === base(lang))) return null;
+  return h('p', { class: 'untranslated-note' }, h('span', { 'aria-hidden': 'true' }, 'ⓘ '), t('untranslated_note', { lang: langName(lang) }));
+}
+
+/// "12 min 5 s", from two instants.
+/** @param {string} from @param {string} to */
+function duration(from, to) {
+  const total = Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000));
+  const [hrs, min, sec] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
+  return hrs ? t('duration_hms', { h: hrs, m: min, s: sec }) : t('duration_ms', { m: min, s: sec });
+}
+
 function formatClock(seconds) {
   const two = (n) => new Intl.NumberFormat(document.documentElement.lang, { minimumIntegerDigits: 2 }).format(n);
   const hrs = Math.floor(seconds / 3600);
@@ -469,7 +492,7 @@ function thresholdText(s) {
 }
 
 export async function attemptPage(view, ctx, id) {
-  let attempt = await api.get(`/v1/attempts/${id}`);
+  let attempt = await api.get('/v1/attempts/{id}', { id });
   const questions = () => attempt.questions;
   // Under sequential navigation the API serves the questions answered and the current one: an
   // answer is final, the next question comes with the attempt read again, and the page offers
@@ -478,7 +501,7 @@ export async function attemptPage(view, ctx, id) {
   const total = () => (sequential() ? attempt.question_count : questions().length);
   /// Reads the attempt again for the questions it serves now (the next one, after an answer).
   async function served() {
-    const fresh = await api.get(`/v1/attempts/${attempt.id}`);
+    const fresh = await api.get('/v1/attempts/{id}', { id: attempt.id });
     attempt.questions = fresh.questions;
     attempt.question_count = fresh.question_count;
   }
@@ -488,6 +511,23 @@ export async function attemptPage(view, ctx, id) {
   };
   let index = firstOpen();
   let timeUp = false;
+  /// "Flag for later": the API keeps no flags, so they live in this tab's storage, per attempt
+  /// (storage.js: in memory where storage is denied), as question ids.
+  const flagKey = `quizd.flags.${attempt.id}`;
+  const flags = new Set(readFlags());
+  function readFlags() {
+    try {
+      const stored = JSON.parse(tabStore.getItem(flagKey) || '[]');
+      return Array.isArray(stored) ? stored.filter((x) => typeof x === 'string') : [];
+    } catch {
+      return [];
+    }
+  }
+  /** @param {string} qid */
+  function toggleFlag(qid) {
+    if (!flags.delete(qid)) flags.add(qid);
+    tabStore.setItem(flagKey, JSON.stringify([...flags]));
+  }
   /// Answers given while quizd could not be reached: question id → the body to send. Shown as
   /// chosen, marked "not sent yet", and sent again when the connection returns.
   const unsent = new Map();
@@ -567,7 +607,8 @@ export async function attemptPage(view, ctx, id) {
               h('span', { class: 'visually-hidden' }, `${t('question')} `),
               num(i + 1),
               h('span', { class: 'qnav-icon', 'aria-hidden': 'true' }, icon),
-              h('span', { class: 'visually-hidden' }, `: ${t(`q_status_${status}`)}`),
+              flags.has(q.id) ? h('span', { class: 'qnav-flag', 'aria-hidden': 'true' }, '⚑') : null,
+              h('span', { class: 'visually-hidden' }, `: ${t(`q_status_${status}`)}`, flags.has(q.id) ? `, ${t('q_status_flagged')}` : ''),
             ),
           );
         }),
@@ -606,6 +647,29 @@ export async function attemptPage(view, ctx, id) {
         ? null
         : h('button', { type: 'button', class: locked ? 'primary next' : 'next', onclick: () => go(index + 1) }, isLast ? t('to_finish') : t('next'));
     const prev = index > 0 && !sequential() ? h('button', { type: 'button', class: 'prev', onclick: () => go(index - 1) }, t('previous')) : null;
+    // Flagged in place (a re-render would lose a choice not saved yet).
+    const flag = sequential()
+      ? null
+      : h(
+          'button',
+          {
+            type: 'button',
+            class: 'flag',
+            'aria-pressed': String(flags.has(q.id)),
+            onclick: () => {
+              toggleFlag(q.id);
+              flag?.setAttribute('aria-pressed', String(flags.has(q.id)));
+              renderNav();
+            },
+          },
+          h('span', { class: 'flag-icon', 'aria-hidden': 'true' }, '⚑ '),
+          t('flag_for_later'),
+        );
+    // Under deferred feedback a saved answer says so on screen, not only in the list's dot.
+    const saved =
+      q.response && !q.result && !unsent.has(q.id)
+        ? h('p', { class: 'saved-note' }, h('span', { 'aria-hidden': 'true' }, '✓ '), t(sequential() ? 'seq_saved' : 'answer_saved'))
+        : null;
     const form = h(
       'form',
       { class: 'question card', dataset: { question: q.id, kind: q.kind }, 'aria-labelledby': `qh-${q.id}` },
@@ -614,12 +678,16 @@ export async function attemptPage(view, ctx, id) {
         'fieldset',
         { 'aria-describedby': CHOICE.has(q.kind) ? hintId : null },
         loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+        untranslatedNote(q.lang, [attempt.locale, ctx.lang]),
         CHOICE.has(q.kind) ? h('p', { class: 'hint', id: hintId }, q.kind === 'multiple' ? t('choose_any') : t('choose_one')) : null,
         CHOICE.has(q.kind) ? choiceInputs(q, locked, unsent.get(q.id)) : valueInput(q, locked, unsent.get(q.id)),
       ),
       message,
+      saved,
       q.result ? feedbackPanel(q) : null,
-      h('div', { class: 'actions' }, submit, next, prev),
+      h('div', { class: 'actions' }, submit, flag),
+      // Reading order: back, then on.
+      prev || next ? h('div', { class: 'actions step-nav' }, prev, next) : null,
     );
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
@@ -631,11 +699,12 @@ export async function attemptPage(view, ctx, id) {
       submit.disabled = true;
       let note = null;
       try {
-        const out = await api.put(`/v1/attempts/${attempt.id}/responses/${q.id}`, body);
+        const out = await api.put('/v1/attempts/{id}/responses/{question_id}', { id: attempt.id, question_id: q.id }, body);
         q.response = out.response;
         q.result = out.result ?? null;
         unsent.delete(q.id);
-      } catch (err) {
+      } catch (thrown) {
+        const err = /** @type {Partial<ApiError>} */ (thrown);
         if (err.code === 'answer_final' && err.problem?.recorded) {
           q.response = err.problem.recorded.response;
           q.result = err.problem.recorded.result ?? null;
@@ -674,8 +743,16 @@ export async function attemptPage(view, ctx, id) {
   }
 
   function renderFinish() {
-    const open = questions().map((q, i) => [q, i]).filter(([q]) => !q.response);
+    const open = questions().flatMap((q, i) => (q.response ? [] : [/** @type {const} */ ([q, i])]));
     const answered = questions().length - open.length;
+    const flagged = questions().flatMap((q, i) => (flags.has(q.id) ? [i] : []));
+    /** Buttons to questions by their numbers. @param {string} cls @param {number[]} indexes */
+    const jumpList = (cls, indexes) =>
+      h(
+        'ul',
+        { class: ['jump-list', cls] },
+        indexes.map((i) => h('li', {}, h('button', { type: 'button', class: 'link-button', onclick: () => go(i) }, t('question_x_of_n', { x: i + 1, n: total() })))),
+      );
     const error = h('p', { class: 'inline-error', role: 'alert' });
     const finishButton = h('button', { type: 'button', class: 'primary', onclick: doFinish }, t('finish'));
     async function doFinish() {
@@ -687,8 +764,9 @@ export async function attemptPage(view, ctx, id) {
         return;
       }
       try {
-        attempt = await api.post(`/v1/attempts/${attempt.id}/finish`);
-      } catch (err) {
+        attempt = await api.post('/v1/attempts/{id}/finish', { id: attempt.id });
+      } catch (thrown) {
+        const err = /** @type {Partial<ApiError>} */ (thrown);
         if (err.code === 'attempt_finished' || err.code === 'deadline_passed') return expire();
         error.replaceChildren(ctx.errorText(err));
         finishButton.disabled = false;
@@ -708,15 +786,9 @@ export async function attemptPage(view, ctx, id) {
         h('h2', {}, t('finish_title')),
         h('p', {}, t('answered_x_of_n', { x: answered, n: total() })),
         answered < total()
-          ? [
-              h('p', {}, t('unanswered_score_zero')),
-              h(
-                'ul',
-                { class: 'unanswered' },
-                open.map(([, i]) => h('li', {}, h('button', { type: 'button', class: 'link-button', onclick: () => go(i) }, t('question_x_of_n', { x: i + 1, n: total() })))),
-              ),
-            ]
+          ? [h('h3', {}, t('unanswered_title')), h('p', {}, t('unanswered_score_zero')), jumpList('unanswered', open.map(([, i]) => i))]
           : null,
+        flagged.length ? [h('h3', {}, t('flagged_title')), jumpList('flagged', flagged), h('p', { class: 'hint' }, t('flags_here_only'))] : null,
         error,
         h('div', { class: 'actions' }, finishButton, h('button', { type: 'button', onclick: () => go(Math.max(0, firstOpen() === questions().length ? 0 : firstOpen())) }, t('back_to_questions'))),
       ),
@@ -725,6 +797,8 @@ export async function attemptPage(view, ctx, id) {
 
   function renderResult() {
     timerBox.hidden = true;
+    const another = h('div', { class: 'another-attempt' });
+    anotherAttempt(another).catch(() => {}); // without it, the result is still the result
     const r = attempt.result;
     const scoreBar = h('span', { class: 'score-fill' });
     if (r) scoreBar.style.width = `${r.percentage}%`;
@@ -748,6 +822,8 @@ export async function attemptPage(view, ctx, id) {
               h('span', { class: 'score-bar', 'aria-hidden': 'true' }, scoreBar),
             ]
           : null,
+        attempt.finished_at ? h('p', { class: 'time-taken' }, t('time_taken', { d: duration(attempt.started_at, attempt.finished_at) })) : null,
+        another,
       ),
       h(
         'section',
@@ -757,6 +833,37 @@ export async function attemptPage(view, ctx, id) {
         h('ol', { class: 'review-list' }, attempt.questions.map((q, i) => reviewItem(q, i))),
       ),
       h('p', {}, h('a', { href: '#/quizzes', class: 'button' }, t('back_to_quizzes'))),
+    );
+  }
+
+  /// "Start another attempt" (or Resume, one being open), only where the assignment leaves one:
+  /// its `attempts_allowed` against this learner's attempts of it, inside its dates. An
+  /// override's extra attempts are not visible to the learner in the API, so with one the
+  /// button can be missing where the server would allow it; never the reverse.
+  /** @param {HTMLElement} place */
+  async function anotherAttempt(place) {
+    const [assignment, mine] = await Promise.all([
+      api.get('/v1/assignments/{id}', { id: attempt.assignment_id }),
+      api.list('/v1/me/attempts'),
+    ]);
+    const own = mine.items.filter((a) => a.assignment_id === attempt.assignment_id);
+    if (!own.some((a) => a.id === attempt.id)) return; // staff reading a learner's attempt
+    const p = assignment.policy;
+    const now = Date.now();
+    const inDates = (!p.opens_at || Date.parse(p.opens_at) <= now) && (!p.closes_at || Date.parse(p.closes_at) > now);
+    const inProgress = own.find((a) => a.state === 'in_progress');
+    const left = p.attempts_allowed == null || own.length < p.attempts_allowed;
+    place.replaceChildren(
+      p.attempts_allowed != null ? h('p', { class: 'attempts-used' }, t('attempts_used', { n: own.length, m: p.attempts_allowed })) : '',
+      ...(inProgress || (left && inDates)
+        ? startButton(ctx, {
+            inProgress,
+            describedBy: 'score-heading',
+            timeLimit: p.time_limit_minutes,
+            label: t('start_another'),
+            start: () => api.post('/v1/assignments/{id}/attempts', { id: attempt.assignment_id }, { locale: attempt.locale }),
+          })
+        : []),
     );
   }
 
@@ -777,6 +884,7 @@ export async function attemptPage(view, ctx, id) {
         v ? h('span', { class: 'verdict-tag' }, h('span', { 'aria-hidden': 'true' }, ` ${v.icon} `), h('span', { class: 'visually-hidden' }, ': '), v.word) : null,
       ),
       loc('p', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+      untranslatedNote(q.lang, [attempt.locale, ctx.lang]),
       h('p', { class: 'your-answer' }, h('strong', {}, t('your_answer')), ': ', answer),
       q.scoring === 'full_marks' ? h('p', { class: 'notice' }, t('scoring_full_marks')) : null,
       q.scoring === 'dropped' ? h('p', { class: 'notice' }, t('scoring_dropped')) : null,
@@ -801,11 +909,13 @@ export async function attemptPage(view, ctx, id) {
   async function sendUnsent() {
     for (const [qid, body] of [...unsent]) {
       const q = questions().find((x) => x.id === qid);
+      if (!q) continue;
       try {
-        const out = await api.put(`/v1/attempts/${attempt.id}/responses/${qid}`, body);
+        const out = await api.put('/v1/attempts/{id}/responses/{question_id}', { id: attempt.id, question_id: qid }, body);
         q.response = out.response;
         q.result = out.result ?? null;
-      } catch (err) {
+      } catch (thrown) {
+        const err = /** @type {Partial<ApiError>} */ (thrown);
         if (unreachable(err)) return scheduleResend();
         if (err.code === 'answer_final' && err.problem?.recorded) {
           q.response = err.problem.recorded.response;
@@ -875,7 +985,7 @@ export async function attemptPage(view, ctx, id) {
     expiring = true;
     let fresh;
     try {
-      fresh = await api.get(`/v1/attempts/${attempt.id}`);
+      fresh = await api.get('/v1/attempts/{id}', { id: attempt.id });
     } finally {
       expiring = false;
     }
@@ -883,7 +993,7 @@ export async function attemptPage(view, ctx, id) {
       // Our clock ran ahead of the server's: follow the server's (the page keeps its questions).
       attempt.time_left_seconds = fresh.time_left_seconds;
       attempt.deadline = fresh.deadline;
-      if (fresh.time_left_seconds > 0 || retries === 0) return startTimer();
+      if ((fresh.time_left_seconds ?? 0) > 0 || retries === 0) return startTimer();
       return setTimeout(() => expire(retries - 1), 1000);
     }
     attempt = fresh;

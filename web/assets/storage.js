@@ -1,3 +1,4 @@
+// @ts-check
 // Web storage that may be denied. In an LMS's iframe on another site, a browser that blocks
 // third-party storage throws on the first touch of `localStorage` or `sessionStorage`
 // ("Access is denied"). Every page goes through here instead: where a store is denied (or a
@@ -6,6 +7,7 @@
 
 const denied = new Set();
 
+/** @param {'localStorage' | 'sessionStorage'} name */
 function open(name) {
   try {
     const store = window[name];
@@ -19,6 +21,7 @@ function open(name) {
   }
 }
 
+/** @param {'localStorage' | 'sessionStorage'} name */
 function area(name) {
   const real = open(name);
   const memory = new Map();

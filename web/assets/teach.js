@@ -1,8 +1,11 @@
+// @ts-check
 // Instructor pages: courses, a course's people and assignments. Analytics are in charts.js.
 
 import { api } from './api.js';
 import { h, loc, announce, focus, newId } from './dom.js';
 import { t, num, pct, dateTime, nativeName } from './i18n.js';
+
+/** @typedef {import('./api.js').Schemas} Schemas */
 
 function input(id, label, attrs = {}) {
   return h('div', { class: 'field' }, h('label', { for: id }, label), h('input', { id, name: id, type: 'text', ...attrs }));
@@ -82,7 +85,7 @@ export async function coursesPage(view, ctx) {
       title: t('new_course'),
       fields: [input('course-title', t('title'), { required: true, maxlength: 200 }), input('course-code', t('course_code'), { maxlength: 50 })],
       submitLabel: t('create'),
-      action: (f) => api.post('/v1/courses', { title: f.get('course-title'), code: f.get('course-code') || null }),
+      action: (f) => api.post('/v1/courses', {}, { title: f.get('course-title'), code: f.get('course-code') || null }),
       done: (course) => {
         announce(t('course_created'));
         ctx.navigate(`#/teach/course/${course.id}`);
@@ -100,12 +103,12 @@ function policyText(p) {
 export async function coursePage(view, ctx, id) {
   if (staffOnly(view, ctx)) return;
   const [course, roster, assignments, catalogue, invitations, accommodations] = await Promise.all([
-    api.get(`/v1/courses/${id}`),
-    api.list(`/v1/courses/${id}/enrollments`),
-    api.list(`/v1/courses/${id}/assignments`),
-    api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`),
-    api.list(`/v1/courses/${id}/invitations`),
-    api.get(`/v1/courses/${id}/accommodations`),
+    api.get('/v1/courses/{id}', { id }),
+    api.list('/v1/courses/{id}/enrollments', { id }),
+    api.list('/v1/courses/{id}/assignments', { id }),
+    api.list('/v1/quizzes', { lang: ctx.lang }),
+    api.list('/v1/courses/{id}/invitations', { id }),
+    api.get('/v1/courses/{id}/accommodations', { id }),
   ]);
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
   view.classList.add('wide');
@@ -181,7 +184,7 @@ export async function coursePage(view, ctx, id) {
           ]),
         ],
         submitLabel: t('enroll'),
-        action: (f) => api.post(`/v1/courses/${id}/enrollments`, { email: f.get('enroll-email'), role: f.get('enroll-role') }),
+        action: (f) => api.post('/v1/courses/{id}/enrollments', { id }, { email: f.get('enroll-email'), role: f.get('enroll-role') }),
         // An email without an account is invited (202, an invitation) rather than enrolled.
         done: (e) =>
           reload(e.display_name ? t('enrolled', { who: e.display_name }) : t('invited', { who: e.email }), '#enroll-email'),
@@ -212,19 +215,24 @@ export async function coursePage(view, ctx, id) {
         ],
         submitLabel: t('create'),
         action: (f) => {
-          const policy = {
-            feedback: f.get('asg-feedback'),
-            grading_method: f.get('asg-grading'),
-            navigation: f.get('asg-navigation'),
-            shuffle_questions: f.get('asg-shuffle-q') === 'on',
-            shuffle_options: f.get('asg-shuffle-o') === 'on',
-          };
+          /** @param {string} name */
+          const value = (name) => String(f.get(name) ?? '');
           // datetime-local is the browser's local time; the API takes an instant.
-          if (f.get('asg-opens')) policy.opens_at = new Date(f.get('asg-opens')).toISOString();
-          if (f.get('asg-closes')) policy.closes_at = new Date(f.get('asg-closes')).toISOString();
-          if (f.get('asg-time')) policy.time_limit_minutes = Number(f.get('asg-time'));
-          if (f.get('asg-attempts')) policy.attempts_allowed = Number(f.get('asg-attempts'));
-          return api.post(`/v1/courses/${id}/assignments`, { quiz: f.get('asg-quiz'), title: f.get('asg-title') || null, policy });
+          /** @param {string} name */
+          const instant = (name) => (value(name) ? new Date(value(name)).toISOString() : null);
+          /** @type {Schemas['Policy']} */
+          const policy = {
+            feedback: /** @type {Schemas['FeedbackTiming']} */ (value('asg-feedback')),
+            grading_method: /** @type {Schemas['GradingMethod']} */ (value('asg-grading')),
+            navigation: /** @type {Schemas['Navigation']} */ (value('asg-navigation')),
+            shuffle_questions: value('asg-shuffle-q') === 'on',
+            shuffle_options: value('asg-shuffle-o') === 'on',
+            opens_at: instant('asg-opens'),
+            closes_at: instant('asg-closes'),
+            time_limit_minutes: value('asg-time') ? Number(value('asg-time')) : null,
+            attempts_allowed: value('asg-attempts') ? Number(value('asg-attempts')) : null,
+          };
+          return api.post('/v1/courses/{id}/assignments', { id }, { quiz: value('asg-quiz'), title: value('asg-title') || null, policy });
         },
         done: () => reload(t('assignment_created'), '#asg-h'),
       }),
@@ -235,8 +243,12 @@ export async function coursePage(view, ctx, id) {
 
 /// Regrading an assignment to a corrected version of its quiz: a preview (the API's dry run)
 /// as tables, then the same change applied on confirmation.
-// `latest`: the quiz's current version, when known; `questionKeys`: the assigned version's.
-export function regradeSection(ctx, assignment, roster, { latest, questionKeys = [] } = {}) {
+/**
+ * @param {import('./app.js').Ctx} ctx @param {Schemas['Assignment']} assignment @param {Schemas['Enrollment'][]} roster
+ * @param {{ latest?: number, questionKeys?: string[] }} versions `latest`: the quiz's current
+ *   version, when known; `questionKeys`: the assigned version's.
+ */
+export function regradeSection(ctx, assignment, roster, { latest, questionKeys = [] }) {
   const names = new Map(roster.map((p) => [p.user_id, p.display_name]));
   const result = h('div', { class: 'regrade-result', 'aria-live': 'polite' });
   const error = h('div', { class: 'form-error', role: 'alert' });
@@ -269,19 +281,20 @@ export function regradeSection(ctx, assignment, roster, { latest, questionKeys =
     result);
   const body = (dryRun) => {
     const f = new FormData(form);
+    /** @type {Schemas['RegradeRequest']} */
     const out = { dry_run: dryRun };
-    const question = f.get('regrade-question');
+    const question = /** @type {string | null} */ (f.get('regrade-question'));
     const to = Number(f.get('regrade-version'));
-    if (question) out.questions = { [question]: f.get('regrade-scoring') };
+    if (question) out.questions = { [question]: /** @type {Schemas['Scoring']} */ (f.get('regrade-scoring')) };
     if (f.get('regrade-version') && !(question && to === assignment.quiz_version)) out.to_version = to;
-    if (f.get('regrade-reason')) out.reason = f.get('regrade-reason');
+    if (f.get('regrade-reason')) out.reason = String(f.get('regrade-reason'));
     return out;
   };
   const run = async (dryRun) => {
     error.replaceChildren();
     preview.disabled = apply.disabled = true;
     try {
-      const report = await api.post(`/v1/assignments/${assignment.id}/regrade`, body(dryRun));
+      const report = await api.post('/v1/assignments/{id}/regrade', { id: assignment.id }, body(dryRun));
       result.replaceChildren(...regradeReport(report, names));
       apply.hidden = !dryRun;
       if (!dryRun) {
@@ -348,7 +361,10 @@ const TRANSLATION_FORMATS = [
 /// Fetches a translation file with the session's token and hands it to the browser as a
 /// download (a plain link would carry no token).
 async function downloadTranslation(slug, version, locale, ext) {
-  const res = await api.fetch(`/v1/quizzes/${encodeURIComponent(slug)}/versions/${version}/translations/${encodeURIComponent(locale)}.${ext}`);
+  const params = { slug, version, locale };
+  const res = await (ext === 'po'
+    ? api.fetch('/v1/quizzes/{slug}/versions/{version}/translations/{locale}.po', params)
+    : api.fetch('/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf', params));
   const url = URL.createObjectURL(await res.blob());
   const a = h('a', { href: url, download: `${slug}-v${version}-${locale}.${ext}`, hidden: true });
   document.body.append(a);
@@ -430,11 +446,11 @@ function quizTranslations(ctx, quiz, status) {
     const [ext, , type] = TRANSLATION_FORMATS[po ? 1 : 0];
     button.disabled = true;
     try {
-      const saved = await api.putFile(
-        `/v1/quizzes/${encodeURIComponent(slug)}/versions/${status.version}/translations/${encodeURIComponent(locale)}.${ext}`,
-        await chosen.text(),
-        type,
-      );
+      const params = { slug, version: status.version, locale: String(locale) };
+      const text = await chosen.text();
+      const saved = await (ext === 'po'
+        ? api.putFile('/v1/quizzes/{slug}/versions/{version}/translations/{locale}.po', params, text, type)
+        : api.putFile('/v1/quizzes/{slug}/versions/{version}/translations/{locale}.xlf', params, text, type));
       await ctx.render({ keepFocus: true });
       announce(saved.status === 'unchanged' ? t('tr_unchanged') : t('tr_saved', { v: saved.version }));
       focus(document.getElementById(hid));
@@ -460,12 +476,12 @@ function quizTranslations(ctx, quiz, status) {
 /// uploads for translators' tools.
 export async function translationsPage(view, ctx) {
   if (staffOnly(view, ctx)) return;
-  const catalogue = await api.list(`/v1/quizzes?lang=${encodeURIComponent(ctx.lang)}`);
+  const catalogue = await api.list('/v1/quizzes', { lang: ctx.lang });
   // Only a quiz's authors (and admins) read its translations: the catalogue says which.
   const authored = await Promise.all(
     catalogue.items
       .filter((q) => q.editable)
-      .map(async (q) => [q, await api.get(`/v1/quizzes/${encodeURIComponent(q.slug)}/translations`)]),
+      .map(async (q) => [q, await api.get('/v1/quizzes/{slug}/translations', { slug: q.slug })]),
   );
   view.classList.add('wide');
   view.append(
@@ -574,13 +590,13 @@ function adjustmentTable(items, { caption, onRemove }) {
 }
 
 /// A section with the adjustments, their removal, and a form that sets one learner's.
-// `path`: where one learner's lives (`…/overrides` or `…/accommodations`), `<path>/<user_id>`.
-function adjustmentSection(ctx, { hid, title, intro, items, learners, path, prefix, reload }) {
+// `del` and `put`: one learner's removed and set (an override, or an accommodation).
+function adjustmentSection(ctx, { hid, title, intro, items, learners, del, put, prefix, reload }) {
   const error = h('div', { class: 'form-error', role: 'alert' });
   const remove = async (o) => {
     error.replaceChildren();
     try {
-      await api.del(`${path}/${o.user_id}`);
+      await del(o.user_id);
       await reload(t('adj_removed', { who: o.display_name }), `#${hid}`);
     } catch (err) {
       error.replaceChildren(problemText(ctx, err));
@@ -604,7 +620,7 @@ function adjustmentSection(ctx, { hid, title, intro, items, learners, path, pref
           submitLabel: t('save'),
           action: (f) => {
             const who = f.get(`${prefix}-learner`);
-            return api.put(`${path}/${who}`, adjustmentBody(f, prefix)).then(() => who);
+            return put(who, adjustmentBody(f, prefix)).then(() => who);
           },
           done: (who) => reload(t('adj_saved', { who: names.get(who) || '' }), `#${hid}`),
         })
@@ -675,7 +691,7 @@ function csvForm(ctx, id, reload) {
     const chosen = form.querySelector('input[type=file]').files[0];
     button.disabled = true;
     try {
-      const report = await api.postFile(`/v1/courses/${id}/enrollments/csv`, await chosen.text(), 'text/csv');
+      const report = await api.postFile('/v1/courses/{id}/enrollments/csv', { id }, await chosen.text(), 'text/csv');
       csvReport = { course: id, report };
       const s = report.summary;
       await reload(t('csv_summary', { enrolled: s.enrolled, invited: s.invited, already: s.already_enrolled + s.already_invited, invalid: s.invalid }), '#csv-report-h');
@@ -732,7 +748,7 @@ function invitationsSection(ctx, id, invitations, reload) {
                         class: 'small',
                         onclick: () =>
                           act(
-                            () => api.post(`/v1/courses/${id}/invitations/${inv.id}/resend`),
+                            () => api.post('/v1/courses/{id}/invitations/{invitation_id}/resend', { id, invitation_id: inv.id }),
                             () => announce(t('inv_resent', { who: inv.email })),
                           ),
                       },
@@ -746,7 +762,7 @@ function invitationsSection(ctx, id, invitations, reload) {
                         class: 'small',
                         onclick: () =>
                           act(
-                            () => api.del(`/v1/courses/${id}/invitations/${inv.id}`),
+                            () => api.del('/v1/courses/{id}/invitations/{invitation_id}', { id, invitation_id: inv.id }),
                             () => reload(t('inv_revoked', { who: inv.email }), '#inv-h'),
                           ),
                       },
@@ -778,7 +794,10 @@ export function courseExamSections(ctx, id, { roster, invitations, accommodation
       intro: t('acc_intro'),
       items: accommodations,
       learners,
-      path: `/v1/courses/${id}/accommodations`,
+      /** @param {string} user_id */
+      del: (user_id) => api.del('/v1/courses/{id}/accommodations/{user_id}', { id, user_id }),
+      /** @param {string} user_id @param {Schemas['AdjustmentRequest']} body */
+      put: (user_id, body) => api.put('/v1/courses/{id}/accommodations/{user_id}', { id, user_id }, body),
       prefix: 'acc',
       reload,
     }),
@@ -791,14 +810,16 @@ export function courseExamSections(ctx, id, { roster, invitations, accommodation
 /// Fetches every page of the gradebook as CSV (following `Link: rel="next"`) and hands the
 /// whole file to the browser as a download: the header once, then each page's rows.
 async function downloadGradebook(id) {
-  let path = `/v1/courses/${id}/gradebook?format=csv&limit=200`;
+  /** @type {string | undefined} */
+  let cursor;
   const parts = [];
-  for (let i = 0; path && i < 50; i += 1) {
-    const res = await api.fetch(path);
+  for (let i = 0; i < 50; i += 1) {
+    const res = await api.fetch('/v1/courses/{id}/gradebook', { id, format: 'csv', limit: 200, cursor });
     const text = await res.text();
     parts.push(i === 0 ? text : text.slice(text.indexOf('\n') + 1));
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') || '');
-    path = next ? (({ pathname, search }) => pathname + search)(new URL(next[1], location.href)) : null;
+    cursor = next ? new URL(next[1], location.href).searchParams.get('cursor') ?? undefined : undefined;
+    if (!cursor) break;
   }
   const url = URL.createObjectURL(new Blob(parts, { type: 'text/csv' }));
   const a = h('a', { href: url, download: `gradebook-${id}.csv`, hidden: true });
@@ -831,7 +852,7 @@ function gradebookCell(cell, assignment, learner) {
 
 export async function gradebookPage(view, ctx, id) {
   if (staffOnly(view, ctx)) return;
-  const [course, book] = await Promise.all([api.get(`/v1/courses/${id}`), api.list(`/v1/courses/${id}/gradebook`)]);
+  const [course, book] = await Promise.all([api.get('/v1/courses/{id}', { id }), api.list('/v1/courses/{id}/gradebook', { id })]);
   view.classList.add('wide');
   const error = h('div', { class: 'form-error', role: 'alert' });
   const download = h('button', { type: 'button' }, t('gb_download'));
@@ -904,7 +925,7 @@ let openAttempt = null;
 const FINISH_REASONS = new Set(['submitted', 'deadline', 'closed']);
 
 async function gradeHistory(ctx, attempt, names) {
-  const history = await api.get(`/v1/attempts/${attempt.id}/grade-history`);
+  const history = await api.get('/v1/attempts/{id}/grade-history', { id: attempt.id });
   const who = (e) => (e.actor_id ? names.get(e.actor_id) || t('grade_by_staff') : 'quizd');
   return h(
     'div',
@@ -969,7 +990,7 @@ function gradePanel(ctx, attempt, names) {
       const f = new FormData(form);
       button.disabled = true;
       try {
-        await api.put(`/v1/attempts/${attempt.id}/grade`, { points: Number(f.get(`${p}-points`)), reason: f.get(`${p}-reason`) });
+        await api.put('/v1/attempts/{id}/grade', { id: attempt.id }, { points: Number(f.get(`${p}-points`)), reason: String(f.get(`${p}-reason`) ?? '') });
         openAttempt = attempt.id;
         await ctx.render({ keepFocus: true });
         announce(t('grade_saved', { who: attempt.display_name }));
@@ -1061,7 +1082,7 @@ function bulkOverrideForm(ctx, assignment, learners, reload) {
     submitLabel: t('bulk_save'),
     action: (f) => {
       const ids = learners.filter((p) => f.get(`bulk-${p.user_id}`) === 'on').map((p) => p.user_id);
-      return api.post(`/v1/assignments/${assignment.id}/overrides`, { user_ids: ids, override: adjustmentBody(f, 'bulk') }).then(() => ids.length);
+      return api.post('/v1/assignments/{id}/overrides', { id: assignment.id }, { user_ids: ids, override: adjustmentBody(f, 'bulk') }).then(() => ids.length);
     },
     done: (n) => reload(t('bulk_saved', { n }), '#ovr-h'),
   });
@@ -1082,17 +1103,17 @@ function policySummary(policy) {
 /// learner's id, to show only their attempts (from the gradebook).
 export async function examPage(view, ctx, id, only) {
   if (staffOnly(view, ctx)) return;
-  const assignment = await api.get(`/v1/assignments/${id}`);
+  const assignment = await api.get('/v1/assignments/{id}', { id });
   const courseId = assignment.course_id;
   if (!courseId) {
     view.append(h('h1', {}, h('bdi', {}, assignment.title)), h('p', { role: 'alert' }, t('exam_practice')));
     return;
   }
   const [course, overrides, roster, attempts] = await Promise.all([
-    api.get(`/v1/courses/${courseId}`),
-    api.get(`/v1/assignments/${id}/overrides`),
-    api.list(`/v1/courses/${courseId}/enrollments`),
-    api.list(`/v1/assignments/${id}/attempts`),
+    api.get('/v1/courses/{id}', { id: courseId }),
+    api.get('/v1/assignments/{id}/overrides', { id }),
+    api.list('/v1/courses/{id}/enrollments', { id: courseId }),
+    api.list('/v1/assignments/{id}/attempts', { id }),
   ]);
   const names = new Map(roster.items.map((p) => [p.user_id, p.display_name]));
   for (const a of attempts.items) if (!names.has(a.user_id)) names.set(a.user_id, a.display_name);
@@ -1123,7 +1144,10 @@ export async function examPage(view, ctx, id, only) {
       intro: t('ovr_intro'),
       items: overrides.items,
       learners,
-      path: `/v1/assignments/${id}/overrides`,
+      /** @param {string} user_id */
+      del: (user_id) => api.del('/v1/assignments/{id}/overrides/{user_id}', { id, user_id }),
+      /** @param {string} user_id @param {Schemas['AdjustmentRequest']} body */
+      put: (user_id, body) => api.put('/v1/assignments/{id}/overrides/{user_id}', { id, user_id }, body),
       prefix: 'ovr',
       reload,
     }),
