@@ -217,7 +217,12 @@ struct XapiArgs {
     #[arg(long, env = "QUIZD_XAPI_PASSWORD", hide_env_values = true)]
     xapi_password: Option<String>,
     /// Bearer token for the LRS (instead of a user and password).
-    #[arg(long, env = "QUIZD_XAPI_TOKEN", hide_env_values = true, conflicts_with = "xapi_username")]
+    #[arg(
+        long,
+        env = "QUIZD_XAPI_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "xapi_username"
+    )]
     xapi_token: Option<String>,
     /// Identify learners by their email address (`mbox`) where they have one, instead of an
     /// opaque account (their quizd user id on --public-url).

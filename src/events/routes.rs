@@ -83,9 +83,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
     use web::{get, post};
     cfg.service(resource("/v1/xapi/deliveries").route(get().to(list_xapi_deliveries)))
-        .service(
-            resource("/v1/xapi/deliveries/{id}/retry").route(post().to(retry_xapi_delivery)),
-        );
+        .service(resource("/v1/xapi/deliveries/{id}/retry").route(post().to(retry_xapi_delivery)));
 }
 
 #[derive(utoipa::OpenApi)]

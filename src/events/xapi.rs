@@ -245,7 +245,10 @@ fn quiz_activity(cx: &Context<'_>) -> Value {
 
 fn question_activity(cx: &Context<'_>, key: &str) -> Value {
     let mut definition = json!({"type": INTERACTION});
-    if let Some(q) = cx.content.and_then(|c| c.questions.iter().find(|q| q.key == key)) {
+    if let Some(q) = cx
+        .content
+        .and_then(|c| c.questions.iter().find(|q| q.key == key))
+    {
         definition["name"] = json!(q.prompt);
         definition["interactionType"] = json!(match q.kind {
             QuestionKind::Single | QuestionKind::Multiple => "choice",
@@ -321,7 +324,9 @@ pub async fn deliver_due(
             ))));
             continue;
         };
-        let version = versions.get(&attempt.quiz_version_id).and_then(Option::as_ref);
+        let version = versions
+            .get(&attempt.quiz_version_id)
+            .and_then(Option::as_ref);
         let cx = Context {
             homepage: &settings.homepage,
             attempt,
@@ -564,10 +569,23 @@ mod tests {
     #[test]
     fn an_endpoint_must_be_https_or_loopback_with_one_way_to_sign_in() {
         let ok = |e: &str| {
-            Settings::new(e, None, None, Some("t".into()), Some("https://q.example/"), false)
+            Settings::new(
+                e,
+                None,
+                None,
+                Some("t".into()),
+                Some("https://q.example/"),
+                false,
+            )
         };
-        assert_eq!(ok("https://lrs.example/xapi").unwrap().endpoint.as_str(), "https://lrs.example/xapi/");
-        assert_eq!(ok("https://q.example").unwrap().homepage, "https://q.example");
+        assert_eq!(
+            ok("https://lrs.example/xapi").unwrap().endpoint.as_str(),
+            "https://lrs.example/xapi/"
+        );
+        assert_eq!(
+            ok("https://q.example").unwrap().homepage,
+            "https://q.example"
+        );
         assert!(ok("http://127.0.0.1:8100/xAPI/").is_ok());
         assert!(ok("http://lrs.example/xAPI/").is_err());
         assert!(ok("ftp://lrs.example/").is_err());
@@ -580,6 +598,16 @@ mod tests {
             false,
         );
         assert!(both.is_err());
-        assert!(Settings::new("https://lrs.example/", None, None, Some("t".into()), None, false).is_err());
+        assert!(
+            Settings::new(
+                "https://lrs.example/",
+                None,
+                None,
+                Some("t".into()),
+                None,
+                false
+            )
+            .is_err()
+        );
     }
 }

@@ -17,8 +17,8 @@ use uuid::Uuid;
 use super::registrations::RegistrationRow;
 use super::services::{access_token, excerpt, forget_token};
 use super::store::{self, ResourceLinkKey, Target};
-use crate::events::{self, AGS, Outcome, Retry};
 use super::{read_body, scope};
+use crate::events::{self, AGS, Outcome, Retry};
 use crate::grading::{FinishedAttempt, assignment_grade};
 
 /// The outbox topics this worker delivers. `response.recorded` is not among them: it is

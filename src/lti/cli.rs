@@ -204,7 +204,9 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
                 println!("delivery {id} is due now; a running quizd sends it within seconds");
                 Ok(())
             }
-            crate::events::Retry::AlreadyDelivered => anyhow::bail!("delivery {id} was delivered already"),
+            crate::events::Retry::AlreadyDelivered => {
+                anyhow::bail!("delivery {id} was delivered already")
+            }
             crate::events::Retry::NotFound => anyhow::bail!("there is no grade delivery {id}"),
         },
     }

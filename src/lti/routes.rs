@@ -8,7 +8,6 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::ags::{self, DeliveryList};
-use crate::events::{DeliveryFilter, Retry};
 use super::keys::{self, PublicKeyInfo};
 use super::registrations::{
     self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
@@ -17,6 +16,7 @@ use super::store;
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Code, Problem};
+use crate::events::{DeliveryFilter, Retry};
 use crate::state::AppState;
 
 fn registration_not_found() -> ApiError {

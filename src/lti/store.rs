@@ -10,10 +10,10 @@ use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
 use super::ags::{Delivery, TOPICS};
-use crate::events::store::STATUS;
-use crate::events::{AGS, DeliveryFilter};
 use super::keys::{NewKey, RETIRED_KEY_PUBLISHED_DAYS};
 use super::registrations::{RegistrationCreate, RegistrationUpdate};
+use crate::events::store::STATUS;
+use crate::events::{AGS, DeliveryFilter};
 use crate::policy::GradingMethod;
 
 // ---------------------------------------------------------------------------------------------

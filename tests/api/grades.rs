@@ -62,7 +62,13 @@ pub(crate) async fn start(app: &TestApp, who: &Person, assignment: &str) -> Valu
 
 /// Answers the first `answered` questions, picking option `pick` (modulo the options) of
 /// each, so that learners score differently.
-pub(crate) async fn answer_some(app: &TestApp, who: &Person, attempt: &Value, answered: usize, pick: usize) {
+pub(crate) async fn answer_some(
+    app: &TestApp,
+    who: &Person,
+    attempt: &Value,
+    answered: usize,
+    pick: usize,
+) {
     let id = attempt["id"].as_str().unwrap();
     for q in attempt["questions"]
         .as_array()

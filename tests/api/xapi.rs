@@ -10,7 +10,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::grades::{answer_some, assignment, course, finish, start};
-use crate::support::{TestApp, assert_problem, bearer, expect_status, get_as, post_as, repo, token_for};
+use crate::support::{
+    TestApp, assert_problem, bearer, expect_status, get_as, post_as, repo, token_for,
+};
 
 const HOMEPAGE: &str = "https://quiz.example.org";
 
@@ -162,7 +164,15 @@ async fn all_delivered(app: &TestApp, admin: &str) -> Vec<Value> {
 fn verbs(statements: &[Value]) -> Vec<String> {
     let mut v: Vec<String> = statements
         .iter()
-        .map(|s| s["verb"]["id"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .map(|s| {
+            s["verb"]["id"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     v.sort();
     v
@@ -198,7 +208,10 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
         assert_eq!(s["context"]["registration"], id);
         let grouping = &s["context"]["contextActivities"]["grouping"][0];
         assert_eq!(grouping["id"], format!("{HOMEPAGE}/courses/{}", c.id));
-        assert_eq!(grouping["definition"]["name"]["und"], "Distributed training");
+        assert_eq!(
+            grouping["definition"]["name"]["und"],
+            "Distributed training"
+        );
     }
     let quiz_name = json!({
         "en": "Data Parallelism Quiz",
@@ -208,7 +221,12 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     let by_verb = |verb: &str| {
         statements
             .iter()
-            .filter(|s| s["verb"]["id"].as_str().unwrap().ends_with(&format!("/{verb}")))
+            .filter(|s| {
+                s["verb"]["id"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!("/{verb}"))
+            })
             .collect::<Vec<_>>()
     };
     let initialized = by_verb("initialized")[0];
@@ -223,20 +241,38 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     let answered = by_verb("answered");
     let first = answered
         .iter()
-        .find(|s| s["object"]["id"].as_str().unwrap().ends_with("/questions/replica-contents"))
+        .find(|s| {
+            s["object"]["id"]
+                .as_str()
+                .unwrap()
+                .ends_with("/questions/replica-contents")
+        })
         .expect("the first question's statement");
     let name = &first["object"]["definition"]["name"];
-    assert_eq!(name["en"], "In standard data parallelism, what does each GPU hold?");
+    assert_eq!(
+        name["en"],
+        "In standard data parallelism, what does each GPU hold?"
+    );
     assert_eq!(name["bn"], "স্ট্যান্ডার্ড ডেটা সমান্তরালে, প্রতিটি জিপিইউ কী ধরে রাখে?");
     assert!(name["id"].is_string(), "{name}");
     assert_eq!(first["object"]["definition"]["interactionType"], "choice");
-    assert_eq!(first["context"]["contextActivities"]["parent"][0]["id"], initialized["object"]["id"]);
+    assert_eq!(
+        first["context"]["contextActivities"]["parent"][0]["id"],
+        initialized["object"]["id"]
+    );
     let mut raw_sum = 0.0;
     for s in &answered {
         let r = &s["result"];
-        let (raw, max) = (r["score"]["raw"].as_f64().unwrap(), r["score"]["max"].as_f64().unwrap());
+        let (raw, max) = (
+            r["score"]["raw"].as_f64().unwrap(),
+            r["score"]["max"].as_f64().unwrap(),
+        );
         assert!(r["success"].is_boolean(), "{s}");
-        assert_eq!(r["success"].as_bool().unwrap(), raw == max && max > 0.0, "{s}");
+        assert_eq!(
+            r["success"].as_bool().unwrap(),
+            raw == max && max > 0.0,
+            "{s}"
+        );
         assert_eq!(r["score"]["min"].as_f64().unwrap(), 0.0);
         assert!((r["score"]["scaled"].as_f64().unwrap() - raw / max).abs() < 1e-4);
         raw_sum += raw;
@@ -256,7 +292,11 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     // between sending and recording) adds nothing at the LRS: the ids are the events'.
     let deliveries = all_delivered(&app, &admin.access).await;
     assert_eq!(deliveries.len(), questions + 2);
-    assert!(deliveries.iter().all(|d| d["status"] == "delivered" && d["attempt_id"] == id));
+    assert!(
+        deliveries
+            .iter()
+            .all(|d| d["status"] == "delivered" && d["attempt_id"] == id)
+    );
     sqlx::query(
         "UPDATE deliveries SET delivered_at = NULL, next_attempt_at = now(), tries = 0
           WHERE consumer = 'xapi'",
@@ -268,7 +308,10 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     let again = lrs.statements(id).await;
     assert_eq!(again.len(), questions + 2, "{again:#?}");
     let ids = |s: &[Value]| {
-        let mut v: Vec<String> = s.iter().map(|s| s["id"].as_str().unwrap().to_string()).collect();
+        let mut v: Vec<String> = s
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect();
         v.sort();
         v
     };
@@ -277,17 +320,43 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     // A delivered one is not retried; the learner and the teacher never see these endpoints.
     let one = deliveries[0]["id"].as_i64().unwrap();
     let retry = format!("/v1/xapi/deliveries/{one}/retry");
-    assert_problem(post_as(&app, &admin.access, &retry, &json!({})).await, 409, "delivery_done").await;
-    let res = post_as(&app, &admin.access, "/v1/xapi/deliveries/999999/retry", &json!({})).await;
+    assert_problem(
+        post_as(&app, &admin.access, &retry, &json!({})).await,
+        409,
+        "delivery_done",
+    )
+    .await;
+    let res = post_as(
+        &app,
+        &admin.access,
+        "/v1/xapi/deliveries/999999/retry",
+        &json!({}),
+    )
+    .await;
     assert_problem(res, 404, "delivery_not_found").await;
     for who in [&learner.access, &c.teacher.access] {
-        assert_problem(get_as(&app, who, "/v1/xapi/deliveries").await, 403, "forbidden").await;
-        assert_problem(post_as(&app, who, &retry, &json!({})).await, 403, "forbidden").await;
+        assert_problem(
+            get_as(&app, who, "/v1/xapi/deliveries").await,
+            403,
+            "forbidden",
+        )
+        .await;
+        assert_problem(
+            post_as(&app, who, &retry, &json!({})).await,
+            403,
+            "forbidden",
+        )
+        .await;
     }
-    let res = bearer(&app, reqwest::Method::GET, "/v1/xapi/deliveries", "not-a-token")
-        .send()
-        .await
-        .unwrap();
+    let res = bearer(
+        &app,
+        reqwest::Method::GET,
+        "/v1/xapi/deliveries",
+        "not-a-token",
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(res.status(), 401);
     let res = app
         .client
@@ -303,7 +372,12 @@ async fn statements_for_an_lrs_that_is_down_are_retried_with_backoff_and_arrive_
     let (dir, port) = Lrs::new().stop();
     let app = quizd_sending_to(format!("http://127.0.0.1:{port}/xAPI/")).await;
     let admin = token_for(&app, "admin@xapi-down.example", "admin").await;
-    let c = course(&app, "teacher@xapi-down.example", &["learner@xapi-down.example"]).await;
+    let c = course(
+        &app,
+        "teacher@xapi-down.example",
+        &["learner@xapi-down.example"],
+    )
+    .await;
     let a = assignment(&app, &c, json!({})).await;
     let attempt = start(&app, &c.learners[0], &a).await;
     let id = attempt["id"].as_str().unwrap();
@@ -324,7 +398,10 @@ async fn statements_for_an_lrs_that_is_down_are_retried_with_backoff_and_arrive_
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["tries"], 1);
     assert!(
-        failed["last_error"].as_str().unwrap().contains("could not be reached"),
+        failed["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
         "{failed}"
     );
     let next: chrono::DateTime<chrono::Utc> =

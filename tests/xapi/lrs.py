@@ -51,6 +51,13 @@ def main():
 
     threading.Thread(target=watch_stdin, daemon=True).start()
     import uvicorn
+    from ralph.backends.data.base import BaseOperationType
+    from ralph.backends.lrs.fs import FSLRSBackend
+
+    # Ralph's file-system backend writes every batch with its default operation, `index`,
+    # which refuses a file that exists: every POST after the first would fail with a 500.
+    # Appending is what an LRS on files must do.
+    FSLRSBackend.default_operation_type = BaseOperationType.APPEND
 
     print(f"READY {port}", flush=True)
     uvicorn.run("ralph.api:app", fd=sock.fileno(), log_level="warning")
