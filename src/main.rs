@@ -43,6 +43,8 @@ struct DbArgs {
     db_pool_size: u32,
 }
 
+// Parsed once from the command line: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API (the default): migrate, import the content directory, listen.
