@@ -1,6 +1,6 @@
 //! quizd's background loops, started from one place and stopped together: the deadline sweep,
-//! LTI grade delivery and xAPI statements from the outbox, the quiz change listener, the metrics upkeep, and the
-//! one-off rebuild of stale item analysis tables at start-up.
+//! LTI grade delivery and xAPI statements from the outbox, the quiz change listener, the
+//! metrics upkeep, and the one-off rebuild of stale item analysis tables at start-up.
 //! `quizd serve` starts them all before it listens and stops them after the HTTP server has
 //! drained (each loop finishes the step it is in: a sweep or a delivery batch is one
 //! transaction, so stopping between steps loses nothing).

@@ -21,8 +21,8 @@ use super::{read_body, scope};
 use crate::events::{self, AGS, Outcome, Retry};
 use crate::grading::{FinishedAttempt, assignment_grade};
 
-/// The outbox topics this worker delivers. `response.recorded` is not among them: it is
-/// another consumer's (xAPI).
+/// The outbox topics this worker delivers, as its rows in `event_consumers` (migration 0022)
+/// say to dispatch. `response.recorded` is not among them: it is another consumer's (xAPI).
 pub const TOPICS: [&str; 2] = ["attempt.finished", "attempt.regraded"];
 pub const SCORE_MEDIA_TYPE: &str = "application/vnd.ims.lis.v1.score+json";
 pub const LINEITEM_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitem+json";
