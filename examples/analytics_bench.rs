@@ -128,6 +128,7 @@ async fn main() -> anyhow::Result<()> {
         quizd::background::Loops {
             deadline_sweep: false,
             grade_delivery: None,
+            xapi_delivery: None,
             change_listener: true,
             metrics_upkeep: false,
             analytics_backfill: false,

@@ -133,6 +133,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .configure(crate::grades::configure)
         .configure(analytics::routes::configure)
         .configure(lti::routes::configure)
+        .configure(crate::events::routes::configure)
         .configure(ops::configure)
         .configure(frontend::configure);
 }

@@ -1,6 +1,6 @@
 //! quizd's background loops, started from one place and stopped together: the deadline sweep,
-//! LTI grade delivery from the outbox, the quiz change listener, the metrics upkeep, and the
-//! one-off rebuild of stale item analysis tables at start-up.
+//! LTI grade delivery and xAPI statements from the outbox, the quiz change listener, the
+//! metrics upkeep, and the one-off rebuild of stale item analysis tables at start-up.
 //! `quizd serve` starts them all before it listens and stops them after the HTTP server has
 //! drained (each loop finishes the step it is in: a sweep or a delivery batch is one
 //! transaction, so stopping between steps loses nothing).
@@ -52,6 +52,8 @@ pub struct Loops {
     pub deadline_sweep: bool,
     /// Deliver grades to LMSs from the outbox, this often.
     pub grade_delivery: Option<Duration>,
+    /// Send xAPI statements to the LRS from the outbox, this often (only with xAPI settings).
+    pub xapi_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
     /// Keep the Prometheus histograms current, every 5 s.
@@ -65,6 +67,7 @@ impl Loops {
     pub const SERVE: Loops = Loops {
         deadline_sweep: true,
         grade_delivery: Some(Duration::from_secs(2)),
+        xapi_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
         metrics_upkeep: true,
         analytics_backfill: true,
@@ -92,6 +95,15 @@ impl Background {
         if let Some(every) = loops.grade_delivery {
             tasks.push(tokio::spawn(crate::lti::ags::deliver_grades(
                 state.pool.clone(),
+                every,
+                shutdown.clone(),
+            )));
+        }
+        if let Some(every) = loops.xapi_delivery
+            && state.xapi.is_some()
+        {
+            tasks.push(tokio::spawn(crate::events::xapi::deliver_statements(
+                state.clone(),
                 every,
                 shutdown.clone(),
             )));

@@ -13,6 +13,7 @@ pub mod content;
 pub mod courses;
 pub mod db;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod frontend;
 pub mod grades;

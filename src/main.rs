@@ -54,6 +54,8 @@ struct DbArgs {
     db_pool_size: u32,
 }
 
+// Parsed once from the command line: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API (the default): migrate, import the content directory, listen.
@@ -208,6 +210,55 @@ struct ServeArgs {
     mail_from: String,
     #[command(flatten)]
     lti: quizd::lti::cli::ServeSettings,
+    #[command(flatten)]
+    xapi: XapiArgs,
+}
+
+/// Learning events out: xAPI statements to a Learning Record Store.
+#[derive(Debug, clap::Args)]
+struct XapiArgs {
+    /// The LRS's xAPI endpoint (e.g. `https://lrs.example.org/xAPI/`; plain http only on
+    /// loopback): quizd sends it a statement when an attempt starts, for each answer, and when
+    /// an attempt finishes. Needs --public-url (the learners' account home page) and either
+    /// --xapi-username/--xapi-password or --xapi-token. Without it, no statements are sent.
+    #[arg(long, env = "QUIZD_XAPI_ENDPOINT")]
+    xapi_endpoint: Option<String>,
+    /// HTTP basic user at the LRS.
+    #[arg(long, env = "QUIZD_XAPI_USERNAME", requires = "xapi_password")]
+    xapi_username: Option<String>,
+    /// HTTP basic password at the LRS.
+    #[arg(long, env = "QUIZD_XAPI_PASSWORD", hide_env_values = true)]
+    xapi_password: Option<String>,
+    /// Bearer token for the LRS (instead of a user and password).
+    #[arg(
+        long,
+        env = "QUIZD_XAPI_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "xapi_username"
+    )]
+    xapi_token: Option<String>,
+    /// Identify learners by their email address (`mbox`) where they have one, instead of an
+    /// opaque account (their quizd user id on --public-url).
+    #[arg(long, env = "QUIZD_XAPI_ACTOR_EMAIL")]
+    xapi_actor_email: bool,
+}
+
+impl XapiArgs {
+    fn settings(self, public_url: Option<&str>) -> Result<Option<quizd::events::xapi::Settings>> {
+        let Some(endpoint) = self.xapi_endpoint else {
+            return Ok(None);
+        };
+        quizd::events::xapi::Settings::new(
+            &endpoint,
+            self.xapi_username,
+            self.xapi_password,
+            self.xapi_token,
+            public_url,
+            self.xapi_actor_email,
+        )
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!(e))
+    }
 }
 
 fn default_content_dir() -> Option<PathBuf> {
@@ -281,6 +332,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
             separate_listener: metrics_listener.is_some(),
         },
         trusted_proxies: quizd::net::TrustedProxies::new(args.trusted_proxies),
+        xapi: args.xapi.settings(args.lti.public_url.as_deref())?,
         lti: args.lti.settings(),
         smtp_url: args.smtp_url,
         mail_from: args.mail_from,
@@ -294,6 +346,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     )
     .await?
     .with_direct(database.direct.clone());
+    quizd::events::xapi::register(&state.pool, state.xapi.is_some()).await?;
     let state = actix_web::web::Data::new(state);
     let background = Background::start(state.clone(), Loops::SERVE);
     let metrics_server = match metrics_listener {

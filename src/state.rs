@@ -41,6 +41,8 @@ pub struct Settings {
     pub smtp_url: Option<String>,
     /// The sender of quizd's mail.
     pub mail_from: String,
+    /// The Learning Record Store that xAPI statements go to; unset by default (none are sent).
+    pub xapi: Option<crate::events::xapi::Settings>,
 }
 
 impl Default for Settings {
@@ -55,6 +57,7 @@ impl Default for Settings {
             lti: lti::Settings::default(),
             smtp_url: None,
             mail_from: "quizd <quizd@localhost>".to_string(),
+            xapi: None,
         }
     }
 }
@@ -91,6 +94,8 @@ pub struct AppState {
     pub lti: lti::Settings,
     /// Where verification links and invitations go: SMTP, or the log (the default).
     pub mailer: Mailer,
+    /// The Learning Record Store that xAPI statements go to; none by default.
+    pub xapi: Option<crate::events::xapi::Settings>,
 }
 
 impl AppState {
@@ -141,6 +146,7 @@ impl AppState {
             trusted_proxies: settings.trusted_proxies,
             lti: settings.lti,
             mailer,
+            xapi: settings.xapi,
         }
     }
 

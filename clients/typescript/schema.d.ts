@@ -1336,6 +1336,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/xapi/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Deliveries of events to the Learning Record Store (xAPI statements), newest first, with
+         *     the last error of each. Admins. */
+        get: operations["list_xapi_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/xapi/deliveries/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tries an undelivered event's statements again now (its count of tries starts afresh).
+         *     Admins. */
+        post: operations["retry_xapi_delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1829,8 +1865,8 @@ export interface components {
          *     | `deep_link_not_found` | 404 | There is no such Deep Linking request, or it is not yours. |
          *     | `deep_link_single_item` | 422 | The platform accepts one item in this Deep Linking request. |
          *     | `deep_link_too_many_items` | 422 | Place at most 50 quizzes at once. |
-         *     | `delivery_done` | 409 | This grade has been delivered already. |
-         *     | `delivery_not_found` | 404 | There is no such grade delivery. |
+         *     | `delivery_done` | 409 | This delivery (a grade to an LMS, statements to an LRS) has been made already. |
+         *     | `delivery_not_found` | 404 | There is no such delivery. |
          *     | `email_taken` | 409 | An account with this email exists; sign in instead. |
          *     | `forbidden` | 403 | The action needs a role you do not hold here. |
          *     | `invalid_answer` | 400 | The answer does not fit the question (its kind, its options, its size). |
@@ -2038,7 +2074,7 @@ export interface components {
             user_id: string;
         };
         /**
-         * @description Which grade deliveries to list.
+         * @description Which deliveries to list.
          * @enum {string}
          */
         DeliveryFilter: "failed" | "pending" | "delivered";
@@ -2100,6 +2136,36 @@ export interface components {
          * @enum {string}
          */
         EtsClass: "A" | "B" | "C";
+        /** @description A delivery of an event to a consumer, as admins see it. */
+        EventDelivery: {
+            /**
+             * Format: uuid
+             * @description The attempt the event is about.
+             */
+            attempt_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at?: string | null;
+            /**
+             * Format: int64
+             * @description The outbox event's id.
+             */
+            id: number;
+            /** @description The last failure, or why nothing was sent. */
+            last_error?: string | null;
+            /** Format: date-time */
+            next_attempt_at?: string | null;
+            /** @description `delivered`, `pending` (not yet tried or waiting for its next try), `failed` (tried,
+             *     will be tried again) or `parked` (gave up after many tries; retry it by hand). */
+            status: string;
+            topic: string;
+            /** Format: int32 */
+            tries: number;
+        };
+        EventDeliveryList: {
+            items: components["schemas"]["EventDelivery"][];
+        };
         ExchangeRequest: {
             /** @description The one-time code from the launch's redirect. */
             code: string;
@@ -10090,6 +10156,144 @@ export interface operations {
             };
             /** @description Not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_xapi_deliveries: {
+        parameters: {
+            query?: {
+                /** @description `failed` (failed or parked), `pending`, `delivered`; all when absent. */
+                status?: components["schemas"]["DeliveryFilter"];
+                /** @description At most this many (default 100, at most 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDeliveryList"];
+                };
+            };
+            /** @description Malformed query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retry_xapi_delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery's (outbox event's) id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheduled now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDelivery"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such delivery */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Delivered already */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -137,9 +137,10 @@ pub struct NewAttempt<'a> {
     pub question_set: Option<&'a [String]>,
 }
 
-/// Inserts the learner's next attempt, numbered after their last one; `None` when the
-/// attempts allowed are used up. Two simultaneous starts collide on the number, and one
-/// fails with a unique violation.
+/// Inserts the learner's next attempt, numbered after their last one, and its
+/// `attempt.started` outbox event in the same statement; `None` when the attempts allowed are
+/// used up. Two simultaneous starts collide on the number, and one fails with a unique
+/// violation.
 pub async fn insert(
     db: impl PgExecutor<'_>,
     a: NewAttempt<'_>,
@@ -153,7 +154,13 @@ pub async fn insert(
                    $14
               FROM attempts WHERE assignment_id = $2 AND user_id = $3
             HAVING $10::integer IS NULL OR count(*) < $10
-            RETURNING id
+            RETURNING id, number
+         ), event AS (
+            INSERT INTO outbox (topic, aggregate_id, payload)
+            SELECT 'attempt.started', id,
+                   jsonb_build_object('attempt_id', id, 'assignment_id', $2::uuid, 'user_id', $3::uuid,
+                                      'number', number, 'locale', $5::text, 'started_at', $7::timestamptz)
+              FROM started
          ), bump AS (
             INSERT INTO analytics_start_generations (assignment_id, shard, generation)
             SELECT $2, get_byte(uuid_send($1), 15) % 16, 1 FROM started

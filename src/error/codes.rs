@@ -121,8 +121,8 @@ error_codes! {
     DeepLinkNotFound = "deep_link_not_found", NOT_FOUND, "There is no such Deep Linking request, or it is not yours.";
     DeepLinkSingleItem = "deep_link_single_item", UNPROCESSABLE_ENTITY, "The platform accepts one item in this Deep Linking request.";
     DeepLinkTooManyItems = "deep_link_too_many_items", UNPROCESSABLE_ENTITY, "Place at most 50 quizzes at once.";
-    DeliveryDone = "delivery_done", CONFLICT, "This grade has been delivered already.";
-    DeliveryNotFound = "delivery_not_found", NOT_FOUND, "There is no such grade delivery.";
+    DeliveryDone = "delivery_done", CONFLICT, "This delivery (a grade to an LMS, statements to an LRS) has been made already.";
+    DeliveryNotFound = "delivery_not_found", NOT_FOUND, "There is no such delivery.";
     EmailTaken = "email_taken", CONFLICT, "An account with this email exists; sign in instead.";
     Forbidden = "forbidden", FORBIDDEN, "The action needs a role you do not hold here.";
     InvalidAnswer = "invalid_answer", BAD_REQUEST, "The answer does not fit the question (its kind, its options, its size).";

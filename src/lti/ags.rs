@@ -2,11 +2,12 @@
 //! (and `attempt.regraded`) events of LTI-linked assignments from the outbox, computes the
 //! learner's grade under the assignment's grading method, and posts it as a Score to the
 //! resource link's line item. At least once, idempotent (the Score always carries the current
-//! grade), with exponential backoff; failures stay visible to admins, who can retry them.
+//! grade), with the backoff, parking and retry every outbox consumer shares (`crate::events`);
+//! failures stay visible to admins, who can retry them.
 
 use std::time::Duration as StdDuration;
 
-use chrono::{Duration, SecondsFormat, Utc};
+use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sqlx::{FromRow, PgPool};
@@ -15,30 +16,17 @@ use uuid::Uuid;
 
 use super::registrations::RegistrationRow;
 use super::services::{access_token, excerpt, forget_token};
-use super::store::{self, Claimed, ResourceLinkKey, Target};
+use super::store::{self, ResourceLinkKey, Target};
 use super::{read_body, scope};
+use crate::events::{self, AGS, Outcome, Retry};
 use crate::grading::{FinishedAttempt, assignment_grade};
 
-/// The outbox topics this worker delivers. `response.recorded` is not among them: it is
-/// another consumer's (xAPI).
+/// The outbox topics this worker delivers, as its rows in `event_consumers` (migration 0022)
+/// say to dispatch. `response.recorded` is not among them: it is another consumer's (xAPI).
 pub const TOPICS: [&str; 2] = ["attempt.finished", "attempt.regraded"];
 pub const SCORE_MEDIA_TYPE: &str = "application/vnd.ims.lis.v1.score+json";
 pub const LINEITEM_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitem+json";
 pub const LINEITEMS_MEDIA_TYPE: &str = "application/vnd.ims.lis.v2.lineitemcontainer+json";
-/// After this many failed tries a delivery is parked until an admin retries it.
-pub const MAX_TRIES: i32 = 12;
-/// How long a claimed event is left alone by other workers while it is being delivered.
-pub(super) const LEASE_SECS: i64 = 300;
-
-/// The wait before the next try after `tries` failed ones; `None`: park it.
-pub fn backoff(tries: i32) -> Option<Duration> {
-    if tries >= MAX_TRIES {
-        return None;
-    }
-    let exp = tries.clamp(1, 20) - 1;
-    Some(Duration::seconds((10i64 << exp).min(3600)))
-}
-
 /// The Score of AGS 2.0 §3.4 for a grade (a fraction of the maximum).
 pub fn score(user_id: &str, fraction: f64, max: f64, at: chrono::DateTime<Utc>) -> Value {
     let given = ((fraction * max) * 1e6).round() / 1e6;
@@ -61,24 +49,6 @@ pub fn scores_url(lineitem: &str) -> anyhow::Result<reqwest::Url> {
         .pop_if_empty()
         .push("scores");
     Ok(url)
-}
-
-/// What became of one delivery.
-#[derive(Debug)]
-pub enum Outcome {
-    /// Done; with a note when there was nothing to send (and why).
-    Delivered(Option<String>),
-    Failed(String),
-}
-
-async fn record(pool: &PgPool, event: &Claimed, outcome: &Outcome) -> Result<(), sqlx::Error> {
-    match outcome {
-        Outcome::Delivered(note) => store::mark_delivered(pool, event.id, note.as_deref()).await,
-        Outcome::Failed(error) => {
-            let next = backoff(event.delivery_tries);
-            store::mark_failed(pool, event.id, error, next.map(|d| d.num_seconds())).await
-        }
-    }
 }
 
 /// Delivers the grade an event calls for.
@@ -266,9 +236,9 @@ async fn find_or_create_lineitem(
 
 /// Delivers the events that are due, up to `limit`; returns how many were delivered.
 pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error> {
-    let events = store::claim_deliveries(pool, limit).await?;
+    let claimed = events::claim(pool, AGS, limit).await?;
     let mut delivered = 0;
-    for event in &events {
+    for event in &claimed {
         let outcome = deliver(pool, event.aggregate_id).await;
         match &outcome {
             Outcome::Delivered(None) => {
@@ -279,16 +249,16 @@ pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error
                 tracing::info!(event = event.id, note = %note, "grade delivery skipped");
             }
             Outcome::Failed(e) => {
-                tracing::warn!(event = event.id, tries = event.delivery_tries, error = %e, "grade delivery failed");
+                tracing::warn!(event = event.id, tries = event.tries, error = %e, "grade delivery failed");
             }
         }
-        record(pool, event, &outcome).await?;
+        events::record(pool, AGS, event, &outcome).await?;
     }
     Ok(delivered)
 }
 
-/// Runs grade passback every `every` until quizd stops (and purges expired login
-/// material every minute).
+/// Runs grade passback every `every` until quizd stops (and, every minute, purges expired
+/// login material and old delivered outbox events).
 pub async fn deliver_grades(
     pool: PgPool,
     every: StdDuration,
@@ -297,6 +267,7 @@ pub async fn deliver_grades(
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_purge = std::time::Instant::now();
+    let mut last_outbox_purge = std::time::Instant::now();
     while shutdown.tick(&mut tick).await {
         if let Err(e) = deliver_due(&pool, 20).await {
             tracing::warn!(error = %e, "grade passback failed to read the outbox");
@@ -307,6 +278,7 @@ pub async fn deliver_grades(
                 tracing::warn!(error = %e, "purging expired LTI logins failed");
             }
         }
+        events::purge_now_and_then(&pool, &mut last_outbox_purge).await;
     }
 }
 
@@ -336,35 +308,21 @@ pub struct DeliveryList {
     pub items: Vec<Delivery>,
 }
 
-pub enum Retry {
-    Scheduled(Box<Delivery>),
-    AlreadyDelivered,
-    NotFound,
-}
-
-/// Makes an undelivered event due now, with its tries counted afresh.
-pub async fn retry(pool: &PgPool, id: i64) -> Result<Retry, sqlx::Error> {
-    let rescheduled = store::reschedule_delivery(pool, id).await?;
-    let row = store::delivery(pool, id).await?;
-    Ok(match row {
-        None => Retry::NotFound,
-        Some(_) if !rescheduled => Retry::AlreadyDelivered,
-        Some(d) => Retry::Scheduled(Box::new(d)),
-    })
+/// Makes an undelivered grade due now, with its tries counted afresh.
+pub async fn retry(pool: &PgPool, id: i64) -> Result<Retry<Delivery>, sqlx::Error> {
+    events::retry(
+        pool,
+        AGS,
+        id,
+        || store::delivery(pool, id),
+        |d| d.status == "delivered",
+    )
+    .await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backoff_doubles_up_to_an_hour_then_parks() {
-        assert_eq!(backoff(1), Some(Duration::seconds(10)));
-        assert_eq!(backoff(2), Some(Duration::seconds(20)));
-        assert_eq!(backoff(3), Some(Duration::seconds(40)));
-        assert_eq!(backoff(10), Some(Duration::seconds(3600)));
-        assert_eq!(backoff(MAX_TRIES), None);
-    }
 
     #[test]
     fn the_scores_url_appends_to_the_path_and_keeps_the_query() {

@@ -186,7 +186,7 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
             Ok(())
         }
         LtiCommand::Deliveries { failed } => {
-            let status = failed.then_some("failed");
+            let status = failed.then_some(crate::events::DeliveryFilter::Failed);
             for d in store::deliveries(pool, status, None, 1000).await? {
                 println!(
                     "{}  {}  attempt={}  tries={}  {}",
@@ -200,12 +200,14 @@ pub async fn run(pool: &PgPool, command: LtiCommand) -> anyhow::Result<()> {
             Ok(())
         }
         LtiCommand::Retry { id } => match ags::retry(pool, id).await? {
-            ags::Retry::Scheduled(_) => {
+            crate::events::Retry::Scheduled(_) => {
                 println!("delivery {id} is due now; a running quizd sends it within seconds");
                 Ok(())
             }
-            ags::Retry::AlreadyDelivered => anyhow::bail!("delivery {id} was delivered already"),
-            ags::Retry::NotFound => anyhow::bail!("there is no grade delivery {id}"),
+            crate::events::Retry::AlreadyDelivered => {
+                anyhow::bail!("delivery {id} was delivered already")
+            }
+            crate::events::Retry::NotFound => anyhow::bail!("there is no grade delivery {id}"),
         },
     }
 }

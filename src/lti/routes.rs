@@ -7,7 +7,7 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::ags::{self, DeliveryList, Retry};
+use super::ags::{self, DeliveryList};
 use super::keys::{self, PublicKeyInfo};
 use super::registrations::{
     self, Registration, RegistrationCreate, RegistrationList, RegistrationUpdate,
@@ -16,6 +16,7 @@ use super::store;
 use crate::audit::{self, Action, Entry};
 use crate::auth::{CurrentUser, Role};
 use crate::error::{ApiError, Code, Problem};
+use crate::events::{DeliveryFilter, Retry};
 use crate::state::AppState;
 
 fn registration_not_found() -> ApiError {
@@ -252,27 +253,6 @@ pub async fn rotate_key(
     }))
 }
 
-/// Which grade deliveries to list.
-#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryFilter {
-    /// Tried and failed: waiting for their next try, or parked.
-    Failed,
-    /// Not delivered yet.
-    Pending,
-    Delivered,
-}
-
-impl DeliveryFilter {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Failed => "failed",
-            Self::Pending => "pending",
-            Self::Delivered => "delivered",
-        }
-    }
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
@@ -301,8 +281,7 @@ pub async fn list_deliveries(
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
     let limit = query.limit.unwrap_or(100).clamp(1, 1000);
-    let status = query.status.map(DeliveryFilter::as_str);
-    let items = store::deliveries(&state.pool, status, query.registration, limit).await?;
+    let items = store::deliveries(&state.pool, query.status, query.registration, limit).await?;
     Ok(HttpResponse::Ok().json(DeliveryList { items }))
 }
 

@@ -9,9 +9,11 @@ use serde_json::Value;
 use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
-use super::ags::{Delivery, LEASE_SECS, TOPICS};
+use super::ags::{Delivery, TOPICS};
 use super::keys::{NewKey, RETIRED_KEY_PUBLISHED_DAYS};
 use super::registrations::{RegistrationCreate, RegistrationUpdate};
+use crate::events::store::STATUS;
+use crate::events::{AGS, DeliveryFilter};
 use crate::policy::GradingMethod;
 
 // ---------------------------------------------------------------------------------------------
@@ -820,80 +822,6 @@ pub async fn attempt_counts(
 // ---------------------------------------------------------------------------------------------
 // Grade passback: the outbox events of LTI-linked assignments.
 
-/// An outbox event claimed for delivery.
-#[derive(Debug, FromRow)]
-pub struct Claimed {
-    pub id: i64,
-    pub aggregate_id: Uuid,
-    pub delivery_tries: i32,
-}
-
-/// Claims up to `limit` due events of LTI-linked assignments and leases them for
-/// [`LEASE_SECS`]: `FOR UPDATE … SKIP LOCKED`, so that several quizd instances share the work
-/// without waiting on each other, and the lease (a later `next_attempt_at`) keeps the others
-/// off an event while it is delivered, after this statement's locks are gone. The try is
-/// counted here, before the delivery: a crash mid-delivery still counts it.
-pub async fn claim_deliveries(
-    db: impl PgExecutor<'_>,
-    limit: i64,
-) -> Result<Vec<Claimed>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE outbox o
-            SET next_attempt_at = now() + interval '{LEASE_SECS} seconds',
-                delivery_tries = o.delivery_tries + 1
-          WHERE o.id IN (
-                SELECT e.id FROM outbox e
-                 WHERE e.delivered_at IS NULL AND e.topic = ANY($1) AND e.next_attempt_at <= now()
-                   AND EXISTS (SELECT 1 FROM attempts t
-                                 JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
-                                WHERE t.id = e.aggregate_id)
-                 ORDER BY e.next_attempt_at, e.id
-                 LIMIT $2
-                 FOR UPDATE OF e SKIP LOCKED)
-          RETURNING o.id, o.aggregate_id, o.delivery_tries"
-    )))
-    .bind(&TOPICS[..])
-    .bind(limit)
-    .fetch_all(db)
-    .await
-}
-
-/// Marks an event delivered, with a note when nothing was sent (and why).
-pub async fn mark_delivered(
-    db: impl PgExecutor<'_>,
-    event: i64,
-    note: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE outbox SET delivered_at = now(), last_error = $2 WHERE id = $1")
-        .bind(event)
-        .bind(note)
-        .execute(db)
-        .await?;
-    Ok(())
-}
-
-/// Records a failed delivery and when to try again: after `retry_in_secs`, or, with `None`,
-/// never (`next_attempt_at` = infinity: parked until an admin retries it).
-pub async fn mark_failed(
-    db: impl PgExecutor<'_>,
-    event: i64,
-    error: &str,
-    retry_in_secs: Option<i64>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE outbox SET last_error = $2,
-                        next_attempt_at = CASE WHEN $3::bigint IS NULL THEN 'infinity'
-                                               ELSE now() + make_interval(secs => $3) END
-                  WHERE id = $1",
-    )
-    .bind(event)
-    .bind(error)
-    .bind(retry_in_secs)
-    .execute(db)
-    .await?;
-    Ok(())
-}
-
 /// Where an attempt's grade goes: the learner, the assignment, its resource link and
 /// platform.
 #[derive(Debug, FromRow)]
@@ -970,37 +898,32 @@ pub async fn set_lineitem_url(
     Ok(())
 }
 
-const DELIVERY_SELECT: &str = "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, t.assignment_id,
-        t.user_id, l.registration_id,
-        CASE WHEN o.delivered_at IS NOT NULL THEN 'delivered'
-             WHEN NOT isfinite(o.next_attempt_at) THEN 'parked'
-             WHEN o.last_error IS NOT NULL THEN 'failed'
-             ELSE 'pending' END AS status,
-        o.delivery_tries AS tries, o.last_error, o.created_at, o.delivered_at,
-        CASE WHEN isfinite(o.next_attempt_at) AND o.delivered_at IS NULL
-             THEN o.next_attempt_at END AS next_attempt_at
-   FROM outbox o
-   JOIN attempts t ON t.id = o.aggregate_id
-   JOIN lti_resource_links l ON l.assignment_id = t.assignment_id";
+/// Grade deliveries as admins see them: every event of an LTI-linked attempt, with its
+/// delivery to the LMS (none yet: not dispatched, so pending).
+fn delivery_select() -> String {
+    format!(
+        "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, t.assignment_id, t.user_id,
+                l.registration_id, {STATUS}
+           FROM outbox o
+           JOIN attempts t ON t.id = o.aggregate_id
+           JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
+           LEFT JOIN deliveries d ON d.consumer = '{AGS}' AND d.event_id = o.id
+          WHERE o.topic = ANY($1) AND (o.dispatched_at IS NULL OR d.event_id IS NOT NULL)"
+    )
+}
 
 /// Grade deliveries, newest first: `failed` (failed or parked), `pending`, `delivered`, or all.
-/// The filter is one of these constant fragments, never the caller's text.
 pub async fn deliveries(
     db: impl PgExecutor<'_>,
-    status: Option<&str>,
+    status: Option<DeliveryFilter>,
     registration: Option<Uuid>,
     limit: i64,
 ) -> Result<Vec<Delivery>, sqlx::Error> {
-    let filter = match status {
-        Some("failed") => "o.delivered_at IS NULL AND o.last_error IS NOT NULL",
-        Some("pending") => "o.delivered_at IS NULL",
-        Some("delivered") => "o.delivered_at IS NOT NULL",
-        _ => "true",
-    };
+    let filter = DeliveryFilter::sql(status);
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{DELIVERY_SELECT}
-          WHERE o.topic = ANY($1) AND {filter} AND ($2::uuid IS NULL OR l.registration_id = $2)
-          ORDER BY o.id DESC LIMIT $3"
+        "{} AND {filter} AND ($2::uuid IS NULL OR l.registration_id = $2)
+          ORDER BY o.id DESC LIMIT $3",
+        delivery_select()
     )))
     .bind(&TOPICS[..])
     .bind(registration)
@@ -1011,24 +934,11 @@ pub async fn deliveries(
 
 pub async fn delivery(db: impl PgExecutor<'_>, id: i64) -> Result<Option<Delivery>, sqlx::Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{DELIVERY_SELECT} WHERE o.id = $1 AND o.topic = ANY($2)"
+        "{} AND o.id = $2",
+        delivery_select()
     )))
-    .bind(id)
     .bind(&TOPICS[..])
+    .bind(id)
     .fetch_optional(db)
     .await
-}
-
-/// Makes an undelivered event due now, with its tries counted afresh; `false` when there is
-/// no such undelivered event (delivered already, or none).
-pub async fn reschedule_delivery(db: impl PgExecutor<'_>, id: i64) -> Result<bool, sqlx::Error> {
-    let updated = sqlx::query(
-        "UPDATE outbox SET next_attempt_at = now(), delivery_tries = 0
-          WHERE id = $1 AND topic = ANY($2) AND delivered_at IS NULL",
-    )
-    .bind(id)
-    .bind(&TOPICS[..])
-    .execute(db)
-    .await?;
-    Ok(updated.rows_affected() != 0)
 }

@@ -48,7 +48,7 @@ async fn enroll(app: &TestApp, teacher: &Person, course: &str, learner: &Person)
     expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
 }
 
-async fn assignment(app: &TestApp, c: &Course, policy: Value) -> String {
+pub(crate) async fn assignment(app: &TestApp, c: &Course, policy: Value) -> String {
     let path = format!("/v1/courses/{}/assignments", c.id);
     let body = json!({"quiz": "data-parallelism", "policy": policy});
     let a = expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await;
@@ -62,7 +62,13 @@ pub(crate) async fn start(app: &TestApp, who: &Person, assignment: &str) -> Valu
 
 /// Answers the first `answered` questions, picking option `pick` (modulo the options) of
 /// each, so that learners score differently.
-async fn answer_some(app: &TestApp, who: &Person, attempt: &Value, answered: usize, pick: usize) {
+pub(crate) async fn answer_some(
+    app: &TestApp,
+    who: &Person,
+    attempt: &Value,
+    answered: usize,
+    pick: usize,
+) {
     let id = attempt["id"].as_str().unwrap();
     for q in attempt["questions"]
         .as_array()
@@ -655,8 +661,9 @@ async fn an_overridden_grade_reaches_the_lms_through_grade_passback() {
     // The delivery of the override is on record as delivered (recorded just after the post).
     for _ in 0..100 {
         let delivered: Option<DateTime<Utc>> = sqlx::query_scalar(
-            "SELECT delivered_at FROM outbox
-              WHERE topic = 'attempt.regraded' AND aggregate_id = $1::uuid",
+            "SELECT d.delivered_at FROM outbox o
+               LEFT JOIN deliveries d ON d.consumer = 'lti-ags' AND d.event_id = o.id
+              WHERE o.topic = 'attempt.regraded' AND o.aggregate_id = $1::uuid",
         )
         .bind(attempt)
         .fetch_one(&app.pool)

@@ -30,3 +30,4 @@ mod secrecy;
 mod serve;
 mod support;
 mod translations;
+mod xapi;

@@ -254,6 +254,8 @@ impl TestApp {
                     Loops {
                         deadline_sweep: false,
                         grade_delivery: None,
+                        // Runs only where the test configured an LRS.
+                        xapi_delivery: Some(std::time::Duration::from_millis(100)),
                         change_listener: true,
                         metrics_upkeep: false,
                         analytics_backfill: false,
