@@ -153,18 +153,20 @@ pub fn negotiate(requested: &[String], available: &[String], source: &str) -> Ve
 /// Resolves one text along the chain; a text missing in every chained locale falls back to
 /// whatever locale has it (content validation makes the source locale always present).
 pub fn resolve(text: &Text, chain: &[String]) -> LocalizedText {
+    let (text, lang) = resolve_ref(text, chain);
+    LocalizedText {
+        text: text.to_string(),
+        lang: lang.to_string(),
+    }
+}
+
+/// [`resolve`] without copying: the text and its language, borrowed.
+pub fn resolve_ref<'a>(text: &'a Text, chain: &'a [String]) -> (&'a str, &'a str) {
     chain
         .iter()
-        .find_map(|l| text.get(l).map(|t| (l, t)))
-        .or_else(|| text.iter().next())
-        .map(|(lang, text)| LocalizedText {
-            text: text.clone(),
-            lang: lang.clone(),
-        })
-        .unwrap_or_else(|| LocalizedText {
-            text: String::new(),
-            lang: chain.first().cloned().unwrap_or_default(),
-        })
+        .find_map(|l| text.get(l).map(|t| (t.as_str(), l.as_str())))
+        .or_else(|| text.iter().next().map(|(l, t)| (t.as_str(), l.as_str())))
+        .unwrap_or(("", chain.first().map_or("", String::as_str)))
 }
 
 #[cfg(test)]

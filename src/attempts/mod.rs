@@ -238,26 +238,28 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
     }
 }
 
-/// The attempt as the viewer may see it now.
+/// The attempt as the viewer may see it now: the JSON of its [`AttemptView`] (a view borrows
+/// its texts from the attempt's layout, which lives only as long as this call).
 pub async fn view(
     state: &AppState,
     row: &AttemptRow,
     viewer: Viewer,
-) -> Result<AttemptView, ApiError> {
+) -> Result<Vec<u8>, ApiError> {
     let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
     let o = laid_out_on(state, o, row.quiz_version_id).await?;
     let responses = store::responses(&state.pool, row.id).await?;
-    Ok(render(state, &o, row, &responses, viewer))
+    Ok(serde_json::to_vec(&render(state, &o, row, &responses, viewer))
+        .expect("an attempt's view serializes"))
 }
 
 /// The attempt as the viewer may see it, given its state and responses.
-pub fn render(
+pub fn render<'a>(
     state: &AppState,
-    o: &Opened,
+    o: &'a Opened,
     row: &AttemptRow,
     responses: &[store::ResponseRow],
     viewer: Viewer,
-) -> AttemptView {
+) -> AttemptView<'a> {
     let one_at_a_time = viewer == Viewer::Learner && row.sequential() && row.finished_at.is_none();
     o.served.view(
         row,

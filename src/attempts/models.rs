@@ -8,6 +8,7 @@ use uuid::Uuid;
 use crate::grading::scoring::Scoring;
 
 use crate::content::QuestionKind;
+use super::shuffle::Id;
 use crate::i18n::LocalizedText;
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 
@@ -56,8 +57,10 @@ pub enum AttemptState {
     Finished,
 }
 
+// Borrowed from the attempt's layout and its quiz version (texts are not copied: a view is
+// serialized as soon as it is made).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AttemptView {
+pub struct AttemptView<'a> {
     pub id: Uuid,
     pub assignment_id: Uuid,
     /// The quiz's slug.
@@ -90,26 +93,27 @@ pub struct AttemptView {
     pub regraded_at: Option<DateTime<Utc>>,
     /// The questions in this attempt's order (sequential navigation: those answered and the
     /// current one).
-    pub questions: Vec<AttemptQuestion>,
+    pub questions: Vec<AttemptQuestion<'a>>,
     /// The score, once finished.
     pub result: Option<AttemptResult>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AttemptQuestion {
+pub struct AttemptQuestion<'a> {
     /// This question's id in this attempt.
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: Id,
     pub kind: QuestionKind,
     /// What it is worth in this attempt: 0 when dropped from scoring.
     pub points: f64,
     /// How it counts: as graded, full marks to everyone, or dropped (staff decided after the
     /// fact, for the whole assignment).
     pub scoring: Scoring,
-    pub prompt: String,
+    pub prompt: &'a str,
     /// The language `prompt` is in.
-    pub lang: String,
+    pub lang: &'a str,
     /// In this attempt's order; ids differ in every attempt.
-    pub options: Vec<AttemptOption>,
+    pub options: Vec<AttemptOption<'a>>,
     /// Your answer so far.
     pub response: Option<ResponseView>,
     /// The judgement, as far as the policy allows by now.
@@ -117,10 +121,11 @@ pub struct AttemptQuestion {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct AttemptOption {
-    pub id: String,
-    pub text: String,
-    pub lang: String,
+pub struct AttemptOption<'a> {
+    #[schema(value_type = String)]
+    pub id: Id,
+    pub text: &'a str,
+    pub lang: &'a str,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -15,7 +15,7 @@ use super::store::{AttemptRow, ResponseRow};
 use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
 use crate::grading::scoring::QuestionRules;
-use crate::i18n::{LocalizedText, resolve};
+use crate::i18n::{LocalizedText, resolve, resolve_ref};
 use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
 
@@ -149,17 +149,17 @@ impl Served {
         Some(q.options[o].key.as_str())
     }
 
-    fn options(&self, q: &Question) -> Vec<AttemptOption> {
+    fn options<'a>(&'a self, q: &'a Question) -> Vec<AttemptOption<'a>> {
         let i = self.index(q);
         let ids = self.ids_of(i);
         self.order_of(i)
             .iter()
             .map(|&o| {
-                let t = self.text(&q.options[usize::from(o)].text);
+                let (text, lang) = resolve_ref(&q.options[usize::from(o)].text, &self.chain);
                 AttemptOption {
-                    id: ids[usize::from(o)].to_string(),
-                    text: t.text,
-                    lang: t.lang,
+                    id: ids[usize::from(o)],
+                    text,
+                    lang,
                 }
             })
             .collect()
@@ -260,7 +260,7 @@ impl Served {
         reveal: Reveal,
         now: DateTime<Utc>,
         one_at_a_time: bool,
-    ) -> AttemptView {
+    ) -> AttemptView<'_> {
         let by_key: HashMap<&str, &ResponseRow> = responses
             .iter()
             .map(|r| (r.question_key.as_str(), r))
@@ -277,7 +277,7 @@ impl Served {
             })
             .map(|q| {
                 let response = by_key.get(q.key.as_str()).copied();
-                let prompt = self.text(&q.prompt);
+                let (prompt, lang) = resolve_ref(&q.prompt, &self.chain);
                 let rules = &attempt.question_rules;
                 let result = match reveal {
                     Reveal::All => Some(self.result(q, response, rules)),
@@ -285,12 +285,12 @@ impl Served {
                     Reveal::Nothing => None,
                 };
                 AttemptQuestion {
-                    id: self.question_id(q),
+                    id: self.question_ids[self.index(q)],
                     kind: q.kind,
                     points: rules.question(&q.key, q.points, None).1,
                     scoring: rules.scoring(&q.key),
-                    prompt: prompt.text,
-                    lang: prompt.lang,
+                    prompt,
+                    lang,
                     options: self.options(q),
                     response: response.map(|r| self.response_view(q, r)),
                     result,

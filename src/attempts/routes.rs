@@ -59,7 +59,8 @@ async fn start_response(
     Ok(res
         .insert_header((header::LOCATION, format!("/v1/attempts/{}", row.id)))
         .insert_header((header::CONTENT_LANGUAGE, row.locale.clone()))
-        .json(body))
+        .content_type(header::ContentType::json())
+        .body(body))
 }
 
 /// Starts an attempt at an assignment (or returns your unfinished one, with `200`).
@@ -421,7 +422,9 @@ pub async fn finish(
         store::finish(&state.pool, row.id, "submitted", state.clock.now()).await?;
     }
     let row = current(&state, row.id).await?;
-    Ok(HttpResponse::Ok().json(view(&state, &row, Viewer::Learner).await?))
+    Ok(HttpResponse::Ok()
+        .content_type(header::ContentType::json())
+        .body(view(&state, &row, Viewer::Learner).await?))
 }
 
 /// Your attempts, newest first, a page at a time (see `pagination`), with your grade for

@@ -125,9 +125,25 @@ impl Id {
     }
 }
 
+impl Id {
+    /// The 16 hex digits, written on the stack (an id is written for every question and option
+    /// of every view).
+    fn with_hex<T>(&self, f: impl FnOnce(&str) -> T) -> T {
+        let mut buf = [0u8; 16];
+        hex::encode_to_slice(self.0, &mut buf).expect("16 digits for 8 bytes");
+        f(std::str::from_utf8(&buf).expect("hex is ASCII"))
+    }
+}
+
 impl std::fmt::Display for Id {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&hex::encode(self.0))
+        self.with_hex(|s| f.write_str(s))
+    }
+}
+
+impl serde::Serialize for Id {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.with_hex(|s| serializer.serialize_str(s))
     }
 }
 
