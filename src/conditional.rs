@@ -5,13 +5,17 @@
 //! attempt in a report) and needs no bookkeeping in the handlers.
 //!
 //! Wrap a resource with `.wrap(from_fn(conditional::revalidate))`. The handler still runs (who
-//! may see what is decided there, every time); what a `304` saves is the body on the wire.
+//! may see what is decided there, every time); what a `304` saves is the body on the wire. A
+//! handler that serves a cached body may send the tag it computed with it (a quiz in a locale
+//! does): the body is then neither buffered nor hashed here.
 
 use actix_web::body::{BoxBody, MessageBody, to_bytes_limited};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::HeaderMap;
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::middleware::Next;
-use actix_web::{HttpResponseBuilder, ResponseError};
+use actix_web::web::Bytes;
+use actix_web::{HttpResponse, HttpResponseBuilder, ResponseError};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
@@ -58,6 +62,16 @@ pub async fn revalidate(
     if !conditional || res.status() != StatusCode::OK {
         return Ok(res.map_into_boxed_body());
     }
+    let hits = |etag: &str| (if_none_match.as_deref()).is_some_and(|v| none_match_hits(v, etag));
+    if let Some(etag) = res.headers().get(header::ETAG) {
+        // Tagged by the handler: a miss goes out as it is, a hit without its body.
+        if !etag.to_str().is_ok_and(hits) {
+            return Ok(res.map_into_boxed_body());
+        }
+        let (req, res) = res.into_parts();
+        let not_modified = answer(res.headers(), None, None);
+        return Ok(ServiceResponse::new(req, not_modified));
+    }
     let (req, res) = res.into_parts();
     let (head, body) = res.into_parts();
     let Ok(Ok(bytes)) = to_bytes_limited(body, MAX_TAGGED_BODY).await else {
@@ -68,26 +82,34 @@ pub async fn revalidate(
         return Ok(ServiceResponse::new(req, res));
     };
     let etag = entity_tag(&bytes);
-    let hit = if_none_match.is_some_and(|v| none_match_hits(&v, &etag));
-    let mut builder = HttpResponseBuilder::new(if hit {
-        StatusCode::NOT_MODIFIED
-    } else {
+    let body = (!hits(&etag)).then_some(bytes);
+    Ok(ServiceResponse::new(
+        req,
+        answer(head.headers(), Some(etag), body),
+    ))
+}
+
+/// The answer with `headers` (and `etag`, when given): a `200` with `body`, or, with none, a
+/// `304`, which carries the validators and caching headers but not the body's own.
+fn answer(headers: &HeaderMap, etag: Option<String>, body: Option<Bytes>) -> HttpResponse {
+    let mut builder = HttpResponseBuilder::new(if body.is_some() {
         StatusCode::OK
+    } else {
+        StatusCode::NOT_MODIFIED
     });
-    for (name, value) in head.headers() {
-        // A 304 carries the validators and caching headers, not the body's own.
-        if hit && (name == header::CONTENT_TYPE || name == header::CONTENT_LENGTH) {
+    for (name, value) in headers {
+        if body.is_none() && (name == header::CONTENT_TYPE || name == header::CONTENT_LENGTH) {
             continue;
         }
         builder.append_header((name.clone(), value.clone()));
     }
-    builder.insert_header((header::ETAG, etag));
-    let res = if hit {
-        builder.finish()
-    } else {
-        builder.body(bytes)
-    };
-    Ok(ServiceResponse::new(req, res))
+    if let Some(etag) = etag {
+        builder.insert_header((header::ETAG, etag));
+    }
+    match body {
+        Some(body) => builder.body(body),
+        None => builder.finish(),
+    }
 }
 
 #[cfg(test)]

@@ -240,16 +240,14 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
 
 /// The attempt as the viewer may see it now: the JSON of its [`AttemptView`] (a view borrows
 /// its texts from the attempt's layout, which lives only as long as this call).
-pub async fn view(
-    state: &AppState,
-    row: &AttemptRow,
-    viewer: Viewer,
-) -> Result<Vec<u8>, ApiError> {
+pub async fn view(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Result<Vec<u8>, ApiError> {
     let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
     let o = laid_out_on(state, o, row.quiz_version_id).await?;
     let responses = store::responses(&state.pool, row.id).await?;
-    Ok(serde_json::to_vec(&render(state, &o, row, &responses, viewer))
-        .expect("an attempt's view serializes"))
+    Ok(
+        serde_json::to_vec(&render(state, &o, row, &responses, viewer))
+            .expect("an attempt's view serializes"),
+    )
 }
 
 /// The attempt as the viewer may see it, given its state and responses.

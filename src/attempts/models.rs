@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use crate::grading::scoring::Scoring;
 
-use crate::content::QuestionKind;
 use super::shuffle::Id;
+use crate::content::QuestionKind;
 use crate::i18n::LocalizedText;
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 

@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 
+use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -104,16 +105,24 @@ impl<V: Clone, const N: usize> std::fmt::Debug for Memo<V, N> {
 /// Rendered views by chain, bounded in bytes by a budget (set from the content's size on
 /// first use) and in entries by weighing every view at least a [`RENDERED_VIEWS`]th of it.
 #[derive(Default)]
-pub struct Views(Option<quick_cache::unsync::Cache<Vec<String>, Bytes, ViewWeight>>);
+pub struct Views(Option<quick_cache::unsync::Cache<Vec<String>, Rendered, ViewWeight>>);
+
+/// A view as sent: its JSON and its strong entity tag (computed with it, once: a revalidation
+/// then costs no hashing, `conditional::revalidate`).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Bytes,
+    pub etag: HeaderValue,
+}
 
 #[derive(Clone)]
 struct ViewWeight {
     floor: u64,
 }
 
-impl quick_cache::Weighter<Vec<String>, Bytes> for ViewWeight {
-    fn weight(&self, chain: &Vec<String>, body: &Bytes) -> u64 {
-        ((tag_list_bytes(chain.len()) + body.len()) as u64).max(self.floor)
+impl quick_cache::Weighter<Vec<String>, Rendered> for ViewWeight {
+    fn weight(&self, chain: &Vec<String>, view: &Rendered) -> u64 {
+        ((tag_list_bytes(chain.len()) + view.body.len() + view.etag.len()) as u64).max(self.floor)
     }
 }
 
@@ -125,12 +134,12 @@ impl std::fmt::Debug for Views {
 }
 
 impl Views {
-    fn get(&self, chain: &[String]) -> Option<Bytes> {
+    fn get(&self, chain: &[String]) -> Option<Rendered> {
         self.0.as_ref()?.get(chain).cloned()
     }
     /// Keeps a view within `budget` bytes for all of them (a view larger than the budget is
     /// not kept).
-    fn insert(&mut self, chain: Vec<String>, body: Bytes, budget: usize) {
+    fn insert(&mut self, chain: Vec<String>, view: Rendered, budget: usize) {
         let budget = budget as u64;
         self.0
             .get_or_insert_with(|| {
@@ -141,7 +150,7 @@ impl Views {
                     ViewWeight { floor },
                 )
             })
-            .insert(chain, body);
+            .insert(chain, view);
     }
     pub fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |c| c.len())
@@ -236,21 +245,25 @@ impl QuizVersion {
         }
     }
 
-    /// [`QuizVersion::view`] as JSON, and its locale: serialized once per locale chain (the
-    /// version never changes) while the chain is among the most used.
-    pub fn view_json(&self, requested: &[String]) -> Result<(String, Bytes), serde_json::Error> {
+    /// [`QuizVersion::view`] as JSON with its entity tag, and its locale: serialized and
+    /// tagged once per locale chain (the version never changes) while the chain is among the
+    /// most used.
+    pub fn view_json(&self, requested: &[String]) -> Result<(String, Rendered), serde_json::Error> {
         let chain = self.locale_chain(requested);
         let locale = chain[0].clone();
-        if let Some(body) = self.rendered.lock().expect("render lock").get(&chain) {
-            return Ok((locale, body));
+        if let Some(view) = self.rendered.lock().expect("render lock").get(&chain) {
+            return Ok((locale, view));
         }
         let body = Bytes::from(serde_json::to_vec(&self.view(&chain))?);
+        let etag = HeaderValue::from_str(&crate::conditional::entity_tag(&body))
+            .expect("a tag is quoted base64url");
+        let view = Rendered { body, etag };
         let budget = self.views_budget();
         self.rendered
             .lock()
             .expect("render lock")
-            .insert(chain, body.clone(), budget);
-        Ok((locale, body))
+            .insert(chain, view.clone(), budget);
+        Ok((locale, view))
     }
 
     /// The locale chain for a request: matching locales in preference order, then the source.

@@ -159,14 +159,15 @@ pub async fn get_quiz(
             None => return Err(quiz_not_found()),
         }
     }
-    let (locale, body) = version.view_json(&requested).map_err(ApiError::internal)?;
+    let (locale, view) = version.view_json(&requested).map_err(ApiError::internal)?;
     let lang = HeaderValue::from_str(&locale).map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok()
         .content_type(header::ContentType::json())
+        .insert_header((header::ETAG, view.etag))
         .insert_header((header::CONTENT_LANGUAGE, lang))
         .insert_header((header::VARY, "Accept-Language, Authorization"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .body(body))
+        .body(view.body))
 }
 
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
