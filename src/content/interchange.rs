@@ -46,10 +46,20 @@ pub enum Format {
     /// read and written by `content::qti`, every locale included.
     #[serde(rename = "qti3")]
     Qti3,
+    /// QTI 1.2 as Canvas and text2qti write it (import only): a zip or XML document whose root
+    /// is `questestinterop`, recognised as such whatever `format` the upload names.
+    #[serde(rename = "qti12")]
+    Qti12,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::MoodleXml, Format::Gift, Format::Aiken, Format::Qti3];
+    pub const ALL: [Format; 5] = [
+        Format::MoodleXml,
+        Format::Gift,
+        Format::Aiken,
+        Format::Qti3,
+        Format::Qti12,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +67,7 @@ impl Format {
             Format::Gift => "gift",
             Format::Aiken => "aiken",
             Format::Qti3 => "qti3",
+            Format::Qti12 => "qti12",
         }
     }
 
@@ -69,7 +80,7 @@ impl Format {
             Format::MoodleXml => "xml",
             Format::Gift => "gift",
             Format::Aiken => "txt",
-            Format::Qti3 => "zip",
+            Format::Qti3 | Format::Qti12 => "zip",
         }
     }
 
@@ -77,13 +88,13 @@ impl Format {
         match self {
             Format::MoodleXml => "application/xml; charset=utf-8",
             Format::Gift | Format::Aiken => "text/plain; charset=utf-8",
-            Format::Qti3 => "application/zip",
+            Format::Qti3 | Format::Qti12 => "application/zip",
         }
     }
 
     /// Whether quizd writes this format.
     pub fn exports(self) -> bool {
-        !matches!(self, Format::Aiken)
+        !matches!(self, Format::Aiken | Format::Qti12)
     }
 
     /// Reads a text document into a draft. Malformed input (not the format's syntax, too many
@@ -93,7 +104,7 @@ impl Format {
             Format::MoodleXml => super::moodle_xml::read(text),
             Format::Gift => super::gift::read(text),
             Format::Aiken => super::gift::read_aiken(text),
-            Format::Qti3 => Err("a QTI package is not a text document".into()),
+            Format::Qti3 | Format::Qti12 => Err("a QTI package is not a text document".into()),
         }
     }
 
@@ -103,7 +114,7 @@ impl Format {
         match self {
             Format::MoodleXml => Some(Ok(super::moodle_xml::write(content, version).into_bytes())),
             Format::Gift => Some(Ok(super::gift::write(content, version).into_bytes())),
-            Format::Aiken => None,
+            Format::Aiken | Format::Qti12 => None,
             Format::Qti3 => Some(super::qti::export_qti3(content).map_err(|e| e.to_string())),
         }
     }
@@ -260,10 +271,9 @@ pub fn read_upload(
     bytes: &[u8],
     settings: &Settings,
 ) -> Result<(QuizContent, Report), Refused> {
-    if format == Format::Qti3 {
-        // The package's own slug is replaced by the one asked for, which the compiler
-        // therefore did not see.
-        super::check_slug(&settings.slug).map_err(|why| Refused::Content(vec![why]))?;
+    if matches!(format, Format::Qti3 | Format::Qti12)
+        || (format == Format::MoodleXml && super::qti::is_qti12_document(bytes))
+    {
         return read_qti(bytes, settings);
     }
     let text = std::str::from_utf8(bytes)
@@ -278,7 +288,7 @@ pub fn read_upload(
 }
 
 fn read_qti(bytes: &[u8], settings: &Settings) -> Result<(QuizContent, Report), Refused> {
-    use super::qti::{QtiError, QtiImport, SkippedItem};
+    use super::qti::{Package, QtiError, QtiImport, SkippedItem};
     let skipped = |s: Vec<SkippedItem>| -> Vec<Skipped> {
         s.into_iter()
             .map(|s| Skipped {
@@ -289,12 +299,17 @@ fn read_qti(bytes: &[u8], settings: &Settings) -> Result<(QuizContent, Report), 
             })
             .collect()
     };
-    match super::qti::import_qti(bytes) {
-        Ok(QtiImport {
-            mut content,
-            report,
-            ..
-        }) => {
+    match super::qti::read(bytes) {
+        Ok(Package::Qti12(draft)) => build(Format::Qti12, draft, settings),
+        Ok(Package::Qti(import)) => {
+            let QtiImport {
+                mut content,
+                report,
+                ..
+            } = *import;
+            // The package's own slug is replaced by the one asked for, which the compiler
+            // therefore did not see.
+            super::check_slug(&settings.slug).map_err(|why| Refused::Content(vec![why]))?;
             content.slug = settings.slug.clone();
             content.visibility = settings.visibility;
             content.practice = settings.practice.clone();

@@ -60,6 +60,22 @@ fn decode_entities(s: &str) -> String {
                 "quot" => Some('"'),
                 "apos" => Some('\''),
                 "nbsp" => Some(' '),
+                // The typographic marks editors (Canvas's, Markdown's) write by name.
+                "lsquo" => Some('\u{2018}'),
+                "rsquo" => Some('\u{2019}'),
+                "ldquo" => Some('\u{201C}'),
+                "rdquo" => Some('\u{201D}'),
+                "ndash" => Some('\u{2013}'),
+                "mdash" => Some('\u{2014}'),
+                "hellip" => Some('\u{2026}'),
+                "minus" => Some('\u{2212}'),
+                "times" => Some('\u{D7}'),
+                "divide" => Some('\u{F7}'),
+                "plusmn" => Some('\u{B1}'),
+                "deg" => Some('\u{B0}'),
+                "le" => Some('\u{2264}'),
+                "ge" => Some('\u{2265}'),
+                "ne" => Some('\u{2260}'),
                 _ => name
                     .strip_prefix("#x")
                     .or_else(|| name.strip_prefix("#X"))
@@ -214,14 +230,14 @@ pub(crate) fn too_many_attributes(xml: &str) -> Option<usize> {
 
 /// Line numbers by byte offset, computed once (`roxmltree`'s `text_pos_at` counts from the
 /// start at every call: a line for each of 2 000 questions would read the document 2 000 times).
-struct Lines(Vec<usize>);
+pub(crate) struct Lines(Vec<usize>);
 
 impl Lines {
-    fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         Lines(text.match_indices('\n').map(|(i, _)| i).collect())
     }
 
-    fn at(&self, offset: usize) -> u32 {
+    pub(crate) fn at(&self, offset: usize) -> u32 {
         u32::try_from(self.0.partition_point(|&nl| nl < offset) + 1).unwrap_or(u32::MAX)
     }
 }

@@ -1,4 +1,4 @@
-//! Questions in and out of other systems: `POST /v1/quizzes/import` (Moodle XML, GIFT, Aiken)
+//! Questions in and out of other systems: `POST /v1/quizzes/import` (Moodle XML, GIFT, Aiken, QTI)
 //! and `GET /v1/quizzes/{slug}/versions/{n}/export?format=` (Moodle XML, GIFT). The formats
 //! themselves are pure, in `content::interchange` and its readers and writers.
 
@@ -30,7 +30,9 @@ pub struct ImportQuery {
     /// The quiz's slug: a new (private) quiz, or a new version of a quiz you author.
     pub slug: String,
     /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
-    /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`).
+    /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`). A
+    /// QTI 1.2 document or package (Canvas, text2qti: `questestinterop`) is recognised as such
+    /// (`qti12`) whatever this says.
     pub format: Option<Format>,
     /// The quiz's title; default: the current one of a quiz you author, else the slug.
     pub title: Option<String>,
@@ -65,14 +67,16 @@ pub struct ImportResult {
 }
 
 /// The format of an upload: a zip is a QTI package; XML is Moodle XML, or QTI as `format` says;
-/// text is GIFT or Aiken as `format` says.
+/// text is GIFT or Aiken as `format` says. QTI 1.2 is recognised by its documents (see
+/// `read_upload`) whatever this says.
 fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, ApiError> {
     if content_type.starts_with("application/zip") {
         return match named {
             None | Some(Format::Qti3) => Ok(Format::Qti3),
+            Some(Format::Qti12) => Ok(Format::Qti12),
             Some(_) => Err(ApiError::new(
                 Code::ImportFormatMismatch,
-                "A zip body is a QTI package (`format=qti3`).",
+                "A zip body is a QTI package (`format=qti3`, or `qti12`).",
             )),
         };
     }
@@ -82,10 +86,10 @@ fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, Ap
     if xml {
         return match named {
             None | Some(Format::MoodleXml) => Ok(Format::MoodleXml),
-            Some(Format::Qti3) => Ok(Format::Qti3),
+            Some(f @ (Format::Qti3 | Format::Qti12)) => Ok(f),
             Some(_) => Err(ApiError::new(
                 Code::ImportFormatMismatch,
-                "An XML body is Moodle XML, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
+                "An XML body is Moodle XML or QTI 1.2, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
             )),
         };
     }
@@ -163,8 +167,10 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
 /// Imports questions from another system's format as a new quiz, or as a new version of a
 /// quiz you author (keeping its title, visibility, intro and practice unless the query says
 /// otherwise): Moodle XML (`application/xml`), GIFT or Aiken (`text/plain` with
-/// `?format=gift|aiken`), or a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
-/// becoming a locale; or one item or test document, `application/xml` with `?format=qti3`).
+/// `?format=gift|aiken`), a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
+/// becoming a locale; or one item or test document, `application/xml` with `?format=qti3`),
+/// or QTI 1.2 as Canvas exports it (a zip, or one `questestinterop` document as XML; told by
+/// its documents, reported as `qti12`).
 /// All or nothing, through the same checks as quiz content files; the
 /// answer reports every question imported (its key), skipped (a kind quizd does not have,
 /// grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
@@ -242,7 +248,7 @@ pub async fn import_questions(
         slug: authored.slug,
         version: authored.version,
         status: authored.status,
-        format,
+        format: report.format,
         imported: ImportedQuestions {
             count: report.imported.len(),
             keys: report.imported,

@@ -609,3 +609,64 @@ async fn import_is_the_endpoints_name_and_no_quizs_slug() {
     assert_eq!(get.headers()["allow"], "POST");
     assert_problem(get, 405, "method_not_allowed").await;
 }
+
+/// text2qti's Canvas QTI 1.2 package (`tests/qti/fixtures/canvas-text2qti`): told from QTI
+/// 2.1/3.0 by its documents, imported with its essay and file upload reported skipped, and the
+/// key stays with the quiz's author.
+#[tokio::test]
+async fn a_canvas_qti_1_2_package_imports_as_a_private_quiz_and_reports_what_it_skipped() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "canvas@example.org", "admin").await;
+    let learner = token_for(&app, "canvas-learner@example.org", "learner").await;
+    let zip = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/qti/fixtures/canvas-text2qti/quiz.zip"),
+    )
+    .unwrap();
+    let post = |token: String, body: Vec<u8>| {
+        let app = &app;
+        async move {
+            bearer(
+                app,
+                reqwest::Method::POST,
+                "/v1/quizzes/import?slug=from-canvas&title=From%20Canvas",
+                &token,
+            )
+            .header("content-type", "application/zip")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+        }
+    };
+    assert_problem(
+        post(learner.access.clone(), zip.clone()).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let report = expect_status(post(admin.access.clone(), zip.clone()).await, 201).await;
+    assert_eq!(report["format"], "qti12");
+    assert_eq!(report["imported"]["count"], 7);
+    assert_eq!(report["imported"]["keys"][0], "shards");
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["essay_question", "file_upload_question"]);
+    let quiz = expect_status(
+        get_as(&app, &admin.access, "/v1/quizzes/from-canvas/versions/1").await,
+        200,
+    )
+    .await;
+    assert_eq!(en(&quiz["title"]), "From Canvas");
+    assert_eq!(quiz["questions"][0]["options"][1]["correct"], true);
+    // A private quiz: the learner does not see it at all.
+    let hidden = get_as(&app, &learner.access, "/v1/quizzes/from-canvas").await;
+    assert_eq!(hidden.status(), 404);
+    // Half a package imports nothing.
+    let half = post(admin.access.clone(), zip[..zip.len() / 2].to_vec()).await;
+    assert_problem(half, 422, "invalid_import").await;
+}
