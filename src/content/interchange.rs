@@ -193,6 +193,26 @@ pub struct Note {
     pub note: String,
 }
 
+/// A bank a document makes (a Moodle category that random questions draw from).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftBank {
+    pub key: String,
+    /// Its questions, by index in [`Draft::questions`], in order.
+    pub questions: Vec<usize>,
+}
+
+/// A slot drawing from a [`DraftBank`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftSlot {
+    /// The bank, by index in [`Draft::banks`].
+    pub bank: usize,
+    pub draw: u32,
+    pub tag: Option<String>,
+    /// Its place: before the fixed question of index `before` in [`Draft::questions`] (or
+    /// after them all).
+    pub before: usize,
+}
+
 /// What a reader made of a document.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Draft {
@@ -200,6 +220,11 @@ pub struct Draft {
     pub skipped: Vec<Skipped>,
     /// Notes by the question's index in `questions` (or none, for the document).
     pub notes: Vec<(Option<usize>, u32, String)>,
+    /// Banks and the slots that draw from them; every question in no bank is fixed.
+    pub banks: Vec<DraftBank>,
+    pub slots: Vec<DraftSlot>,
+    /// The tags of bank questions, by index in `questions`.
+    pub tags: Vec<(usize, Vec<String>)>,
 }
 
 impl Draft {
@@ -473,10 +498,14 @@ pub fn build(
         questions,
         mut skipped,
         notes: draft_notes,
+        banks,
+        slots,
+        tags,
     } = draft;
+    let bank_of = |i: usize| banks.iter().position(|b| b.questions.contains(&i));
     let mut taken = Vec::new();
     let mut notes: Vec<Note> = Vec::new();
-    let mut entries = Vec::new();
+    let mut kept = Vec::new();
     // Key → where the question came from, for the compiler's messages.
     let mut origin: Vec<(String, String)> = Vec::new();
     let mut keys = Vec::new();
@@ -635,10 +664,41 @@ pub fn build(
                 note: n,
             });
         }
+        if bank_of(i).is_some()
+            && let Some((_, tags)) = tags.iter().find(|(n, _)| *n == i)
+            && !tags.is_empty()
+        {
+            let list = tags.iter().map(|t| text_value(t)).collect();
+            t.insert("tags".into(), toml::Value::Array(list));
+        }
         origin.push((key.clone(), where_));
         keys.push(key);
-        entries.push(toml::Value::Table(t));
+        kept.push((i, t));
     }
+    // Fixed questions and slots in document order; bank questions in their banks.
+    let mut entries = Vec::new();
+    let mut bank_entries: Vec<Vec<toml::Value>> = vec![Vec::new(); banks.len()];
+    let slot_entry = |slot: &DraftSlot| {
+        let mut t = toml::Table::new();
+        t.insert("bank".into(), text_value(&banks[slot.bank].key));
+        t.insert("draw".into(), toml::Value::Integer(i64::from(slot.draw)));
+        if let Some(tag) = &slot.tag {
+            t.insert("tag".into(), text_value(tag));
+        }
+        toml::Value::Table(t)
+    };
+    let mut placed = 0;
+    for (i, t) in kept {
+        while let Some(slot) = slots.get(placed).filter(|s| s.before <= i) {
+            entries.push(slot_entry(slot));
+            placed += 1;
+        }
+        match bank_of(i) {
+            Some(b) => bank_entries[b].push(toml::Value::Table(t)),
+            None => entries.push(toml::Value::Table(t)),
+        }
+    }
+    entries.extend(slots[placed..].iter().map(slot_entry));
     for (n, line, note) in &draft_notes {
         if n.is_none() {
             notes.push(Note {
@@ -668,6 +728,17 @@ pub fn build(
         quiz.insert("practice".into(), value);
     }
     quiz.insert("questions".into(), toml::Value::Array(entries));
+    if !banks.is_empty() {
+        let list = (banks.iter().zip(bank_entries))
+            .map(|(b, questions)| {
+                let mut t = toml::Table::new();
+                t.insert("key".into(), text_value(&b.key));
+                t.insert("questions".into(), toml::Value::Array(questions));
+                toml::Value::Table(t)
+            })
+            .collect();
+        quiz.insert("banks".into(), toml::Value::Array(list));
+    }
     let text = toml::to_string(&quiz).map_err(|e| Refused::Malformed(e.to_string()))?;
     let source = QuizSource {
         quiz: SourceFile {
