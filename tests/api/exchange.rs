@@ -667,3 +667,148 @@ async fn a_canvas_qti_1_2_package_imports_as_a_private_quiz_and_reports_what_it_
     let half = post(admin.access.clone(), zip[..zip.len() / 2].to_vec()).await;
     assert_problem(half, 422, "invalid_import").await;
 }
+
+/// A form part: its name, file name, content type and bytes.
+type Part<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+/// A `multipart/form-data` body of the parts given.
+fn form(parts: &[Part]) -> (String, Vec<u8>) {
+    let boundary = "quizd-form-boundary-7d1f";
+    let mut body = Vec::new();
+    for (name, filename, content_type, bytes) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        let filename = filename.map_or(String::new(), |f| format!("; filename=\"{f}\""));
+        body.extend_from_slice(
+            format!("Content-Disposition: form-data; name=\"{name}\"{filename}\r\n").as_bytes(),
+        );
+        if let Some(t) = content_type {
+            body.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// An HTML form's upload: the file part's content type, or its name, says the format; a
+/// `format` field names GIFT; a second file, another part or no file is refused, importing
+/// nothing; the body limit is the same as a bare body's.
+#[tokio::test]
+async fn a_file_uploaded_through_a_form_imports_as_the_same_file_sent_alone_would() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "form@example.org", "instructor").await;
+    let post = |query: &'static str, (content_type, body): (String, Vec<u8>)| {
+        let app = &app;
+        let token = author.access.clone();
+        async move {
+            bearer(
+                app,
+                reqwest::Method::POST,
+                &format!("/v1/quizzes/import?{query}"),
+                &token,
+            )
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+        }
+    };
+    // Moodle XML by its part's content type.
+    let xml = GEOGRAPHY.as_bytes();
+    let report = expect_status(
+        post(
+            "slug=form-moodle",
+            form(&[("file", Some("export.xml"), Some("application/xml"), xml)]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "moodle-xml");
+    assert_eq!(report["imported"]["count"], 5);
+    // A Canvas zip by its file name alone (a browser may send application/octet-stream).
+    let zip = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/qti/fixtures/canvas-text2qti/quiz.zip"),
+    )
+    .unwrap();
+    let report = expect_status(
+        post(
+            "slug=form-canvas",
+            form(&[(
+                "file",
+                Some("quiz.zip"),
+                Some("application/octet-stream"),
+                &zip,
+            )]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "qti12");
+    assert_eq!(report["imported"]["count"], 7);
+    // GIFT named by the form's `format` field.
+    let gift = b"::sum:: What is 2 + 2? {=4 ~5 ####Two and two make four.}\n";
+    let report = expect_status(
+        post(
+            "slug=form-gift",
+            form(&[
+                ("format", None, None, b"gift"),
+                ("file", Some("questions"), Some("text/plain"), gift),
+            ]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "gift");
+    assert_eq!(report["imported"]["keys"], json!(["sum"]));
+
+    let file = ("file", Some("a.gift"), Some("text/plain"), gift.as_slice());
+    for (parts, why) in [
+        (vec![file, file], "more than one `file` part"),
+        (
+            vec![file, ("comment", None, None, b"hi".as_slice())],
+            "a part 'comment'",
+        ),
+        (
+            vec![("format", None, None, b"gift".as_slice())],
+            "no `file` part",
+        ),
+    ] {
+        let problem = assert_problem(
+            post("slug=form-refused", form(&parts)).await,
+            400,
+            "invalid_upload_form",
+        )
+        .await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains(why),
+            "{problem}"
+        );
+    }
+    let unnamed = form(&[("file", Some("blob"), Some("application/octet-stream"), gift)]);
+    assert_problem(
+        post("slug=form-refused", unnamed).await,
+        422,
+        "import_format_mismatch",
+    )
+    .await;
+    let (content_type, mut broken) = form(&[file]);
+    broken.truncate(broken.len() - 20);
+    assert_problem(
+        post("slug=form-refused", (content_type, broken)).await,
+        400,
+        "invalid_upload_form",
+    )
+    .await;
+    let big = vec![b'x'; (1 << 20) + 1];
+    let too_big = form(&[("file", Some("a.gift"), Some("text/plain"), &big)]);
+    assert_eq!(post("slug=form-refused", too_big).await.status(), 413);
+    let missing = get_as(&app, &author.access, "/v1/quizzes/form-refused").await;
+    assert_eq!(missing.status(), 404);
+}
