@@ -344,6 +344,11 @@ fn read_item(item: Node, line: u32, draft: &mut Draft) -> Result<(), String> {
             let right: Vec<&str> = (scoring.iter())
                 .flat_map(|s| s.equal.iter().map(String::as_str))
                 .collect();
+            if right.len() > MAX_ANSWERS {
+                return Err(format!(
+                    "line {line}: more than {MAX_ANSWERS} right answers in one question"
+                ));
+            }
             let k = right.len().max(1) as f64;
             let options: Vec<DraftOption> = choices
                 .iter()
@@ -441,17 +446,18 @@ fn read_item(item: Node, line: u32, draft: &mut Draft) -> Result<(), String> {
             let mut accepted: Vec<String> = Vec::new();
             for a in scoring.iter().flat_map(|s| s.equal.iter()) {
                 if !a.is_empty() && !accepted.contains(a) {
+                    // Bounded before the list grows: `contains` is linear.
+                    if accepted.len() == MAX_ANSWERS {
+                        return Err(format!(
+                            "line {line}: more than {MAX_ANSWERS} answers in one question"
+                        ));
+                    }
                     accepted.push(a.clone());
                 }
             }
             if accepted.is_empty() {
                 skip(draft, "no answer is accepted".into());
                 return Ok(());
-            }
-            if accepted.len() > MAX_ANSWERS {
-                return Err(format!(
-                    "line {line}: more than {MAX_ANSWERS} answers in one question"
-                ));
             }
             DraftAnswer::ShortText {
                 accepted,
