@@ -125,15 +125,16 @@ fn main() {
             text.push_str("</quiz>");
             (Format::MoodleXml, text)
         }
-        // A Canvas short answer accepting as many answers as fit in one condition.
-        "answers-qti12" => (
-            Format::Qti12,
-            fill(
-                "<questestinterop><item ident=\"i\"><itemmetadata><qtimetadata><qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>short_answer_question</fieldentry></qtimetadatafield></qtimetadata></itemmetadata><presentation><material><mattext>Q</mattext></material></presentation><resprocessing><respcondition><conditionvar>",
-                "<varequal>a</varequal>",
-                "</conditionvar><setvar>100</setvar></respcondition></resprocessing></item></questestinterop>",
-            ),
-        ),
+        // A Canvas short answer accepting as many distinct answers as fit in one condition.
+        "answers-qti12" => (Format::Qti12, {
+            let head = "<questestinterop><item ident=\"i\"><itemmetadata><qtimetadata><qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>short_answer_question</fieldentry></qtimetadatafield></qtimetadata></itemmetadata><presentation><material><mattext>Q</mattext></material></presentation><resprocessing><respcondition><conditionvar>";
+            let tail = "</conditionvar><setvar>100</setvar></respcondition></resprocessing></item></questestinterop>";
+            let n = (AUTHORING_BODY_LIMIT - head.len() - tail.len()) / 29;
+            let answers: String = (0..n)
+                .map(|i| format!("<varequal>a{i:06}</varequal>"))
+                .collect();
+            format!("{head}{answers}{tail}")
+        }),
         // As many Canvas true/false items as fit, more than the 2 000 allowed.
         "items-qti12" => (
             Format::Qti12,
