@@ -4,7 +4,8 @@
 //! Prints the case, the outcome, the time, and the process's peak resident memory.
 //!
 //! `for c in deep-xml laughs-xml attributes-xml questions-xml open-gift escapes-gift
-//!   options-gift questions-gift; do cargo run -q --example exchange_worst -- $c; done`
+//!   options-gift questions-gift randoms-xml banks-xml answers-qti12 items-qti12; do
+//!   cargo run -q --example exchange_worst -- $c; done`
 
 use std::time::Instant;
 
@@ -30,6 +31,9 @@ fn fill(head: &str, unit: &str, tail: &str) -> String {
     let n = (AUTHORING_BODY_LIMIT - head.len() - tail.len()) / unit.len();
     format!("{head}{}{tail}", unit.repeat(n))
 }
+
+/// A valid Moodle true/false question.
+const TF: &str = "<question type=\"truefalse\"><name><text>q</text></name><questiontext><text>T?</text></questiontext><generalfeedback><text>E</text></generalfeedback><answer fraction=\"100\"><text>true</text></answer><answer fraction=\"0\"><text>false</text></answer></question>";
 
 fn main() {
     let case = std::env::args().nth(1).unwrap_or_else(|| "deep-xml".into());
@@ -90,6 +94,55 @@ fn main() {
                     )
                 })
                 .collect(),
+        ),
+        // One category with one question, then random questions to the limit (2 000).
+        "randoms-xml" => (
+            Format::MoodleXml,
+            fill(
+                &format!(
+                    "<quiz><question type=\"category\"><category><text>$course$/top/a</text></category></question>{}",
+                    TF
+                ),
+                "<question type=\"random\"><questiontext><text>1</text></questiontext></question>",
+                "</quiz>",
+            ),
+        ),
+        // As many categories as fit, each a bank of one question drawn by one random question
+        // (with subcategories): every bank, slot and subcategory check at its largest.
+        "banks-xml" => {
+            let unit = |i: usize| {
+                format!(
+                    "<question type=\"category\"><category><text>$course$/top/c{i}</text></category></question>{}<question type=\"random\"><questiontext><text>1</text></questiontext></question>",
+                    TF.replace("<text>q</text>", &format!("<text>q{i}</text>"))
+                )
+            };
+            let mut text = String::from("<quiz>");
+            let mut i = 0;
+            while text.len() + unit(i).len() + 7 <= AUTHORING_BODY_LIMIT && i < 1999 {
+                text.push_str(&unit(i));
+                i += 1;
+            }
+            text.push_str("</quiz>");
+            (Format::MoodleXml, text)
+        }
+        // A Canvas short answer accepting as many distinct answers as fit in one condition.
+        "answers-qti12" => (Format::Qti12, {
+            let head = "<questestinterop><item ident=\"i\"><itemmetadata><qtimetadata><qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>short_answer_question</fieldentry></qtimetadatafield></qtimetadata></itemmetadata><presentation><material><mattext>Q</mattext></material></presentation><resprocessing><respcondition><conditionvar>";
+            let tail = "</conditionvar><setvar>100</setvar></respcondition></resprocessing></item></questestinterop>";
+            let n = (AUTHORING_BODY_LIMIT - head.len() - tail.len()) / 29;
+            let answers: String = (0..n)
+                .map(|i| format!("<varequal>a{i:06}</varequal>"))
+                .collect();
+            format!("{head}{answers}{tail}")
+        }),
+        // As many Canvas true/false items as fit, more than the 2 000 allowed.
+        "items-qti12" => (
+            Format::Qti12,
+            fill(
+                "<questestinterop>",
+                "<item ident=\"i\"><itemmetadata><qtimetadata><qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>true_false_question</fieldentry></qtimetadatafield></qtimetadata></itemmetadata><presentation><material><mattext>Q</mattext></material><response_lid><render_choice><response_label ident=\"t\"><material><mattext>True</mattext></material></response_label><response_label ident=\"f\"><material><mattext>False</mattext></material></response_label></render_choice></response_lid></presentation><resprocessing><respcondition><conditionvar><varequal>t</varequal></conditionvar><setvar>100</setvar></respcondition></resprocessing><itemfeedback ident=\"general_fb\"><material><mattext>E</mattext></material></itemfeedback></item>",
+                "</questestinterop>",
+            ),
         ),
         other => panic!("unknown case {other}"),
     };

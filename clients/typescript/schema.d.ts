@@ -1094,8 +1094,12 @@ export interface paths {
         /** Imports questions from another system's format as a new quiz, or as a new version of a
          *     quiz you author (keeping its title, visibility, intro and practice unless the query says
          *     otherwise): Moodle XML (`application/xml`), GIFT or Aiken (`text/plain` with
-         *     `?format=gift|aiken`), or a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
-         *     becoming a locale; or one item or test document, `application/xml` with `?format=qti3`).
+         *     `?format=gift|aiken`), a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
+         *     becoming a locale; or one item or test document, `application/xml` with `?format=qti3`),
+         *     or QTI 1.2 as Canvas exports it (a zip, or one `questestinterop` document as XML; told by
+         *     its documents, reported as `qti12`). Any of them may come as `multipart/form-data` (an HTML
+         *     form's upload): one `file` part, its content type or file name's extension saying what it
+         *     is, and an optional `format` field; within the same 1 MiB body limit.
          *     All or nothing, through the same checks as quiz content files; the
          *     answer reports every question imported (its key), skipped (a kind quizd does not have,
          *     grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
@@ -1877,6 +1881,7 @@ export interface components {
          *     | `invalid_enrollment` | 422 | Give exactly one of `email` and `user_id`. |
          *     | `invalid_field` | 400 | A field's value is malformed (NUL or control characters, length); the detail names it. |
          *     | `invalid_import` | 422 | The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line. |
+         *     | `invalid_upload_form` | 400 | A multipart/form-data upload holds exactly one `file` part and at most a `format` field; the detail says what is wrong. |
          *     | `import_format_mismatch` | 422 | The `format` asked for does not fit the body's content type (or a text body names none). |
          *     | `invalid_limit` | 400 | `limit` is outside the endpoint's range. |
          *     | `invalid_locale` | 422 | `locale` must be a BCP 47 language tag such as bn, id or pt-BR. |
@@ -1956,7 +1961,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -2254,7 +2259,7 @@ export interface components {
          * @description An exchange format.
          * @enum {string}
          */
-        Format: "moodle-xml" | "gift" | "aiken" | "qti3";
+        Format: "moodle-xml" | "gift" | "aiken" | "qti3" | "qti12";
         /** @description One change of an attempt's grade. Append-only: never changed or removed. */
         GradeEvent: {
             /**
@@ -2388,6 +2393,13 @@ export interface components {
              * @description Upper bound, in percent (exclusive, but 100 is in the last bin).
              */
             to: number;
+        };
+        /** @description A `multipart/form-data` upload: one `file` part (its content type, or its file name's
+         *     extension `.zip`, `.xml`, `.gift`, `.txt`, says what it is) and an optional `format` field. */
+        ImportForm: {
+            /** Format: binary */
+            file: string;
+            format?: components["schemas"]["Format"] | null;
         };
         /** @description What an import made, question by question. */
         ImportResult: {
@@ -8807,7 +8819,9 @@ export interface operations {
                 /** @description The quiz's slug: a new (private) quiz, or a new version of a quiz you author. */
                 slug: string;
                 /** @description `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
-                 *     single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`). */
+                 *     single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`). A
+                 *     QTI 1.2 document or package (Canvas, text2qti: `questestinterop`) is recognised as such
+                 *     (`qti12`) whatever this says. */
                 format?: components["schemas"]["Format"];
                 /** @description The quiz's title; default: the current one of a quiz you author, else the slug. */
                 title?: string;
@@ -8824,11 +8838,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A Moodle XML document, a GIFT or Aiken file, or a QTI package or document */
+        /** @description A Moodle XML document, a GIFT or Aiken file, or a QTI package or document; or a form whose `file` part is one of them */
         requestBody: {
             content: {
                 "application/xml": string;
                 "application/zip": number[];
+                "multipart/form-data": components["schemas"]["ImportForm"];
                 "text/plain": string;
             };
         };
@@ -8855,7 +8870,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportResult"];
                 };
             };
-            /** @description A malformed query; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
+            /** @description A malformed query, or a form that is not one `file` part and at most a `format` field (`invalid_upload_form`); or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -46,10 +46,20 @@ pub enum Format {
     /// read and written by `content::qti`, every locale included.
     #[serde(rename = "qti3")]
     Qti3,
+    /// QTI 1.2 as Canvas and text2qti write it (import only): a zip or XML document whose root
+    /// is `questestinterop`, recognised as such whatever `format` the upload names.
+    #[serde(rename = "qti12")]
+    Qti12,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::MoodleXml, Format::Gift, Format::Aiken, Format::Qti3];
+    pub const ALL: [Format; 5] = [
+        Format::MoodleXml,
+        Format::Gift,
+        Format::Aiken,
+        Format::Qti3,
+        Format::Qti12,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +67,7 @@ impl Format {
             Format::Gift => "gift",
             Format::Aiken => "aiken",
             Format::Qti3 => "qti3",
+            Format::Qti12 => "qti12",
         }
     }
 
@@ -69,7 +80,7 @@ impl Format {
             Format::MoodleXml => "xml",
             Format::Gift => "gift",
             Format::Aiken => "txt",
-            Format::Qti3 => "zip",
+            Format::Qti3 | Format::Qti12 => "zip",
         }
     }
 
@@ -77,13 +88,13 @@ impl Format {
         match self {
             Format::MoodleXml => "application/xml; charset=utf-8",
             Format::Gift | Format::Aiken => "text/plain; charset=utf-8",
-            Format::Qti3 => "application/zip",
+            Format::Qti3 | Format::Qti12 => "application/zip",
         }
     }
 
     /// Whether quizd writes this format.
     pub fn exports(self) -> bool {
-        !matches!(self, Format::Aiken)
+        !matches!(self, Format::Aiken | Format::Qti12)
     }
 
     /// Reads a text document into a draft. Malformed input (not the format's syntax, too many
@@ -93,7 +104,7 @@ impl Format {
             Format::MoodleXml => super::moodle_xml::read(text),
             Format::Gift => super::gift::read(text),
             Format::Aiken => super::gift::read_aiken(text),
-            Format::Qti3 => Err("a QTI package is not a text document".into()),
+            Format::Qti3 | Format::Qti12 => Err("a QTI package is not a text document".into()),
         }
     }
 
@@ -103,7 +114,7 @@ impl Format {
         match self {
             Format::MoodleXml => Some(Ok(super::moodle_xml::write(content, version).into_bytes())),
             Format::Gift => Some(Ok(super::gift::write(content, version).into_bytes())),
-            Format::Aiken => None,
+            Format::Aiken | Format::Qti12 => None,
             Format::Qti3 => Some(super::qti::export_qti3(content).map_err(|e| e.to_string())),
         }
     }
@@ -182,6 +193,26 @@ pub struct Note {
     pub note: String,
 }
 
+/// A bank a document makes (a Moodle category that random questions draw from).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftBank {
+    pub key: String,
+    /// Its questions, by index in [`Draft::questions`], in order.
+    pub questions: Vec<usize>,
+}
+
+/// A slot drawing from a [`DraftBank`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DraftSlot {
+    /// The bank, by index in [`Draft::banks`].
+    pub bank: usize,
+    pub draw: u32,
+    pub tag: Option<String>,
+    /// Its place: before the fixed question of index `before` in [`Draft::questions`] (or
+    /// after them all).
+    pub before: usize,
+}
+
 /// What a reader made of a document.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Draft {
@@ -189,6 +220,11 @@ pub struct Draft {
     pub skipped: Vec<Skipped>,
     /// Notes by the question's index in `questions` (or none, for the document).
     pub notes: Vec<(Option<usize>, u32, String)>,
+    /// Banks and the slots that draw from them; every question in no bank is fixed.
+    pub banks: Vec<DraftBank>,
+    pub slots: Vec<DraftSlot>,
+    /// The tags of bank questions, by index in `questions`.
+    pub tags: Vec<(usize, Vec<String>)>,
 }
 
 impl Draft {
@@ -260,10 +296,9 @@ pub fn read_upload(
     bytes: &[u8],
     settings: &Settings,
 ) -> Result<(QuizContent, Report), Refused> {
-    if format == Format::Qti3 {
-        // The package's own slug is replaced by the one asked for, which the compiler
-        // therefore did not see.
-        super::check_slug(&settings.slug).map_err(|why| Refused::Content(vec![why]))?;
+    if matches!(format, Format::Qti3 | Format::Qti12)
+        || (format == Format::MoodleXml && super::qti::is_qti12_document(bytes))
+    {
         return read_qti(bytes, settings);
     }
     let text = std::str::from_utf8(bytes)
@@ -278,7 +313,7 @@ pub fn read_upload(
 }
 
 fn read_qti(bytes: &[u8], settings: &Settings) -> Result<(QuizContent, Report), Refused> {
-    use super::qti::{QtiError, QtiImport, SkippedItem};
+    use super::qti::{Package, QtiError, QtiImport, SkippedItem};
     let skipped = |s: Vec<SkippedItem>| -> Vec<Skipped> {
         s.into_iter()
             .map(|s| Skipped {
@@ -289,12 +324,17 @@ fn read_qti(bytes: &[u8], settings: &Settings) -> Result<(QuizContent, Report), 
             })
             .collect()
     };
-    match super::qti::import_qti(bytes) {
-        Ok(QtiImport {
-            mut content,
-            report,
-            ..
-        }) => {
+    match super::qti::read(bytes) {
+        Ok(Package::Qti12(draft)) => build(Format::Qti12, draft, settings),
+        Ok(Package::Qti(import)) => {
+            let QtiImport {
+                mut content,
+                report,
+                ..
+            } = *import;
+            // The package's own slug is replaced by the one asked for, which the compiler
+            // therefore did not see.
+            super::check_slug(&settings.slug).map_err(|why| Refused::Content(vec![why]))?;
             content.slug = settings.slug.clone();
             content.visibility = settings.visibility;
             content.practice = settings.practice.clone();
@@ -350,19 +390,29 @@ pub fn slugify(s: &str, max: usize) -> String {
     out.trim_end_matches('-').to_string()
 }
 
-/// `base` if it is not taken, else `base-2`, `base-3`, …; recorded as taken.
-fn unique(base: String, taken: &mut Vec<String>) -> String {
-    let mut key = base.clone();
-    let mut n = 2;
-    while taken.contains(&key) {
-        let suffix = format!("-{n}");
-        let mut b = base.clone();
-        b.truncate(64 - suffix.len());
-        key = format!("{b}{suffix}");
-        n += 1;
+/// Keys handed out: `base` if it is not taken, else `base-2`, `base-3`, …. Each base
+/// remembers the next suffix to try, so 2 000 questions of one name cost 2 000 steps, not
+/// 2 000² lookups each.
+#[derive(Default)]
+struct Taken {
+    keys: std::collections::HashSet<String>,
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl Taken {
+    fn unique(&mut self, base: String) -> String {
+        let mut key = base.clone();
+        let n = self.next.entry(base.clone()).or_insert(2);
+        while self.keys.contains(&key) {
+            let suffix = format!("-{n}");
+            let mut b = base.clone();
+            b.truncate(64 - suffix.len());
+            key = format!("{b}{suffix}");
+            *n += 1;
+        }
+        self.keys.insert(key.clone());
+        key
     }
-    taken.push(key.clone());
-    key
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -458,10 +508,14 @@ pub fn build(
         questions,
         mut skipped,
         notes: draft_notes,
+        banks,
+        slots,
+        tags,
     } = draft;
-    let mut taken = Vec::new();
+    let bank_of = |i: usize| banks.iter().position(|b| b.questions.contains(&i));
+    let mut taken = Taken::default();
     let mut notes: Vec<Note> = Vec::new();
-    let mut entries = Vec::new();
+    let mut kept = Vec::new();
     // Key → where the question came from, for the compiler's messages.
     let mut origin: Vec<(String, String)> = Vec::new();
     let mut keys = Vec::new();
@@ -518,7 +572,7 @@ pub fn build(
                         .filter(|s| !s.is_empty())
                 })
                 .unwrap_or_else(|| format!("q{}", i + 1));
-        let key = unique(base, &mut taken);
+        let key = taken.unique(base);
         let kind_name = QuestionKind::ALL
             .iter()
             .find(|(_, k)| *k == kind)
@@ -547,7 +601,7 @@ pub fn build(
         let mut wrong_feedback = q.wrong_feedback.clone();
         match &q.answer {
             DraftAnswer::Choice { options, .. } => {
-                let mut option_keys = Vec::new();
+                let mut option_keys = Taken::default();
                 let list = options
                     .iter()
                     .enumerate()
@@ -556,7 +610,7 @@ pub fn build(
                             .filter(|s| valid_key(s))
                             .unwrap_or_else(|| format!("o{}", n + 1));
                         let mut ot = toml::Table::new();
-                        ot.insert("key".into(), text_value(&unique(base, &mut option_keys)));
+                        ot.insert("key".into(), text_value(&option_keys.unique(base)));
                         ot.insert("text".into(), text_value(&o.text));
                         if o.fraction > 0.0 {
                             ot.insert("correct".into(), toml::Value::Boolean(true));
@@ -620,10 +674,41 @@ pub fn build(
                 note: n,
             });
         }
+        if bank_of(i).is_some()
+            && let Some((_, tags)) = tags.iter().find(|(n, _)| *n == i)
+            && !tags.is_empty()
+        {
+            let list = tags.iter().map(|t| text_value(t)).collect();
+            t.insert("tags".into(), toml::Value::Array(list));
+        }
         origin.push((key.clone(), where_));
         keys.push(key);
-        entries.push(toml::Value::Table(t));
+        kept.push((i, t));
     }
+    // Fixed questions and slots in document order; bank questions in their banks.
+    let mut entries = Vec::new();
+    let mut bank_entries: Vec<Vec<toml::Value>> = vec![Vec::new(); banks.len()];
+    let slot_entry = |slot: &DraftSlot| {
+        let mut t = toml::Table::new();
+        t.insert("bank".into(), text_value(&banks[slot.bank].key));
+        t.insert("draw".into(), toml::Value::Integer(i64::from(slot.draw)));
+        if let Some(tag) = &slot.tag {
+            t.insert("tag".into(), text_value(tag));
+        }
+        toml::Value::Table(t)
+    };
+    let mut placed = 0;
+    for (i, t) in kept {
+        while let Some(slot) = slots.get(placed).filter(|s| s.before <= i) {
+            entries.push(slot_entry(slot));
+            placed += 1;
+        }
+        match bank_of(i) {
+            Some(b) => bank_entries[b].push(toml::Value::Table(t)),
+            None => entries.push(toml::Value::Table(t)),
+        }
+    }
+    entries.extend(slots[placed..].iter().map(slot_entry));
     for (n, line, note) in &draft_notes {
         if n.is_none() {
             notes.push(Note {
@@ -653,6 +738,17 @@ pub fn build(
         quiz.insert("practice".into(), value);
     }
     quiz.insert("questions".into(), toml::Value::Array(entries));
+    if !banks.is_empty() {
+        let list = (banks.iter().zip(bank_entries))
+            .map(|(b, questions)| {
+                let mut t = toml::Table::new();
+                t.insert("key".into(), text_value(&b.key));
+                t.insert("questions".into(), toml::Value::Array(questions));
+                toml::Value::Table(t)
+            })
+            .collect();
+        quiz.insert("banks".into(), toml::Value::Array(list));
+    }
     let text = toml::to_string(&quiz).map_err(|e| Refused::Malformed(e.to_string()))?;
     let source = QuizSource {
         quiz: SourceFile {

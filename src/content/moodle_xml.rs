@@ -5,21 +5,37 @@
 //! tolerance), `shortanswer` (the answers worth 100 %); `generalfeedback` becomes the
 //! explanation, each answer's `feedback` the option's feedback (or, on a `*` answer worth 0,
 //! the feedback for any wrong answer). Every other type (essay, matching, cloze, description,
-//! calculated, drag and drop, …) and every category is reported as skipped. Texts in `html`
-//! format become plain text (tags dropped, entities decoded, line breaks kept).
+//! calculated, drag and drop, …) is reported as skipped. Texts in `html` format become plain
+//! text (tags dropped, entities decoded, line breaks kept).
+//!
+//! Categories: a `random` question draws one question from the category it is listed under
+//! (the preceding `category`), and from its subcategories when its `questiontext` is `1`. A
+//! category that random questions draw from becomes a bank (its key the last part of its path),
+//! with its questions (and those of its subcategories that are no bank of their own, when a
+//! random question includes them) and their `tags`; the random questions of one category
+//! become one slot drawing as many, at the first one's place (a tag on a random question,
+//! which quizd writes, makes it a slot drawing by that tag). Every other category's questions
+//! are fixed questions.
 //!
 //! Reading is the untrusted part: `roxmltree` never resolves external entities, a document
 //! with a DTD (the carrier of every entity bomb) is refused before anything is expanded, and
 //! the nodes are bounded as well as the body's size (by the caller).
 //!
 //! Written: one `<question>` per question of the version, in its source locale, texts as
-//! `plain_text`, the key as both `name` and `idnumber` (so an import gives the same keys);
-//! bank questions after a `category` per bank.
+//! `plain_text`, the key as both `name` and `idnumber` (so an import gives the same keys). A
+//! quiz with banks: the fixed questions under the category `$course$/top/<slug>`, each bank as
+//! its subcategory `…/<slug>/<bank>` with its questions (and their tags), and each slot as that
+//! many `random` questions in the bank's category, in layout order, so that Moodle draws as
+//! quizd does. Not faithful in Moodle: a slot's `tag` (written as the random question's tag;
+//! Moodle's legacy random question draws from the whole category), and two slots of one bank
+//! by different tags, which Moodle draws from one pool.
 
 use std::fmt::Write;
 
-use super::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion, MAX_ANSWERS};
-use super::model::{QuestionKind, QuizContent};
+use super::interchange::{
+    Draft, DraftAnswer, DraftBank, DraftOption, DraftQuestion, DraftSlot, MAX_ANSWERS,
+};
+use super::model::{Question, QuestionKind, QuizContent, Slot};
 
 /// The most XML nodes read: a question is a few dozen; 2 000 questions fit well within.
 pub const MAX_NODES: u32 = 400_000;
@@ -60,6 +76,22 @@ fn decode_entities(s: &str) -> String {
                 "quot" => Some('"'),
                 "apos" => Some('\''),
                 "nbsp" => Some(' '),
+                // The typographic marks editors (Canvas's, Markdown's) write by name.
+                "lsquo" => Some('\u{2018}'),
+                "rsquo" => Some('\u{2019}'),
+                "ldquo" => Some('\u{201C}'),
+                "rdquo" => Some('\u{201D}'),
+                "ndash" => Some('\u{2013}'),
+                "mdash" => Some('\u{2014}'),
+                "hellip" => Some('\u{2026}'),
+                "minus" => Some('\u{2212}'),
+                "times" => Some('\u{D7}'),
+                "divide" => Some('\u{F7}'),
+                "plusmn" => Some('\u{B1}'),
+                "deg" => Some('\u{B0}'),
+                "le" => Some('\u{2264}'),
+                "ge" => Some('\u{2265}'),
+                "ne" => Some('\u{2260}'),
                 _ => name
                     .strip_prefix("#x")
                     .or_else(|| name.strip_prefix("#X"))
@@ -214,14 +246,14 @@ pub(crate) fn too_many_attributes(xml: &str) -> Option<usize> {
 
 /// Line numbers by byte offset, computed once (`roxmltree`'s `text_pos_at` counts from the
 /// start at every call: a line for each of 2 000 questions would read the document 2 000 times).
-struct Lines(Vec<usize>);
+pub(crate) struct Lines(Vec<usize>);
 
 impl Lines {
-    fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         Lines(text.match_indices('\n').map(|(i, _)| i).collect())
     }
 
-    fn at(&self, offset: usize) -> u32 {
+    pub(crate) fn at(&self, offset: usize) -> u32 {
         u32::try_from(self.0.partition_point(|&nl| nl < offset) + 1).unwrap_or(u32::MAX)
     }
 }
@@ -250,6 +282,12 @@ pub fn read(xml: &str) -> Result<Draft, String> {
     let lines = Lines::new(xml);
     let line_of = |n: Node<'_, '_>| lines.at(n.range().start);
     let mut draft = Draft::default();
+    // The category each kept question is listed under, and what random questions draw.
+    let mut category: Option<String> = None;
+    let mut categories: Vec<Option<String>> = Vec::new();
+    let mut question_tags: Vec<Vec<String>> = Vec::new();
+    let mut draws: Vec<RandomDraw> = Vec::new();
+    let mut randoms = 0usize;
     for q in root.children().filter(|n| n.is_element()) {
         let line = line_of(q);
         if q.tag_name().name() != "question" {
@@ -262,14 +300,42 @@ pub fn read(xml: &str) -> Result<Draft, String> {
         let mut images = false;
         let kind = q.attribute("type").unwrap_or("");
         if kind == "category" {
-            let path = text_in(q, "category", &mut images).unwrap_or_default();
-            draft.skip(
-                Some(&path),
-                "category",
-                line,
-                "a category is not made a bank: Moodle XML does not say how many of its \
-                 questions an attempt draws; its questions are imported as fixed questions",
-            );
+            category = text_in(q, "category", &mut images).filter(|p| !p.is_empty());
+            continue;
+        }
+        if kind == "random" {
+            let Some(path) = category.clone() else {
+                return Err(format!(
+                    "line {line}: a random question before any category: it draws from none"
+                ));
+            };
+            randoms += 1;
+            if randoms > super::interchange::MAX_QUESTIONS {
+                return Err(format!(
+                    "line {line}: more than {} random questions in one document",
+                    super::interchange::MAX_QUESTIONS
+                ));
+            }
+            let subcategories =
+                text_in(q, "questiontext", &mut images).is_some_and(|t| t.trim() == "1");
+            let mut tags = tags_of(q);
+            if tags.len() > 1 {
+                draft.notes.push((
+                    None,
+                    line,
+                    format!(
+                        "a random question with several tags ({}): it draws by the first only",
+                        tags.join(", ")
+                    ),
+                ));
+            }
+            tags.truncate(1);
+            draws.push(RandomDraw {
+                category: path,
+                subcategories,
+                tag: tags.pop(),
+                before: draft.questions.len(),
+            });
             continue;
         }
         let name = text_in(q, "name", &mut images).filter(|n| !n.is_empty());
@@ -488,6 +554,8 @@ pub fn read(xml: &str) -> Result<Draft, String> {
         for n in notes {
             draft.note_next(line, n);
         }
+        categories.push(category.clone());
+        question_tags.push(tags_of(q));
         draft.questions.push(DraftQuestion {
             name,
             id,
@@ -499,7 +567,107 @@ pub fn read(xml: &str) -> Result<Draft, String> {
             wrong_feedback,
         });
     }
+    banks_from(&mut draft, &categories, question_tags, draws);
     Ok(draft)
+}
+
+/// One `random` question: it draws one question from `category` (and its subcategories).
+struct RandomDraw {
+    category: String,
+    subcategories: bool,
+    tag: Option<String>,
+    before: usize,
+}
+
+/// A question's `<tags><tag><text>…`, as Moodle writes them.
+fn tags_of(q: Node<'_, '_>) -> Vec<String> {
+    child(q, "tags")
+        .map(|t| {
+            t.children()
+                .filter(|c| c.is_element() && c.tag_name().name() == "tag")
+                .filter_map(|c| child(c, "text").map(chars))
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Makes a bank of each category random questions draw from (with its subcategories' questions
+/// when a random question says so and they are no bank of their own), and a slot of the random
+/// questions of one category and tag, at the first one's place. Every other question stays
+/// fixed (its tags are not kept: only bank questions have tags).
+fn banks_from(
+    draft: &mut Draft,
+    categories: &[Option<String>],
+    tags: Vec<Vec<String>>,
+    draws: Vec<RandomDraw>,
+) {
+    let mut paths: Vec<&str> = Vec::new();
+    for d in &draws {
+        if !paths.contains(&d.category.as_str()) {
+            paths.push(&d.category);
+        }
+    }
+    let mut taken: Vec<String> = Vec::new();
+    for path in &paths {
+        let with_subcategories = draws.iter().any(|d| d.category == *path && d.subcategories);
+        let inside = |c: &str| {
+            c == *path
+                || (with_subcategories
+                    && c.strip_prefix(*path).is_some_and(|r| r.starts_with('/'))
+                    && !paths.contains(&c))
+        };
+        let questions: Vec<usize> = (categories.iter().enumerate())
+            .filter(|(_, c)| c.as_deref().is_some_and(inside))
+            .map(|(i, _)| i)
+            .collect();
+        let last = path.rsplit('/').next().unwrap_or(path);
+        let mut key = Some(super::interchange::slugify(last, 48))
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| format!("bank-{}", draft.banks.len() + 1));
+        let base = key.clone();
+        let mut n = 2;
+        while taken.contains(&key) {
+            key = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.push(key.clone());
+        draft.banks.push(DraftBank { key, questions });
+    }
+    for d in &draws {
+        let bank = paths.iter().position(|p| *p == d.category).unwrap_or(0);
+        match (draft.slots.iter_mut()).find(|s| s.bank == bank && s.tag == d.tag) {
+            Some(slot) => slot.draw += 1,
+            None => draft.slots.push(DraftSlot {
+                bank,
+                draw: 1,
+                tag: d.tag.clone(),
+                before: d.before,
+            }),
+        }
+    }
+    let mut fixed_tagged = 0;
+    for (i, t) in tags.into_iter().enumerate() {
+        if t.is_empty() {
+            continue;
+        }
+        if draft.banks.iter().any(|b| b.questions.contains(&i)) {
+            draft.tags.push((i, t));
+        } else {
+            fixed_tagged += 1;
+        }
+    }
+    if fixed_tagged > 0 {
+        draft.notes.push((
+            None,
+            0,
+            format!(
+                "the tags of {fixed_tagged} question(s) no random question draws from are not \
+                 kept: in quizd only bank questions have tags"
+            ),
+        ));
+    }
 }
 
 /// `s` as XML character data (quick-xml's escaping of the five markup characters).
@@ -545,7 +713,6 @@ fn answer(
 /// Version `version` of `content` as Moodle XML, in its source locale.
 pub fn write(content: &QuizContent, version: i32) -> String {
     let sl = content.source_locale.as_str();
-    let get = |t: &crate::i18n::Text| t.get(sl).cloned().unwrap_or_default();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
@@ -554,104 +721,174 @@ pub fn write(content: &QuizContent, version: i32) -> String {
         escape(&content.slug).replace("--", "- -")
     );
     out.push_str("<quiz>\n");
-    let mut category: Option<&str> = None;
-    for q in &content.questions {
-        let bank = content.bank_of(&q.key).map(|b| b.key.as_str());
-        if bank.is_some() && bank != category {
+    // A quiz with banks: its fixed questions in one category, each bank in a subcategory
+    // with its questions, and a slot as that many `random` questions drawing from it.
+    let fixed = format!("$course$/top/{}", content.slug);
+    let mut category: Option<String> = None;
+    let mut in_category = |out: &mut String, path: &str| {
+        if category.as_deref() != Some(path) {
             let _ = writeln!(
                 out,
-                "  <question type=\"category\">\n    <category>\n      <text>$course$/top/{}/{}</text>\n    </category>\n  </question>",
-                escape(&content.slug),
-                escape(bank.unwrap_or_default())
+                "  <question type=\"category\">\n    <category>\n      <text>{}</text>\n    </category>\n  </question>",
+                escape(path)
             );
-            category = bank;
+            category = Some(path.to_string());
         }
-        let kind = match q.kind {
-            QuestionKind::Single | QuestionKind::Multiple => "multichoice",
-            QuestionKind::TrueFalse => "truefalse",
-            QuestionKind::Numeric => "numerical",
-            QuestionKind::ShortText => "shortanswer",
-        };
-        let _ = writeln!(out, "  <question type=\"{kind}\">");
-        let _ = writeln!(
-            out,
-            "    <name>\n      <text>{}</text>\n    </name>",
-            escape(&q.key)
-        );
-        text_element(&mut out, "    ", "questiontext", &get(&q.prompt));
-        text_element(&mut out, "    ", "generalfeedback", &get(&q.explanation));
-        let _ = writeln!(out, "    <defaultgrade>{}</defaultgrade>", q.points);
-        out.push_str("    <penalty>0</penalty>\n    <hidden>0</hidden>\n");
-        let _ = writeln!(out, "    <idnumber>{}</idnumber>", escape(&q.key));
-        let wrong = q.wrong_feedback.as_ref().map(get);
-        match q.kind {
-            QuestionKind::Single | QuestionKind::Multiple => {
-                let single = q.kind == QuestionKind::Single;
-                let _ = writeln!(out, "    <single>{single}</single>");
-                out.push_str("    <shuffleanswers>false</shuffleanswers>\n    <answernumbering>abc</answernumbering>\n");
-                let k = q.options.iter().filter(|o| o.correct).count().max(1) as f64;
-                for o in &q.options {
-                    let f = match (o.correct, single) {
-                        (true, true) => 1.0,
-                        (false, true) => 0.0,
-                        (true, false) => 1.0 / k,
-                        (false, false) => -1.0 / k,
-                    };
-                    answer(
-                        &mut out,
-                        f,
-                        &get(&o.text),
-                        o.feedback.as_ref().map(get).as_deref(),
-                        None,
-                    );
+    };
+    let by_key = |k: &str| content.questions.iter().find(|q| q.key == k);
+    let layout: Vec<Slot> = if content.layout.is_empty() {
+        (content.questions.iter())
+            .map(|q| Slot::Fixed {
+                question: q.key.clone(),
+            })
+            .collect()
+    } else {
+        content.layout.clone()
+    };
+    let mut written: Vec<&str> = Vec::new();
+    for slot in &layout {
+        match slot {
+            Slot::Fixed { question } => {
+                if !content.banks.is_empty() {
+                    in_category(&mut out, &fixed);
+                }
+                if let Some(q) = by_key(question) {
+                    write_question(&mut out, q, sl);
                 }
             }
-            QuestionKind::TrueFalse => {
-                let right = q.true_false_answer();
-                for value in [true, false] {
-                    let f = if value == right { 1.0 } else { 0.0 };
-                    let fb = if value == right {
-                        None
-                    } else {
-                        wrong.as_deref()
-                    };
-                    answer(&mut out, f, if value { "true" } else { "false" }, fb, None);
-                }
-            }
-            QuestionKind::Numeric => {
-                if let Some(n) = &q.numeric {
-                    answer(
-                        &mut out,
-                        1.0,
-                        &n.answer.to_string(),
-                        None,
-                        Some(n.tolerance),
-                    );
-                }
-                if let Some(w) = &wrong {
-                    answer(&mut out, 0.0, "*", Some(w), Some(0.0));
-                }
-            }
-            QuestionKind::ShortText => {
-                if let Some(st) = &q.short_text {
-                    let _ = writeln!(
-                        out,
-                        "    <usecase>{}</usecase>",
-                        u8::from(st.case_sensitive)
-                    );
-                    for a in &st.accepted {
-                        answer(&mut out, 1.0, a, None, None);
+            Slot::Draw { bank, draw, tag } => {
+                in_category(&mut out, &format!("{fixed}/{bank}"));
+                if !written.contains(&bank.as_str()) {
+                    written.push(bank);
+                    let keys = content.banks.iter().find(|b| b.key == *bank);
+                    for q in keys
+                        .iter()
+                        .flat_map(|b| &b.questions)
+                        .filter_map(|k| by_key(k))
+                    {
+                        write_question(&mut out, q, sl);
                     }
                 }
-                if let Some(w) = &wrong {
-                    answer(&mut out, 0.0, "*", Some(w), None);
+                for _ in 0..*draw {
+                    random(&mut out, bank, tag.as_deref());
                 }
             }
         }
-        out.push_str("  </question>\n");
     }
     out.push_str("</quiz>\n");
     out
+}
+
+/// A Moodle `random` question: one question drawn from the category it is listed in (not its
+/// subcategories: `questiontext` 0). A slot's tag rides on it as a tag, which quizd reads back;
+/// Moodle's legacy random question has no tag filter and draws from the whole category.
+fn random(out: &mut String, bank: &str, tag: Option<&str>) {
+    let _ = writeln!(
+        out,
+        "  <question type=\"random\">\n    <name>\n      <text>Random ({})</text>\n    </name>\n    <questiontext format=\"html\">\n      <text>0</text>\n    </questiontext>\n    <generalfeedback format=\"html\">\n      <text></text>\n    </generalfeedback>\n    <defaultgrade>1</defaultgrade>\n    <penalty>0</penalty>\n    <hidden>0</hidden>",
+        escape(bank)
+    );
+    if let Some(t) = tag {
+        tags_element(out, &[t.to_string()]);
+    }
+    out.push_str("  </question>\n");
+}
+
+fn tags_element(out: &mut String, tags: &[String]) {
+    out.push_str("    <tags>\n");
+    for t in tags {
+        let _ = writeln!(
+            out,
+            "      <tag>\n        <text>{}</text>\n      </tag>",
+            escape(t)
+        );
+    }
+    out.push_str("    </tags>\n");
+}
+
+/// One question in locale `sl`, with its tags (only bank questions have any).
+fn write_question(out: &mut String, q: &Question, sl: &str) {
+    let get = |t: &crate::i18n::Text| t.get(sl).cloned().unwrap_or_default();
+    let kind = match q.kind {
+        QuestionKind::Single | QuestionKind::Multiple => "multichoice",
+        QuestionKind::TrueFalse => "truefalse",
+        QuestionKind::Numeric => "numerical",
+        QuestionKind::ShortText => "shortanswer",
+    };
+    let _ = writeln!(out, "  <question type=\"{kind}\">");
+    let _ = writeln!(
+        out,
+        "    <name>\n      <text>{}</text>\n    </name>",
+        escape(&q.key)
+    );
+    text_element(out, "    ", "questiontext", &get(&q.prompt));
+    text_element(out, "    ", "generalfeedback", &get(&q.explanation));
+    let _ = writeln!(out, "    <defaultgrade>{}</defaultgrade>", q.points);
+    out.push_str("    <penalty>0</penalty>\n    <hidden>0</hidden>\n");
+    let _ = writeln!(out, "    <idnumber>{}</idnumber>", escape(&q.key));
+    let wrong = q.wrong_feedback.as_ref().map(get);
+    match q.kind {
+        QuestionKind::Single | QuestionKind::Multiple => {
+            let single = q.kind == QuestionKind::Single;
+            let _ = writeln!(out, "    <single>{single}</single>");
+            out.push_str("    <shuffleanswers>false</shuffleanswers>\n    <answernumbering>abc</answernumbering>\n");
+            let k = q.options.iter().filter(|o| o.correct).count().max(1) as f64;
+            for o in &q.options {
+                let f = match (o.correct, single) {
+                    (true, true) => 1.0,
+                    (false, true) => 0.0,
+                    (true, false) => 1.0 / k,
+                    (false, false) => -1.0 / k,
+                };
+                answer(
+                    out,
+                    f,
+                    &get(&o.text),
+                    o.feedback.as_ref().map(get).as_deref(),
+                    None,
+                );
+            }
+        }
+        QuestionKind::TrueFalse => {
+            let right = q.true_false_answer();
+            for value in [true, false] {
+                let f = if value == right { 1.0 } else { 0.0 };
+                let fb = if value == right {
+                    None
+                } else {
+                    wrong.as_deref()
+                };
+                answer(out, f, if value { "true" } else { "false" }, fb, None);
+            }
+        }
+        QuestionKind::Numeric => {
+            if let Some(n) = &q.numeric {
+                answer(out, 1.0, &n.answer.to_string(), None, Some(n.tolerance));
+            }
+            if let Some(w) = &wrong {
+                answer(out, 0.0, "*", Some(w), Some(0.0));
+            }
+        }
+        QuestionKind::ShortText => {
+            if let Some(st) = &q.short_text {
+                let _ = writeln!(
+                    out,
+                    "    <usecase>{}</usecase>",
+                    u8::from(st.case_sensitive)
+                );
+                for a in &st.accepted {
+                    answer(out, 1.0, a, None, None);
+                }
+            }
+            if let Some(w) = &wrong {
+                answer(out, 0.0, "*", Some(w), None);
+            }
+        }
+    }
+    if !q.tags.is_empty() {
+        tags_element(out, &q.tags);
+    }
+    out.push_str("  </question>\n");
 }
 
 #[cfg(test)]
@@ -692,13 +929,142 @@ mod tests {
     }
 
     #[test]
-    fn an_essay_is_skipped_by_name_and_line_and_a_category_is_reported() {
+    fn an_essay_is_skipped_by_name_and_line_and_a_category_alone_makes_no_bank() {
         let xml = "<quiz>\n<question type=\"category\"><category><text>$course$/top/A</text></category></question>\n<question type=\"essay\"><name><text>Tell me</text></name></question>\n</quiz>";
         let d = read(xml).unwrap();
-        assert!(d.questions.is_empty());
-        assert_eq!(d.skipped.len(), 2);
-        assert_eq!(d.skipped[1].kind, "essay");
-        assert_eq!(d.skipped[1].name.as_deref(), Some("Tell me"));
-        assert_eq!(d.skipped[1].line, 3);
+        assert!(d.questions.is_empty() && d.banks.is_empty());
+        assert_eq!(d.skipped.len(), 1);
+        assert_eq!(d.skipped[0].kind, "essay");
+        assert_eq!(d.skipped[0].name.as_deref(), Some("Tell me"));
+        assert_eq!(d.skipped[0].line, 3);
+    }
+
+    fn tf(name: &str, tag: Option<&str>) -> String {
+        let tags = tag.map_or(String::new(), |t| {
+            format!("<tags><tag><text>{t}</text></tag></tags>")
+        });
+        format!(
+            "<question type=\"truefalse\"><name><text>{name}</text></name><questiontext><text>{name}?</text></questiontext>\
+             <generalfeedback><text>Because.</text></generalfeedback><answer fraction=\"100\"><text>true</text></answer>\
+             <answer fraction=\"0\"><text>false</text></answer>{tags}</question>\n"
+        )
+    }
+
+    fn category(path: &str) -> String {
+        format!("<question type=\"category\"><category><text>{path}</text></category></question>\n")
+    }
+
+    fn random(subcategories: bool) -> String {
+        format!(
+            "<question type=\"random\"><name><text>Random</text></name><questiontext><text>{}</text></questiontext></question>\n",
+            u8::from(subcategories)
+        )
+    }
+
+    fn build(xml: &str) -> QuizContent {
+        let settings = crate::content::interchange::Settings {
+            slug: "banks".into(),
+            title: "Banks".into(),
+            source_locale: "en".into(),
+            visibility: crate::content::Visibility::Private,
+            intro: None,
+            practice: None,
+            explanation_default: None,
+        };
+        let draft = read(xml).unwrap();
+        crate::content::interchange::build(
+            super::super::interchange::Format::MoodleXml,
+            draft,
+            &settings,
+        )
+        .unwrap()
+        .0
+    }
+
+    /// Two random questions listed in category `pool` make it a bank drawn twice; the one in
+    /// `wide`, including subcategories, takes in `wide/sub`'s questions; `plain` has no random
+    /// question: its questions are fixed, in place.
+    #[test]
+    fn random_questions_make_their_category_a_bank_and_a_slot_drawing_as_many() {
+        let xml = [
+            "<quiz>\n".to_string(),
+            category("$course$/top/plain"),
+            tf("first", Some("ignored")),
+            category("$course$/top/pool"),
+            tf("p1", Some("easy")),
+            tf("p2", None),
+            tf("p3", None),
+            random(false),
+            random(false),
+            category("$course$/top/plain"),
+            tf("middle", None),
+            category("$course$/top/wide"),
+            tf("w1", None),
+            random(true),
+            category("$course$/top/wide/sub"),
+            tf("w2", None),
+            "</quiz>\n".to_string(),
+        ]
+        .concat();
+        let c = build(&xml);
+        let banks: Vec<(&str, Vec<&str>)> = (c.banks.iter())
+            .map(|b| {
+                (
+                    b.key.as_str(),
+                    b.questions.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            banks,
+            [("pool", vec!["p1", "p2", "p3"]), ("wide", vec!["w1", "w2"])]
+        );
+        let draw = |bank: &str, draw| Slot::Draw {
+            bank: bank.into(),
+            draw,
+            tag: None,
+        };
+        let fixed = |k: &str| Slot::Fixed { question: k.into() };
+        assert_eq!(
+            c.layout,
+            [
+                fixed("first"),
+                draw("pool", 2),
+                fixed("middle"),
+                draw("wide", 1)
+            ]
+        );
+        assert_eq!(
+            c.questions.iter().find(|q| q.key == "p1").unwrap().tags,
+            ["easy"]
+        );
+        assert!(
+            c.questions
+                .iter()
+                .find(|q| q.key == "first")
+                .unwrap()
+                .tags
+                .is_empty()
+        );
+    }
+
+    /// The collectives seed (fixed questions, two banks, a slot drawing by tag) exported as
+    /// Moodle XML reads back as the same banks, slots and counts, tags included.
+    #[test]
+    fn a_quiz_with_banks_exported_and_imported_again_has_the_same_banks_and_slots() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content/collectives");
+        let seed = crate::content::load_dir(&dir).unwrap().remove(0);
+        assert!(!seed.banks.is_empty());
+        let xml = write(&seed, 1);
+        let back = build(&xml);
+        assert_eq!(back.banks, seed.banks);
+        assert_eq!(back.layout, seed.layout);
+        let keys = |c: &QuizContent| -> Vec<(String, Vec<String>)> {
+            c.questions
+                .iter()
+                .map(|q| (q.key.clone(), q.tags.clone()))
+                .collect()
+        };
+        assert_eq!(keys(&back), keys(&seed));
     }
 }

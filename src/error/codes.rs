@@ -133,6 +133,7 @@ error_codes! {
     InvalidEnrollment = "invalid_enrollment", UNPROCESSABLE_ENTITY, "Give exactly one of `email` and `user_id`.";
     InvalidField = "invalid_field", BAD_REQUEST, "A field's value is malformed (NUL or control characters, length); the detail names it.";
     InvalidImport = "invalid_import", UNPROCESSABLE_ENTITY, "The questions document cannot be read as its format (not UTF-8, not well-formed, a DTD, GIFT or Aiken syntax, more than 2 000 questions); the detail names the line.";
+    InvalidUploadForm = "invalid_upload_form", BAD_REQUEST, "A multipart/form-data upload holds exactly one `file` part and at most a `format` field; the detail says what is wrong.";
     ImportFormatMismatch = "import_format_mismatch", UNPROCESSABLE_ENTITY, "The `format` asked for does not fit the body's content type (or a text body names none).";
     InvalidLimit = "invalid_limit", BAD_REQUEST, "`limit` is outside the endpoint's range.";
     InvalidLocale = "invalid_locale", UNPROCESSABLE_ENTITY, "`locale` must be a BCP 47 language tag such as bn, id or pt-BR.";

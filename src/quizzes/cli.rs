@@ -216,7 +216,7 @@ pub async fn import_questions(
     let format = match &args.format {
         Some(f) => Format::parse(f).context("unknown format")?,
         None => questions_format(file).context(
-            "say --format moodle-xml, gift, aiken or qti3 (the file's name does not say it)",
+            "say --format moodle-xml, gift, aiken, qti3 or qti12 (the file's name does not say it)",
         )?,
     };
     let slug = args

@@ -1,4 +1,4 @@
-//! Questions in and out of other systems: `POST /v1/quizzes/import` (Moodle XML, GIFT, Aiken)
+//! Questions in and out of other systems: `POST /v1/quizzes/import` (Moodle XML, GIFT, Aiken, QTI)
 //! and `GET /v1/quizzes/{slug}/versions/{n}/export?format=` (Moodle XML, GIFT). The formats
 //! themselves are pure, in `content::interchange` and its readers and writers.
 
@@ -30,7 +30,9 @@ pub struct ImportQuery {
     /// The quiz's slug: a new (private) quiz, or a new version of a quiz you author.
     pub slug: String,
     /// `gift` or `aiken` for a `text/plain` body; an XML body is Moodle XML (`moodle-xml`), or a
-    /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`).
+    /// single QTI item or test with `qti3`; a zip body is a QTI 3.0 or 2.1 package (`qti3`). A
+    /// QTI 1.2 document or package (Canvas, text2qti: `questestinterop`) is recognised as such
+    /// (`qti12`) whatever this says.
     pub format: Option<Format>,
     /// The quiz's title; default: the current one of a quiz you author, else the slug.
     pub title: Option<String>,
@@ -39,6 +41,16 @@ pub struct ImportQuery {
     /// The explanation given to each question whose source has none (no general feedback);
     /// without it such a question refuses the import, as quizd needs an explanation.
     pub explanation_default: Option<String>,
+}
+
+/// A `multipart/form-data` upload: one `file` part (its content type, or its file name's
+/// extension `.zip`, `.xml`, `.gift`, `.txt`, says what it is) and an optional `format` field.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)] // Documents the form; the handler reads it part by part.
+pub struct ImportForm {
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    pub format: Option<Format>,
 }
 
 /// The imported questions.
@@ -65,14 +77,16 @@ pub struct ImportResult {
 }
 
 /// The format of an upload: a zip is a QTI package; XML is Moodle XML, or QTI as `format` says;
-/// text is GIFT or Aiken as `format` says.
+/// text is GIFT or Aiken as `format` says. QTI 1.2 is recognised by its documents (see
+/// `read_upload`) whatever this says.
 fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, ApiError> {
     if content_type.starts_with("application/zip") {
         return match named {
             None | Some(Format::Qti3) => Ok(Format::Qti3),
+            Some(Format::Qti12) => Ok(Format::Qti12),
             Some(_) => Err(ApiError::new(
                 Code::ImportFormatMismatch,
-                "A zip body is a QTI package (`format=qti3`).",
+                "A zip body is a QTI package (`format=qti3`, or `qti12`).",
             )),
         };
     }
@@ -82,10 +96,10 @@ fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, Ap
     if xml {
         return match named {
             None | Some(Format::MoodleXml) => Ok(Format::MoodleXml),
-            Some(Format::Qti3) => Ok(Format::Qti3),
+            Some(f @ (Format::Qti3 | Format::Qti12)) => Ok(f),
             Some(_) => Err(ApiError::new(
                 Code::ImportFormatMismatch,
-                "An XML body is Moodle XML, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
+                "An XML body is Moodle XML or QTI 1.2, or a QTI item or test with `format=qti3`; send GIFT and Aiken as text/plain.",
             )),
         };
     }
@@ -99,6 +113,126 @@ fn upload_format(content_type: &str, named: Option<Format>) -> Result<Format, Ap
         };
     }
     Err(ApiError::from_status(StatusCode::UNSUPPORTED_MEDIA_TYPE))
+}
+
+/// An upload as the import reads it: its content type, its bytes, and the format it names.
+struct Upload {
+    content_type: String,
+    bytes: web::Bytes,
+    format: Option<Format>,
+}
+
+/// The most bytes a form's `format` field may have.
+const MAX_FORMAT_FIELD: usize = 32;
+
+fn form_problem(detail: impl Into<String>) -> ApiError {
+    ApiError::new(Code::InvalidUploadForm, detail)
+}
+
+/// A `multipart/form-data` body (already read, within the route's body limit) as an upload:
+/// exactly one `file` part, whose content type (or else its file name's extension) says what
+/// it is, and at most one `format` field, which wins over the query's. Any other part, a
+/// second file, or a form that does not parse is refused.
+async fn form_upload(
+    headers: &header::HeaderMap,
+    body: web::Bytes,
+    query_format: Option<Format>,
+) -> Result<Upload, ApiError> {
+    use futures_util::StreamExt;
+    let stream =
+        futures_util::stream::once(async move { Ok::<_, actix_web::error::PayloadError>(body) });
+    let mut form = actix_multipart::Multipart::new(headers, stream);
+    let mut file: Option<(String, Option<String>, web::BytesMut)> = None;
+    let mut format_field: Option<String> = None;
+    while let Some(part) = form.next().await {
+        let mut part = part.map_err(|e| form_problem(format!("not a readable form: {e}")))?;
+        let disposition = part.content_disposition().cloned();
+        let name = disposition
+            .as_ref()
+            .and_then(|d| d.get_name())
+            .unwrap_or_default()
+            .to_string();
+        let mut bytes = web::BytesMut::new();
+        while let Some(chunk) = part.next().await {
+            let chunk = chunk.map_err(|e| form_problem(format!("part '{name}': {e}")))?;
+            bytes.extend_from_slice(&chunk);
+        }
+        match name.as_str() {
+            "file" if file.is_none() => {
+                let content_type = part
+                    .content_type()
+                    .map(|m| m.essence_str().to_string())
+                    .unwrap_or_default();
+                let filename = disposition
+                    .as_ref()
+                    .and_then(|d| d.get_filename())
+                    .map(str::to_string);
+                file = Some((content_type, filename, bytes));
+            }
+            "file" => return Err(form_problem("the form has more than one `file` part")),
+            "format" if format_field.is_none() && bytes.len() <= MAX_FORMAT_FIELD => {
+                format_field = Some(
+                    String::from_utf8(bytes.to_vec())
+                        .map_err(|_| form_problem("the `format` field is not UTF-8"))?,
+                );
+            }
+            "format" => return Err(form_problem("one short `format` field at most")),
+            other => {
+                return Err(form_problem(format!(
+                    "the form has a part '{other}': it holds one `file` part and at most a \
+                     `format` field"
+                )));
+            }
+        }
+    }
+    let Some((part_type, filename, bytes)) = file else {
+        return Err(form_problem("the form has no `file` part"));
+    };
+    let format = match format_field.as_deref().map(str::trim) {
+        None | Some("") => query_format,
+        Some(f) => Some(Format::parse(f).ok_or_else(|| {
+            ApiError::new(
+                Code::ImportFormatMismatch,
+                format!(
+                    "the form's `format` '{f}' is not one of moodle-xml, gift, aiken, qti3, qti12"
+                ),
+            )
+        })?),
+    };
+    // The part's own content type when it is one the import reads, else the file name's.
+    let known = [
+        "application/zip",
+        "application/xml",
+        "text/xml",
+        "text/plain",
+    ];
+    let by_name = filename
+        .as_deref()
+        .and_then(|n| super::cli::questions_format(std::path::Path::new(n)));
+    let (content_type, format) = if known.contains(&part_type.as_str()) {
+        (part_type, format)
+    } else {
+        match by_name {
+            Some(f @ (Format::Qti3 | Format::Qti12)) => {
+                ("application/zip".into(), format.or(Some(f)))
+            }
+            Some(Format::MoodleXml) => ("application/xml".into(), format),
+            Some(f) => ("text/plain".into(), format.or(Some(f))),
+            None => {
+                return Err(ApiError::new(
+                    Code::ImportFormatMismatch,
+                    "the `file` part's content type and file name do not say its format: give \
+                     it a content type (application/zip, application/xml, text/plain), a file \
+                     name ending .zip, .xml, .gift or .txt, or a `format` field",
+                ));
+            }
+        }
+    };
+    Ok(Upload {
+        content_type,
+        bytes: bytes.freeze(),
+        format,
+    })
 }
 
 /// The problem for a refused import, listing at most [`MAX_PROBLEMS`] problems.
@@ -163,8 +297,12 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
 /// Imports questions from another system's format as a new quiz, or as a new version of a
 /// quiz you author (keeping its title, visibility, intro and practice unless the query says
 /// otherwise): Moodle XML (`application/xml`), GIFT or Aiken (`text/plain` with
-/// `?format=gift|aiken`), or a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
-/// becoming a locale; or one item or test document, `application/xml` with `?format=qti3`).
+/// `?format=gift|aiken`), a QTI 3.0 or 2.1 package (`application/zip`, every `xml:lang`
+/// becoming a locale; or one item or test document, `application/xml` with `?format=qti3`),
+/// or QTI 1.2 as Canvas exports it (a zip, or one `questestinterop` document as XML; told by
+/// its documents, reported as `qti12`). Any of them may come as `multipart/form-data` (an HTML
+/// form's upload): one `file` part, its content type or file name's extension saying what it
+/// is, and an optional `format` field; within the same 1 MiB body limit.
 /// All or nothing, through the same checks as quiz content files; the
 /// answer reports every question imported (its key), skipped (a kind quizd does not have,
 /// grading it cannot reproduce: by name and line) and changed on the way (`notes`). Moodle's
@@ -178,11 +316,12 @@ pub fn note_translations(report: &mut Report, current: Option<&QuizContent>, ver
         (String = "application/xml"),
         (String = "text/plain"),
         (Vec<u8> = "application/zip"),
-    ), description = "A Moodle XML document, a GIFT or Aiken file, or a QTI package or document"),
+        (ImportForm = "multipart/form-data"),
+    ), description = "A Moodle XML document, a GIFT or Aiken file, or a QTI package or document; or a form whose `file` part is one of them"),
     responses(
         (status = 201, description = "Created as version 1", body = ImportResult),
         (status = 200, description = "A quiz you author: saved as a new version (or unchanged)", body = ImportResult),
-        (status = 400, description = "A malformed query", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A malformed query, or a form that is not one `file` part and at most a `format` field (`invalid_upload_form`)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Learners cannot author", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The slug belongs to a quiz you do not author (`slug_taken`)", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Neither XML nor text", body = Problem, content_type = "application/problem+json"),
@@ -202,7 +341,17 @@ pub async fn import_questions(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    let format = upload_format(content_type, query.format)?;
+    let upload = if content_type.starts_with("multipart/form-data") {
+        form_upload(req.headers(), body, query.format).await?
+    } else {
+        Upload {
+            content_type: content_type.to_string(),
+            bytes: body,
+            format: query.format,
+        }
+    };
+    let format = upload_format(&upload.content_type, upload.format)?;
+    let body = upload.bytes;
     // A quiz the caller authors keeps what the document cannot say. Whether they may write
     // the slug is decided again inside the import's transaction.
     let mut current = None;
@@ -242,7 +391,7 @@ pub async fn import_questions(
         slug: authored.slug,
         version: authored.version,
         status: authored.status,
-        format,
+        format: report.format,
         imported: ImportedQuestions {
             count: report.imported.len(),
             keys: report.imported,

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::support::{TestApp, assert_problem, bearer, expect_status, get_as, token_for};
 
-/// A Moodle XML export in the shape Moodle 4 writes it (written for these tests): a category,
-/// two multichoice (single, multiple answer), truefalse, numerical, shortanswer and an essay.
+/// A Moodle XML export in the shape Moodle 4 writes it (written for these tests): a category
+/// (no random question draws from it), two multichoice (single, multiple answer), truefalse, numerical, shortanswer and an essay.
 const GEOGRAPHY: &str = include_str!("../fixtures/moodle/geography.xml");
 
 async fn import(
@@ -71,15 +71,12 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
             "longest-river"
         ])
     );
+    // Its category has no random question: no bank, its questions are fixed.
     let skipped = report["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 2, "{skipped:?}");
-    assert_eq!(
-        (&skipped[0]["kind"], &skipped[0]["line"]),
-        (&json!("category"), &json!(4))
-    );
-    assert_eq!(skipped[1]["kind"], "essay");
-    assert_eq!(skipped[1]["name"], "Climate essay");
-    assert_eq!(skipped[1]["line"], 207);
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["kind"], "essay");
+    assert_eq!(skipped[0]["name"], "Climate essay");
+    assert_eq!(skipped[0]["line"], 207);
     assert_eq!(report["notes"], json!([]), "50/50/−50 maps exactly");
 
     // Private: nobody else sees it.
@@ -608,4 +605,210 @@ async fn import_is_the_endpoints_name_and_no_quizs_slug() {
     let get = get_as(&app, &admin.access, "/v1/quizzes/import").await;
     assert_eq!(get.headers()["allow"], "POST");
     assert_problem(get, 405, "method_not_allowed").await;
+}
+
+/// text2qti's Canvas QTI 1.2 package (`tests/qti/fixtures/canvas-text2qti`): told from QTI
+/// 2.1/3.0 by its documents, imported with its essay and file upload reported skipped, and the
+/// key stays with the quiz's author.
+#[tokio::test]
+async fn a_canvas_qti_1_2_package_imports_as_a_private_quiz_and_reports_what_it_skipped() {
+    let app = TestApp::spawn().await;
+    let admin = token_for(&app, "canvas@example.org", "admin").await;
+    let learner = token_for(&app, "canvas-learner@example.org", "learner").await;
+    let zip = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/qti/fixtures/canvas-text2qti/quiz.zip"),
+    )
+    .unwrap();
+    let post = |token: String, body: Vec<u8>| {
+        let app = &app;
+        async move {
+            bearer(
+                app,
+                reqwest::Method::POST,
+                "/v1/quizzes/import?slug=from-canvas&title=From%20Canvas",
+                &token,
+            )
+            .header("content-type", "application/zip")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+        }
+    };
+    assert_problem(
+        post(learner.access.clone(), zip.clone()).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    let report = expect_status(post(admin.access.clone(), zip.clone()).await, 201).await;
+    assert_eq!(report["format"], "qti12");
+    assert_eq!(report["imported"]["count"], 7);
+    assert_eq!(report["imported"]["keys"][0], "shards");
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["essay_question", "file_upload_question"]);
+    let quiz = expect_status(
+        get_as(&app, &admin.access, "/v1/quizzes/from-canvas/versions/1").await,
+        200,
+    )
+    .await;
+    assert_eq!(en(&quiz["title"]), "From Canvas");
+    assert_eq!(quiz["questions"][0]["options"][1]["correct"], true);
+    // A private quiz: the learner does not see it at all.
+    let hidden = get_as(&app, &learner.access, "/v1/quizzes/from-canvas").await;
+    assert_eq!(hidden.status(), 404);
+    // Half a package imports nothing.
+    let half = post(admin.access.clone(), zip[..zip.len() / 2].to_vec()).await;
+    assert_problem(half, 422, "invalid_import").await;
+}
+
+/// A form part: its name, file name, content type and bytes.
+type Part<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a [u8]);
+
+/// A `multipart/form-data` body of the parts given.
+fn form(parts: &[Part]) -> (String, Vec<u8>) {
+    let boundary = "quizd-form-boundary-7d1f";
+    let mut body = Vec::new();
+    for (name, filename, content_type, bytes) in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        let filename = filename.map_or(String::new(), |f| format!("; filename=\"{f}\""));
+        body.extend_from_slice(
+            format!("Content-Disposition: form-data; name=\"{name}\"{filename}\r\n").as_bytes(),
+        );
+        if let Some(t) = content_type {
+            body.extend_from_slice(format!("Content-Type: {t}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// An HTML form's upload: the file part's content type, or its name, says the format; a
+/// `format` field names GIFT; a second file, another part or no file is refused, importing
+/// nothing; the body limit is the same as a bare body's.
+#[tokio::test]
+async fn a_file_uploaded_through_a_form_imports_as_the_same_file_sent_alone_would() {
+    let app = TestApp::spawn().await;
+    let author = token_for(&app, "form@example.org", "instructor").await;
+    let post = |query: &'static str, (content_type, body): (String, Vec<u8>)| {
+        let app = &app;
+        let token = author.access.clone();
+        async move {
+            bearer(
+                app,
+                reqwest::Method::POST,
+                &format!("/v1/quizzes/import?{query}"),
+                &token,
+            )
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+        }
+    };
+    // Moodle XML by its part's content type.
+    let xml = GEOGRAPHY.as_bytes();
+    let report = expect_status(
+        post(
+            "slug=form-moodle",
+            form(&[("file", Some("export.xml"), Some("application/xml"), xml)]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "moodle-xml");
+    assert_eq!(report["imported"]["count"], 5);
+    // A Canvas zip by its file name alone (a browser may send application/octet-stream).
+    let zip = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/qti/fixtures/canvas-text2qti/quiz.zip"),
+    )
+    .unwrap();
+    let report = expect_status(
+        post(
+            "slug=form-canvas",
+            form(&[(
+                "file",
+                Some("quiz.zip"),
+                Some("application/octet-stream"),
+                &zip,
+            )]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "qti12");
+    assert_eq!(report["imported"]["count"], 7);
+    // GIFT named by the form's `format` field.
+    let gift = b"::sum:: What is 2 + 2? {=4 ~5 ####Two and two make four.}\n";
+    let report = expect_status(
+        post(
+            "slug=form-gift",
+            form(&[
+                ("format", None, None, b"gift"),
+                ("file", Some("questions"), Some("text/plain"), gift),
+            ]),
+        )
+        .await,
+        201,
+    )
+    .await;
+    assert_eq!(report["format"], "gift");
+    assert_eq!(report["imported"]["keys"], json!(["sum"]));
+
+    let file = ("file", Some("a.gift"), Some("text/plain"), gift.as_slice());
+    for (parts, why) in [
+        (vec![file, file], "more than one `file` part"),
+        (
+            vec![file, ("comment", None, None, b"hi".as_slice())],
+            "a part 'comment'",
+        ),
+        (
+            vec![("format", None, None, b"gift".as_slice())],
+            "no `file` part",
+        ),
+    ] {
+        let problem = assert_problem(
+            post("slug=form-refused", form(&parts)).await,
+            400,
+            "invalid_upload_form",
+        )
+        .await;
+        assert!(
+            problem["detail"].as_str().unwrap().contains(why),
+            "{problem}"
+        );
+    }
+    let unnamed = form(&[("file", Some("blob"), Some("application/octet-stream"), gift)]);
+    assert_problem(
+        post("slug=form-refused", unnamed).await,
+        422,
+        "import_format_mismatch",
+    )
+    .await;
+    let (content_type, mut broken) = form(&[file]);
+    broken.truncate(broken.len() - 20);
+    assert_problem(
+        post("slug=form-refused", (content_type, broken)).await,
+        400,
+        "invalid_upload_form",
+    )
+    .await;
+    let big = vec![b'x'; (1 << 20) + 1];
+    let too_big = form(&[("file", Some("a.gift"), Some("text/plain"), &big)]);
+    assert_eq!(post("slug=form-refused", too_big).await.status(), 413);
+    let missing = get_as(&app, &author.access, "/v1/quizzes/form-refused").await;
+    assert_eq!(missing.status(), 404);
 }

@@ -25,9 +25,9 @@ fn refused(m: impl Into<String>) -> QtiError {
 }
 
 /// One XML file of the package: its path in the zip and its text.
-struct File {
-    path: String,
-    text: String,
+pub(super) struct File {
+    pub(super) path: String,
+    pub(super) text: String,
 }
 
 /// The XML files of a zip package, bounded (see [`super::limits`]). Other files (images,
@@ -90,9 +90,18 @@ fn unzip(bytes: &[u8]) -> Result<Vec<File>, QtiError> {
     Ok(files)
 }
 
-/// Parses one document within the bounds: no DTD (so no entity of any kind), at most
-/// [`MAX_NODES`] nodes and [`MAX_DEPTH`] levels.
+/// Parses one document within the bounds: at most `moodle_xml::MAX_ATTRIBUTES` attributes
+/// per element, no DTD (so no entity of any kind), at most [`MAX_NODES`] nodes and
+/// [`MAX_DEPTH`] levels.
 fn parse<'a>(file: &'a File) -> Result<Document<'a>, QtiError> {
+    // roxmltree compares each attribute with the element's earlier ones: bounded first.
+    if let Some(line) = crate::content::moodle_xml::too_many_attributes(&file.text) {
+        return Err(refused(format!(
+            "{} line {line}: an element with more than {} attributes",
+            file.path,
+            crate::content::moodle_xml::MAX_ATTRIBUTES
+        )));
+    }
     let options = ParsingOptions {
         allow_dtd: false,
         nodes_limit: MAX_NODES,
@@ -725,25 +734,38 @@ pub(super) fn kind_name(kind: QuestionKind) -> &'static str {
         .map_or("single", |(n, _)| n)
 }
 
-/// Imports a QTI 3.0 or 2.1 package (zip) or a single item or test document.
-pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
+/// The XML files of an upload: a zip package's (bounded, see [`unzip`]), or the upload itself
+/// as one document.
+fn load(bytes: &[u8]) -> Result<Vec<File>, QtiError> {
     if bytes.len() > MAX_INPUT {
         return Err(refused(format!(
             "the package has {} bytes; at most {MAX_INPUT} are read",
             bytes.len()
         )));
     }
-    let files = if bytes.starts_with(b"PK") {
-        unzip(bytes)?
-    } else {
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| refused("neither a zip package nor UTF-8 XML"))?
-            .to_string();
-        vec![File {
-            path: "document.xml".into(),
-            text,
-        }]
-    };
+    if bytes.starts_with(b"PK") {
+        return unzip(bytes);
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| refused("neither a zip package nor UTF-8 XML"))?
+        .to_string();
+    Ok(vec![File {
+        path: "document.xml".into(),
+        text,
+    }])
+}
+
+/// A package or document read: QTI 2.1/3.0 compiled to a quiz, or QTI 1.2 (Canvas) as a
+/// draft for `content::interchange::build`.
+pub enum Package {
+    Qti(Box<QtiImport>),
+    Qti12(crate::content::interchange::Draft),
+}
+
+/// Reads a QTI package (zip) or a single document, telling QTI 1.2 (`questestinterop`) from
+/// QTI 2.1/3.0 by the documents themselves.
+pub fn read(bytes: &[u8]) -> Result<Package, QtiError> {
+    let files = load(bytes)?;
     let mut docs = Vec::new();
     let mut nodes = 0usize;
     for f in &files {
@@ -756,14 +778,34 @@ pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
         }
         docs.push((f, doc));
     }
+    if docs
+        .iter()
+        .any(|(_, d)| d.root_element().tag_name().name() == "questestinterop")
+    {
+        return super::v1p2::read(&docs).map(Package::Qti12);
+    }
+    import_docs(&docs).map(|i| Package::Qti(Box::new(i)))
+}
 
+/// Imports a QTI 3.0 or 2.1 package (zip) or a single item or test document; QTI 1.2 is
+/// refused here (it has no locales nor titles to compile itself: [`read`] gives it as a draft).
+pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
+    match read(bytes)? {
+        Package::Qti(import) => Ok(*import),
+        Package::Qti12(_) => Err(refused(
+            "the package is QTI 1.2 (questestinterop): it is read as a draft of questions",
+        )),
+    }
+}
+
+fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
     // Which documents are what; the manifest's order of resources, then the zip's.
     let mut order: Vec<String> = Vec::new();
     let mut tests: Vec<(usize, TestDoc)> = Vec::new();
     let mut item_docs: Vec<(&File, Node)> = Vec::new();
     let mut format = String::new();
     let mut unknown = Vec::new();
-    for (f, doc) in &docs {
+    for (f, doc) in docs {
         let root = doc.root_element();
         match name(root).as_str() {
             "manifest" => {
@@ -785,12 +827,6 @@ pub fn import_qti(bytes: &[u8]) -> Result<QtiImport, QtiError> {
                     .to_string();
                 }
                 item_docs.push((f, root));
-            }
-            "questestinterop" => {
-                return Err(refused(format!(
-                    "{} is QTI 1.2 (questestinterop); quizd reads QTI 2.1 and 3.0",
-                    f.path
-                )));
             }
             other => unknown.push(format!("{} ({other})", f.path)),
         }

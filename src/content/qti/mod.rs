@@ -1,6 +1,8 @@
 //! IMS/1EdTech QTI: export of a quiz version as a QTI 3.0 package, and import of QTI 3.0 and
-//! QTI 2.1 packages (a zip with `imsmanifest.xml`) or single item/test documents. Pure: bytes
-//! in, bytes or content out; the HTTP and CLI plumbing is elsewhere.
+//! QTI 2.1 packages (a zip with `imsmanifest.xml`) or single item/test documents, and of QTI 1.2
+//! as Canvas writes it (`v1p2.rs`: into a draft that `content::interchange` builds, like Moodle
+//! XML). Which one a package is, its documents say (`import::read`). Pure: bytes in, bytes or
+//! content out; the HTTP and CLI plumbing is elsewhere.
 //!
 //! # The package quizd writes
 //! - `imsmanifest.xml` (the QTI 3.0 profile of IMS CP 1.2): one `imsqti_test_xmlv3p0`
@@ -47,11 +49,13 @@
 
 mod export;
 mod import;
+mod v1p2;
 
 use serde::Serialize;
 
 pub use export::{export_qti3, files as package_files};
-pub use import::import_qti;
+pub use import::{Package, import_qti, read};
+pub use v1p2::is_document as is_qti12_document;
 
 use super::{ContentError, QuestionKind, QuizContent, QuizSource};
 

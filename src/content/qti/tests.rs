@@ -648,3 +648,325 @@ fn packages_converted_to_qti_2_1_by_an_independent_tool_import_as_the_same_quizz
         assert_eq!(import.content, carried(seed(name)), "{name}");
     }
 }
+
+/// QTI 1.2 (Canvas, text2qti), read through `content::interchange` as every draft format is.
+mod qti_1_2 {
+    use super::*;
+    use crate::content::interchange::{Format, Refused, Report, Settings, read_upload};
+
+    fn settings() -> Settings {
+        Settings {
+            slug: "canvas".into(),
+            title: "Canvas".into(),
+            source_locale: "en".into(),
+            visibility: Visibility::Private,
+            intro: None,
+            practice: None,
+            explanation_default: None,
+        }
+    }
+
+    fn fixtures() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qti/fixtures")
+    }
+
+    fn import(format: Format, bytes: &[u8]) -> (QuizContent, Report) {
+        match read_upload(format, bytes, &settings()) {
+            Ok(r) => r,
+            Err(e) => panic!("refused: {e:?}"),
+        }
+    }
+
+    fn expected(questions: &str) -> Vec<crate::content::Question> {
+        let quiz = format!("slug = \"canvas\"\ntitle = \"Canvas\"\n{questions}");
+        compile(&QuizSource {
+            quiz: SourceFile {
+                name: "quiz.toml".into(),
+                text: quiz,
+            },
+            translations: Vec::new(),
+        })
+        .unwrap()
+        .questions
+    }
+
+    /// `tests/qti/fixtures/canvas-text2qti/quiz.zip` was written by text2qti 0.8.0 from
+    /// `quiz.txt` beside it: every kind quizd has, an exact, a margin and a range numeric, and
+    /// an essay and a file upload, which are skipped by title and ident.
+    #[test]
+    fn a_package_written_by_text2qti_imports_with_its_keys_points_and_feedback() {
+        let zip = std::fs::read(fixtures().join("canvas-text2qti/quiz.zip")).unwrap();
+        let (content, report) = import(Format::Qti3, &zip);
+        assert_eq!(report.format, Format::Qti12);
+        let want = expected(
+            r#"
+[[questions]]
+key = "shards"
+kind = "single"
+points = 2
+prompt = "How does data parallelism split the work?"
+explanation = "Each worker holds a full model copy and trains on its own shard of the batch."
+[[questions.options]]
+key = "by-layer"
+text = "By layer"
+feedback = "That is pipeline parallelism."
+[[questions.options]]
+key = "by-batch"
+text = "By batch"
+correct = true
+feedback = "Yes."
+[[questions.options]]
+key = "by-attention-head"
+text = "By attention head"
+
+[[questions]]
+key = "collectives"
+kind = "multiple"
+prompt = "Which collectives can synchronise gradients?"
+explanation = "Both reduce the gradients across workers."
+[[questions.options]]
+key = "all-reduce"
+text = "All-reduce"
+correct = true
+[[questions.options]]
+key = "reduce-scatter-followed-by-all-g"
+text = "Reduce-scatter followed by all-gather"
+correct = true
+[[questions.options]]
+key = "broadcast-of-one-worker-s-gradie"
+text = "Broadcast of one worker’s gradients"
+
+[[questions]]
+key = "replicas"
+kind = "true_false"
+prompt = "In data parallelism every worker keeps a full copy of the model."
+explanation = "Plain data parallelism replicates the model; sharded variants split its state."
+answer = true
+
+[[questions]]
+key = "workers"
+kind = "numeric"
+points = 1.5
+prompt = "A batch of 512 split over 8 workers gives each how many examples?"
+explanation = "512 / 8 = 64."
+answer = 64
+tolerance = 0
+
+[[questions]]
+key = "sqrt"
+kind = "numeric"
+prompt = "What is the square root of 2?"
+explanation = "About 1.4142."
+answer = 1.4142
+tolerance = 0.0001
+
+[[questions]]
+key = "cube-root"
+kind = "numeric"
+prompt = "What is the cube root of 2?"
+explanation = "About 1.2599."
+answer = 1.2599
+tolerance = 0.0001
+
+[[questions]]
+key = "allreduce-name"
+kind = "short_text"
+prompt = "Name the collective that sums gradients and leaves the result on every worker."
+explanation = "All-reduce."
+accepted = ["all-reduce", "allreduce"]
+"#,
+        );
+        assert_eq!(content.questions, want);
+        let skipped: Vec<(&str, &str)> = (report.skipped.iter())
+            .map(|s| (s.kind.as_str(), s.name.as_deref().unwrap()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                ("essay_question", "essay"),
+                ("file_upload_question", "upload")
+            ]
+        );
+        assert!(
+            report.skipped[0]
+                .reason
+                .starts_with("item text2qti_question_a3e0df70"),
+            "{:?}",
+            report.skipped
+        );
+        let notes: Vec<&str> = report.notes.iter().map(|n| n.note.as_str()).collect();
+        assert!(
+            notes.iter().any(|n| n.contains("the range [1.2598, 1.26]")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("'Right: the batch is sharded.'")),
+            "{notes:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("'Not quite.'")),
+            "{notes:?}"
+        );
+    }
+
+    /// Written by hand after the shape of Canvas's Classic Quizzes export (manifest,
+    /// `assessment_meta.xml`, Canvas's idents and feedback names, a question group).
+    #[test]
+    fn a_canvas_export_keeps_its_feedback_and_reports_what_quizd_cannot_take() {
+        let zip = zip_dir(&fixtures().join("canvas-handwritten"));
+        let (content, report) = import(Format::Qti12, &zip);
+        let want = expected(
+            r#"
+[[questions]]
+key = "i0a1"
+kind = "single"
+points = 2
+prompt = "Which collective leaves the sum on every rank?"
+explanation = "All-reduce = reduce + broadcast."
+[[questions.options]]
+key = "all-reduce"
+text = "All-reduce"
+correct = true
+[[questions.options]]
+key = "reduce"
+text = "Reduce"
+feedback = "Reduce leaves it on the root only."
+[[questions.options]]
+key = "scatter"
+text = "Scatter"
+
+[[questions]]
+key = "i0a2"
+kind = "true_false"
+prompt = "A ring all-reduce sends 2(n−1) messages per rank."
+explanation = "n−1 for reduce-scatter, n−1 for all-gather."
+answer = true
+wrong_feedback = "Count both phases."
+
+[[questions]]
+key = "i0a3"
+kind = "numeric"
+points = 2
+prompt = "Bandwidth term of a ring all-reduce of 1 GB over 4 ranks, in GB sent per rank?"
+explanation = "2(n−1)/n × 1 GB = 1.5 GB."
+answer = 1.5
+tolerance = 0.05
+wrong_feedback = "Use 2(n−1)/n."
+
+[[questions]]
+key = "i0a4"
+kind = "short_text"
+prompt = "NVIDIA’s collective library is called ____."
+explanation = "NCCL, pronounced “nickel”."
+accepted = ["NCCL", "nickel"]
+
+[[questions]]
+key = "i0b1"
+kind = "multiple"
+prompt = "Which are collectives?"
+explanation = "Send is point to point."
+[[questions.options]]
+key = "broadcast"
+text = "Broadcast"
+correct = true
+[[questions.options]]
+key = "gather"
+text = "Gather"
+correct = true
+[[questions.options]]
+key = "send"
+text = "Send"
+"#,
+        );
+        assert_eq!(content.questions, want);
+        let skipped: Vec<(&str, &str, &str)> = (report.skipped.iter())
+            .map(|s| {
+                (
+                    s.kind.as_str(),
+                    s.name.as_deref().unwrap(),
+                    s.reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (
+                    "matching_question",
+                    "Match them",
+                    "item i0a5: quizd has no matching_question questions"
+                ),
+                (
+                    "text_only_question",
+                    "Intro text",
+                    "item i0b2: quizd has no text_only_question questions"
+                ),
+            ]
+        );
+        let notes: Vec<&str> = report.notes.iter().map(|n| n.note.as_str()).collect();
+        assert!(
+            notes.iter().any(|n| n.contains("'Well done.'")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("section 'Pick one' draws 1 of its questions")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("assessment_meta.xml: <quiz> is not QTI 1.2")),
+            "{notes:?}"
+        );
+    }
+
+    /// A bare QTI 1.2 document is told from Moodle XML by its root, not by what the upload
+    /// says it is.
+    #[test]
+    fn a_bare_qti_1_2_document_sent_as_moodle_xml_is_read_as_qti_1_2() {
+        let dir = fixtures().join("canvas-handwritten/g3f9a2c1d");
+        let xml = std::fs::read(dir.join("g3f9a2c1d.xml")).unwrap();
+        let (content, report) = import(Format::MoodleXml, &xml);
+        assert_eq!(report.format, Format::Qti12);
+        assert_eq!(content.questions.len(), 5);
+        assert!(crate::content::qti::is_qti12_document(
+            b"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- x --><questestinterop>"
+        ));
+        assert!(!crate::content::qti::is_qti12_document(
+            b"<quiz><questestinterop/></quiz>"
+        ));
+        assert!(!crate::content::qti::is_qti12_document(
+            b"<questestinteropx/>"
+        ));
+    }
+
+    fn refusal(bytes: &[u8]) -> String {
+        match read_upload(Format::Qti12, bytes, &settings()) {
+            Err(Refused::Malformed(m)) => m,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_broken_zip_an_external_entity_and_a_billion_laughs_import_nothing() {
+        let zip = std::fs::read(fixtures().join("canvas-text2qti/quiz.zip")).unwrap();
+        let m = refusal(&zip[..zip.len() / 2]);
+        assert!(m.starts_with("not a readable zip package"), "{m}");
+        let xxe = "<?xml version=\"1.0\"?>\n<!DOCTYPE questestinterop [<!ENTITY x SYSTEM \
+                   \"file:///etc/passwd\">]>\n<questestinterop><item ident=\"a\" title=\"&x;\"/>\
+                   </questestinterop>";
+        let laughs = LAUGHS.replace("qti-assessment-item identifier=\"x\"", "questestinterop");
+        for doc in [xxe.to_string(), laughs] {
+            let m = refusal(doc.as_bytes());
+            assert!(m.contains("has a DOCTYPE"), "{m}");
+            let m = refusal(&zip_of(&[("a/a.xml", doc.as_bytes())]));
+            assert!(m.contains("a/a.xml has a DOCTYPE"), "{m}");
+        }
+        let m = refusal(&bomb(2 << 20));
+        assert!(m.contains("is compressed"), "{m}");
+    }
+}
