@@ -64,10 +64,43 @@ pub struct DeepLinkingSettings {
     pub data: Option<String>,
 }
 
+/// What a launch asks for, with what each kind of message must carry.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A quiz placed in a course (`LtiResourceLinkRequest`).
+    ResourceLink {
+        context: Context,
+        link: ResourceLink,
+    },
+    /// An instructor placing quizzes (`LtiDeepLinkingRequest`), in a course when the platform
+    /// says which.
+    DeepLinking {
+        context: Option<Context>,
+        settings: DeepLinkingSettings,
+    },
+}
+
+impl Message {
+    pub fn kind(&self) -> MessageType {
+        match self {
+            Message::ResourceLink { .. } => MessageType::ResourceLink,
+            Message::DeepLinking { .. } => MessageType::DeepLinking,
+        }
+    }
+
+    /// The course the launch comes from, if any.
+    pub fn context(&self) -> Option<&Context> {
+        match self {
+            Message::ResourceLink { context, .. } => Some(context),
+            Message::DeepLinking { context, .. } => context.as_ref(),
+        }
+    }
+}
+
 /// A launch whose claims passed every check.
 #[derive(Debug, Clone)]
 pub struct Launch {
-    pub message_type: MessageType,
+    pub message: Message,
     pub subject: String,
     pub deployment_id: String,
     pub nonce: String,
@@ -75,13 +108,10 @@ pub struct Launch {
     pub roles: Vec<String>,
     pub name: Option<String>,
     pub locale: Option<String>,
-    pub context: Option<Context>,
-    pub resource_link: Option<ResourceLink>,
     pub target_link_uri: Option<String>,
     pub custom: Map<String, Value>,
     pub ags: Option<Ags>,
     pub memberships_url: Option<String>,
-    pub deep_linking: Option<DeepLinkingSettings>,
 }
 
 fn missing(name: &str) -> ApiError {
@@ -301,9 +331,6 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         }),
         Some(_) => return Err(invalid(claim::RESOURCE_LINK, "it must be an object")),
     };
-    if message_type == MessageType::ResourceLink && resource_link.is_none() {
-        return Err(missing(claim::RESOURCE_LINK));
-    }
     let context = match claims.get(claim::CONTEXT) {
         None | Some(Value::Null) => None,
         Some(Value::Object(c)) => Some(Context {
@@ -316,10 +343,6 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         }),
         Some(_) => return Err(invalid(claim::CONTEXT, "it must be an object")),
     };
-    // A quiz placed in an LMS lives in a course: quizd needs the context.
-    if message_type == MessageType::ResourceLink && context.is_none() {
-        return Err(missing(claim::CONTEXT));
-    }
     let custom = match claims.get(claim::CUSTOM) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
@@ -351,12 +374,50 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
         )?,
         Some(_) => return Err(invalid(claim::NRPS, "it must be an object")),
     };
-    let deep_linking = match (message_type, claims.get(claim::DL_SETTINGS)) {
-        (MessageType::ResourceLink, _) => None,
-        (MessageType::DeepLinking, None | Some(Value::Null)) => {
-            return Err(missing(claim::DL_SETTINGS));
+    let name = display_text(claims.get("name"), 200).or_else(|| {
+        let given = display_text(claims.get("given_name"), 100);
+        let family = display_text(claims.get("family_name"), 100);
+        match (given, family) {
+            (Some(g), Some(f)) => Some(format!("{g} {f}")),
+            (g, f) => g.or(f),
         }
-        (MessageType::DeepLinking, Some(Value::Object(s))) => {
+    });
+    let locale = claims
+        .get(claim::LAUNCH_PRESENTATION)
+        .and_then(|p| display_text(p.get("locale"), 35))
+        .or_else(|| display_text(claims.get("locale"), 35));
+    let message = match message_type {
+        MessageType::ResourceLink => Message::ResourceLink {
+            link: resource_link.ok_or_else(|| missing(claim::RESOURCE_LINK))?,
+            // A quiz placed in an LMS lives in a course: quizd needs the context.
+            context: context.ok_or_else(|| missing(claim::CONTEXT))?,
+        },
+        MessageType::DeepLinking => Message::DeepLinking {
+            context,
+            settings: deep_linking_settings(claims.get(claim::DL_SETTINGS))?,
+        },
+    };
+    Ok(Launch {
+        message,
+        subject,
+        deployment_id: deployment_id.to_string(),
+        nonce: nonce.to_string(),
+        expires_at: exp,
+        roles,
+        name,
+        locale,
+        target_link_uri,
+        custom,
+        ags,
+        memberships_url,
+    })
+}
+
+/// The settings of a Deep Linking request (LTI Deep Linking 2.0 §4.4.1).
+fn deep_linking_settings(settings: Option<&Value>) -> Result<DeepLinkingSettings, ApiError> {
+    match settings {
+        None | Some(Value::Null) => Err(missing(claim::DL_SETTINGS)),
+        Some(Value::Object(s)) => {
             let return_url = url("deep_link_return_url", s.get("deep_link_return_url"))?
                 .ok_or_else(|| missing("deep_linking_settings.deep_link_return_url"))?;
             let accepts_links = s
@@ -369,7 +430,7 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
                     "The platform does not accept ltiResourceLink items in this Deep Linking request.",
                 ));
             }
-            Some(DeepLinkingSettings {
+            Ok(DeepLinkingSettings {
                 return_url,
                 accept_multiple: s
                     .get("accept_multiple")
@@ -386,39 +447,8 @@ pub fn validate(claims: &Value, expected: &Expected<'_>) -> Result<Launch, ApiEr
                 },
             })
         }
-        (MessageType::DeepLinking, Some(_)) => {
-            return Err(invalid(claim::DL_SETTINGS, "it must be an object"));
-        }
-    };
-    let name = display_text(claims.get("name"), 200).or_else(|| {
-        let given = display_text(claims.get("given_name"), 100);
-        let family = display_text(claims.get("family_name"), 100);
-        match (given, family) {
-            (Some(g), Some(f)) => Some(format!("{g} {f}")),
-            (g, f) => g.or(f),
-        }
-    });
-    let locale = claims
-        .get(claim::LAUNCH_PRESENTATION)
-        .and_then(|p| display_text(p.get("locale"), 35))
-        .or_else(|| display_text(claims.get("locale"), 35));
-    Ok(Launch {
-        message_type,
-        subject,
-        deployment_id: deployment_id.to_string(),
-        nonce: nonce.to_string(),
-        expires_at: exp,
-        roles,
-        name,
-        locale,
-        context,
-        resource_link,
-        target_link_uri,
-        custom,
-        ags,
-        memberships_url,
-        deep_linking,
-    })
+        Some(_) => Err(invalid(claim::DL_SETTINGS, "it must be an object")),
+    }
 }
 
 /// The quiz a resource link places: the `quiz` custom parameter, else the `quiz` query
@@ -505,15 +535,18 @@ mod tests {
     fn a_good_launch_passes_with_everything_read() {
         let d = deployments();
         let launch = validate(&good(), &expected(&d)).unwrap();
-        assert_eq!(launch.message_type, MessageType::ResourceLink);
+        assert_eq!(launch.message.kind(), MessageType::ResourceLink);
         assert_eq!(launch.subject, "user-7");
         assert_eq!(launch.deployment_id, "dep-1");
         assert_eq!(launch.name.as_deref(), Some("Mina Rahman"));
         assert_eq!(
-            launch.context.as_ref().unwrap().label.as_deref(),
+            launch.message.context().unwrap().label.as_deref(),
             Some("CS-451")
         );
-        assert_eq!(launch.resource_link.as_ref().unwrap().id, "rl-1");
+        let Message::ResourceLink { link, .. } = &launch.message else {
+            panic!("a resource link launch: {launch:?}");
+        };
+        assert_eq!(link.id, "rl-1");
         assert_eq!(
             launch.ags.as_ref().unwrap().lineitem.as_deref(),
             Some("https://lms.example/lineitems/1")
@@ -666,7 +699,9 @@ mod tests {
         c[claim::DL_SETTINGS]["accept_types"] = json!(["ltiResourceLink"]);
         c[claim::DL_SETTINGS]["data"] = json!("opaque-42");
         let launch = validate(&c, &expected(&d)).unwrap();
-        let dl = launch.deep_linking.unwrap();
+        let Message::DeepLinking { settings: dl, .. } = launch.message else {
+            panic!("a deep linking launch");
+        };
         assert_eq!(dl.return_url, "https://lms.example/dl/return");
         assert_eq!(dl.data.as_deref(), Some("opaque-42"));
         assert!(dl.accept_lineitem);

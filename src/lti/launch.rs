@@ -154,7 +154,7 @@ pub async fn launch(
     let mut tx = state.pool.begin().await?;
     let code = super::provision::provision(&mut tx, &reg, &launch, now, &hash(&secret)).await?;
     tx.commit().await?;
-    tracing::info!(registration = %reg.id, kind = ?launch.message_type, "LTI launch accepted");
+    tracing::info!(registration = %reg.id, kind = ?launch.message.kind(), "LTI launch accepted");
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,

@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
-use super::claims::{self, Launch, MessageType};
+use super::claims::{self, DeepLinkingSettings, Launch, Message, ResourceLink};
 use super::cookies::{hash, random_token};
 use super::course_role;
 use super::exchange::{CODE_TTL_SECS, DestinationKind};
@@ -58,34 +58,29 @@ pub(super) async fn provision(
     )
     .await?;
 
-    let course_id = match &launch.context {
-        Some(context) => {
-            let course = context_course(tx, reg, launch, context).await?;
-            store::enroll(&mut **tx, course, user_id, role.as_str()).await?;
-            Some(course)
-        }
-        None => None,
-    };
-
-    let (destination, assignment_id, deep_link_id) = match launch.message_type {
-        MessageType::ResourceLink => {
-            let course = course_id.expect("validated: a resource link launch has a context");
-            let assignment = link_assignment(tx, reg, launch, course, user_id, role).await?;
+    let (course_id, destination, assignment_id, deep_link_id) = match &launch.message {
+        Message::ResourceLink { context, link } => {
+            let course = enroll_in(tx, reg, launch, context, user_id, role).await?;
+            let assignment = link_assignment(tx, reg, launch, link, course, user_id, role).await?;
             let kind = match role {
                 CourseRole::Instructor => DestinationKind::Analytics,
                 CourseRole::Learner => DestinationKind::Attempt,
             };
-            (kind, Some(assignment), None)
+            (Some(course), kind, Some(assignment), None)
         }
-        MessageType::DeepLinking => {
+        Message::DeepLinking { context, settings } => {
+            let course = match context {
+                Some(context) => Some(enroll_in(tx, reg, launch, context, user_id, role).await?),
+                None => None,
+            };
             if role != CourseRole::Instructor {
                 return Err(ApiError::new(
                     Code::LtiForbiddenRole,
                     "Only the course's instructors can place quizzes (Deep Linking).",
                 ));
             }
-            let id = open_deep_link(tx, reg, launch, user_id, now).await?;
-            (DestinationKind::DeepLink, None, Some(id))
+            let id = open_deep_link(tx, reg, launch, settings, user_id, now).await?;
+            (course, DestinationKind::DeepLink, None, Some(id))
         }
     };
 
@@ -114,13 +109,10 @@ async fn open_deep_link(
     tx: &mut Transaction<'_, Postgres>,
     reg: &RegistrationRow,
     launch: &Launch,
+    settings: &DeepLinkingSettings,
     user_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<Uuid, ApiError> {
-    let settings = launch
-        .deep_linking
-        .as_ref()
-        .expect("validated: a deep linking request has its settings");
     let id = Uuid::now_v7();
     store::insert_deep_link(
         &mut **tx,
@@ -139,6 +131,21 @@ async fn open_deep_link(
     )
     .await?;
     Ok(id)
+}
+
+/// The course of the LMS context (made on its first launch), with the person enrolled in it in
+/// their role.
+async fn enroll_in(
+    tx: &mut Transaction<'_, Postgres>,
+    reg: &RegistrationRow,
+    launch: &Launch,
+    context: &claims::Context,
+    user_id: Uuid,
+    role: CourseRole,
+) -> Result<Uuid, ApiError> {
+    let course = context_course(tx, reg, launch, context).await?;
+    store::enroll(&mut **tx, course, user_id, role.as_str()).await?;
+    Ok(course)
 }
 
 /// The course of the LMS context, made on its first launch.
@@ -182,14 +189,11 @@ async fn link_assignment(
     tx: &mut Transaction<'_, Postgres>,
     reg: &RegistrationRow,
     launch: &Launch,
+    link: &ResourceLink,
     course: Uuid,
     user: Uuid,
     role: CourseRole,
 ) -> Result<Uuid, ApiError> {
-    let link = launch
-        .resource_link
-        .as_ref()
-        .expect("validated: a resource link launch has its link");
     let ags = launch.ags.clone().unwrap_or_default();
     let key = ResourceLinkKey {
         registration_id: reg.id,
