@@ -45,7 +45,10 @@ pub struct ImportQuery {
 
 /// A `multipart/form-data` upload: one `file` part (its content type, or its file name's
 /// extension `.zip`, `.xml`, `.gift`, `.txt`, says what it is) and an optional `format` field.
-#[derive(Debug, ToSchema)]
+// `Deserialize` only for `deny_unknown_fields`: the document says no other part is taken
+// (`additionalProperties: false`), as the handler refuses one.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 #[allow(dead_code)] // Documents the form; the handler reads it part by part.
 pub struct ImportForm {
     #[schema(value_type = String, format = Binary)]
