@@ -14,6 +14,12 @@ use crate::content::{QuizSource, SourceFile, Visibility, compile, load_dir};
 /// What a QTI round trip keeps: everything but what the package does not carry (see the
 /// module documentation).
 fn carried(mut c: QuizContent) -> QuizContent {
+    // A title is an attribute, with no language of its own: a translated title equal to the
+    // source's reads back as untranslated (`export::test`).
+    let source_title = c.title.get(&c.source_locale).cloned();
+    let source = c.source_locale.clone();
+    c.title
+        .retain(|locale, t| *locale == source || Some(&*t) != source_title.as_ref());
     c.visibility = Visibility::default();
     c.practice = None;
     c.banks.clear();
