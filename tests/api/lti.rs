@@ -21,30 +21,7 @@ fn platform_python() -> std::path::PathBuf {
     static READY: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
         std::sync::OnceLock::new();
     READY
-        .get_or_init(|| {
-            let venv = repo().join("target/lti-venv");
-            let python = venv.join("bin/python");
-            let requirements = repo().join("tests/lti/requirements.txt");
-            let run = |cmd: &mut Command| -> Result<(), String> {
-                let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-                if out.status.success() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "{cmd:?} failed:\n{}",
-                        String::from_utf8_lossy(&out.stderr)
-                    ))
-                }
-            };
-            if !python.exists() {
-                run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-            }
-            // Quick when everything is installed already.
-            run(Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", "--disable-pip-version-check", "-r"])
-                .arg(&requirements))?;
-            Ok(python)
-        })
+        .get_or_init(|| crate::support::python_venv("lti-venv", "tests/lti/requirements.txt"))
         .clone()
         .unwrap_or_else(|e| panic!("cannot prepare the LTI platform's Python environment: {e}"))
 }

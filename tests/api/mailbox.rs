@@ -25,24 +25,8 @@ pub struct Mailbox {
 
 /// The mail server's Python, its virtual environment made once per test run if missing.
 fn sink_python() -> std::path::PathBuf {
-    let venv = repo().join("target/mail-venv");
-    let python = venv.join("bin/python");
-    let run = |cmd: &mut Command| {
-        let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-        assert!(
-            out.status.success(),
-            "{cmd:?} failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    if !python.exists() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-    }
-    // Quick when everything is installed already.
-    run(Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "--disable-pip-version-check", "-r"])
-        .arg(repo().join("tests/mail/requirements.txt")));
-    python
+    crate::support::python_venv("mail-venv", "tests/mail/requirements.txt")
+        .unwrap_or_else(|e| panic!("cannot prepare the SMTP server's Python environment: {e}"))
 }
 
 /// The test process's SMTP server. It stops when the process ends (its stdin closes).

@@ -20,22 +20,8 @@ const HOMEPAGE: &str = "https://quiz.example.org";
 fn lrs_python() -> std::path::PathBuf {
     static ONCE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     ONCE.get_or_init(|| {
-        let venv = repo().join("target/xapi-venv");
-        let run = |cmd: &mut Command| {
-            let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-            assert!(
-                out.status.success(),
-                "{cmd:?} failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        };
-        if !venv.join("bin/python").exists() {
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        }
-        run(Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "--disable-pip-version-check", "-r"])
-            .arg(repo().join("tests/xapi/requirements.txt")));
-        venv.join("bin/python")
+        crate::support::python_venv("xapi-venv", "tests/xapi/requirements.txt")
+            .unwrap_or_else(|e| panic!("cannot prepare Ralph's Python environment: {e}"))
     })
     .clone()
 }
