@@ -272,6 +272,32 @@ def cmd_pg_answers(args):
     print("\0".join(out), end="")
 
 
+# The parts of the answer statement, one at a time: bench/run with BENCH_ANSWER_PARTS=1 runs
+# pgbench on answer.sql with a part taken out, to see what each costs PostgreSQL.
+ANSWER_PARTS = {
+    # the attempt's row lock (the foreign key's check on the response insert still takes one)
+    "lock": (r"\n\s*FOR SHARE OF t\n", "\n"),
+    # the outbox row written with the response
+    "outbox": (r"\), event AS \(\s*INSERT INTO outbox.*?FROM ins\s*\)", ")"),
+    # the previous answer's time (for the seconds spent on this question)
+    "previous": (r"SELECT max\(answered_at\) AS at FROM responses WHERE attempt_id = :attempt_id",
+                 "SELECT NULL::timestamptz AS at"),
+}
+
+
+def cmd_answer_variant(args):
+    """Writes answer.sql with the named parts taken out; fails if a part is not found in every
+    branch (the statement changed: change the pattern with it)."""
+    text = Path(args.sql).read_text()
+    branches = text.count("-- quizd: attempts::store::record_response")
+    for part in args.drop:
+        pattern, repl = ANSWER_PARTS[part]
+        text, n = re.subn(pattern, repl, text, flags=re.S)
+        if n != branches:
+            raise SystemExit(f"answer-variant: '{part}' matched {n} times, not {branches}")
+    Path(args.out).write_text(text)
+
+
 # ---------------------------------------------------------------------------------------------
 # pgbench
 
@@ -748,6 +774,12 @@ def main():
     sp.add_argument("--run", default="1")
     sp.add_argument("rest", nargs=argparse.REMAINDER)
     sp.set_defaults(fn=cmd_pgbench)
+
+    sp = sub.add_parser("answer-variant")
+    sp.add_argument("--sql", required=True)
+    sp.add_argument("--out", required=True)
+    sp.add_argument("--drop", nargs="*", choices=sorted(ANSWER_PARTS), default=[])
+    sp.set_defaults(fn=cmd_answer_variant)
 
     sp = sub.add_parser("cpu-snap")
     sp.add_argument("--pid", type=int, required=True)

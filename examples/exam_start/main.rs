@@ -19,6 +19,9 @@
 //!    alone and then while a flood of wrong passwords for other accounts arrives from one
 //!    address; answers' p50/p99 in both, and what the flood met (`429`, `503`).
 //!
+//! With `--statement-stats`, PostgreSQL runs with `pg_stat_statements` preloaded and step 1
+//! ends with the statements that took most of its time: where a learner's PostgreSQL CPU goes.
+//!
 //! `cargo run --release --example exam_start -- --learners 3000` (the binary `quizd` must be
 //! built: `cargo build --release`); `bench/exam-start` runs it for 3,000 and 10,000 learners.
 //! See BENCHMARKS.md, "Exam morning".
@@ -48,6 +51,7 @@ struct Args {
     workers: usize,
     flood_seconds: u64,
     lti_learners: usize,
+    statement_stats: bool,
     quizd: String,
 }
 
@@ -59,6 +63,7 @@ fn args() -> anyhow::Result<Args> {
         workers: 2,
         flood_seconds: 5,
         lti_learners: 0,
+        statement_stats: false,
         quizd: concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/quizd").to_string(),
     };
     let mut it = std::env::args().skip(1);
@@ -75,6 +80,7 @@ fn args() -> anyhow::Result<Args> {
             "--flood-seconds" => a.flood_seconds = value()?.parse()?,
             "--lti-learners" => a.lti_learners = value()?.parse()?,
             "--quizd" => a.quizd = value()?,
+            "--statement-stats" => a.statement_stats = true,
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
@@ -83,6 +89,50 @@ fn args() -> anyhow::Result<Args> {
         "--signins must not exceed --learners"
     );
     Ok(a)
+}
+
+/// The statements that took most of PostgreSQL's time since the last reset, per learner
+/// (`pg_stat_statements`: execution time, which includes waiting for locks).
+async fn statement_stats(pool: &sqlx::PgPool, learners: usize) -> anyhow::Result<()> {
+    let rows: Vec<(String, i64, f64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT regexp_replace(left(query, 300), '\\s+', ' ', 'g'), calls, total_exec_time,
+                rows, shared_blks_hit + shared_blks_read, wal_records
+           FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          ORDER BY total_exec_time DESC LIMIT 12",
+    )
+    .fetch_all(pool)
+    .await?;
+    let all: f64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(total_exec_time), 0)::float8 FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())",
+    )
+    .fetch_one(pool)
+    .await?;
+    let n = learners as f64;
+    println!(
+        "PostgreSQL's execution time in step 1 (pg_stat_statements): {:.0} µs per learner in \
+         all; the statements that took most:\n",
+        all * 1e3 / n
+    );
+    println!(
+        "| statement | calls | µs per learner | µs per call | rows per call | buffers per call | WAL records per call |\n|---|---:|---:|---:|---:|---:|---:|"
+    );
+    for (query, calls, total_ms, rows, buffers, wal) in rows {
+        let c = calls.max(1) as f64;
+        let text: String = query.chars().take(90).collect();
+        println!(
+            "| `{}` | {calls} | {:.0} | {:.0} | {:.1} | {:.1} | {:.1} |",
+            text.replace('|', "\\|"),
+            total_ms * 1e3 / n,
+            total_ms * 1e3 / c,
+            rows as f64 / c,
+            buffers as f64 / c,
+            wal as f64 / c,
+        );
+    }
+    println!();
+    Ok(())
 }
 
 /// CPU time (user + system) of a process and, with `children_of`, of every process whose
@@ -276,7 +326,12 @@ fn start_quizd(args: &Args, database_url: &str, secret: &str) -> anyhow::Result<
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
-    let seeded = support::seeded("quizd-exam-start-").await?;
+    let settings = if args.statement_stats {
+        vec!["shared_preload_libraries=pg_stat_statements".to_string()]
+    } else {
+        Vec::new()
+    };
+    let seeded = support::seeded_with("quizd-exam-start-", settings).await?;
     let pool = seeded.pool.clone();
     let course: Uuid = sqlx::query_scalar("SELECT course_id FROM assignments WHERE id = $1")
         .bind(seeded.assignment)
@@ -367,6 +422,15 @@ async fn main() -> anyhow::Result<()> {
         "## Exam morning: {} learners, {} in flight, quizd --workers {}\n",
         args.learners, args.concurrency, args.workers
     );
+
+    if args.statement_stats {
+        sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .execute(&pool)
+            .await?;
+        sqlx::query("SELECT pg_stat_statements_reset()")
+            .execute(&pool)
+            .await?;
+    }
 
     // 1. Every learner presses Start, loads the attempt, answers the first question.
     let mut cpu = Cpu::start(quizd_pid, postmaster);
@@ -464,6 +528,9 @@ async fn main() -> anyhow::Result<()> {
         status_mib(&quizd_pid.to_string(), "VmRSS"),
         status_mib(&quizd_pid.to_string(), "VmHWM"),
     );
+    if args.statement_stats {
+        statement_stats(&pool, args.learners).await?;
+    }
     let started_ok = starts.statuses.get(&201).copied().unwrap_or(0)
         + starts.statuses.get(&200).copied().unwrap_or(0);
 

@@ -23,12 +23,19 @@ pub struct Seeded {
     pub admin: Uuid,
 }
 
+#[allow(dead_code)]
 pub async fn seeded(prefix: &str) -> anyhow::Result<Seeded> {
+    seeded_with(prefix, Vec::new()).await
+}
+
+/// [`seeded`] with more server settings (`name=value`).
+pub async fn seeded_with(prefix: &str, settings: Vec<String>) -> anyhow::Result<Seeded> {
     let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
     let server = postgres::PrivatePostgres::start(&postgres::Options {
         dir: dir.path().to_path_buf(),
         durable: true,
         max_connections: 50,
+        settings,
     })?;
     let pool = db::connect(&server.url(postgres::DB_NAME), 8).await?;
     db::MIGRATOR.run(&pool).await?;

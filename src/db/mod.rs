@@ -76,6 +76,7 @@ pub async fn open(
                 dir: data_dir.to_path_buf(),
                 durable: true,
                 max_connections: 100,
+                settings: Vec::new(),
             };
             let server =
                 tokio::task::spawn_blocking(move || postgres::PrivatePostgres::start(&opts))

@@ -26,6 +26,9 @@ pub struct Options {
     /// `false` for throwaway test clusters: no fsync, no synchronous commit.
     pub durable: bool,
     pub max_connections: u32,
+    /// More server settings, `name=value` each, passed as `-c` (the exam-start benchmark
+    /// preloads `pg_stat_statements` this way).
+    pub settings: Vec<String>,
 }
 
 /// A running private server. Dropping it stops the server.
@@ -211,6 +214,9 @@ impl PrivatePostgres {
             .args(["-c", "listen_addresses="])
             .args(["-c", &format!("max_connections={}", opts.max_connections)])
             .args(["-c", "unix_socket_permissions=0700"]);
+        for setting in &opts.settings {
+            cmd.args(["-c", setting]);
+        }
         if !opts.durable {
             cmd.args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
                 .args(["-c", "full_page_writes=off"]);

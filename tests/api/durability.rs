@@ -229,6 +229,7 @@ async fn during_a_database_outage_quizd_answers_503_quickly_and_recovers_by_itse
         dir: dir.path().join("pg"),
         durable: true,
         max_connections: 50,
+        settings: Vec::new(),
     };
     let server = PrivatePostgres::start(&opts).unwrap();
     let url = server.url("quizd");

@@ -97,6 +97,7 @@ fn start_cluster() -> Cluster {
                 dir,
                 durable: false,
                 max_connections: 400,
+                settings: Vec::new(),
             })
             .expect("a private PostgreSQL starts for the tests");
             (server.url("postgres"), Some(server))
