@@ -30,6 +30,12 @@ CREATE TABLE webhook_secrets (
     CHECK ((previous_secret IS NULL) = (previous_expires_at IS NULL))
 );
 
+-- A subscription takes the events written from its creation on (and a topic added later, or a
+-- subscription enabled again, those from then on), not the backlog not yet dispatched: a
+-- consumer row with `since` takes only events created at or after it. NULL (grade passback,
+-- xAPI): every event not yet dispatched, as before.
+ALTER TABLE event_consumers ADD COLUMN since timestamptz;
+
 -- Changes to subscriptions and their secrets are on the audit record.
 ALTER TABLE audit_log DROP CONSTRAINT audit_log_action_check;
 ALTER TABLE audit_log ADD CONSTRAINT audit_log_action_check CHECK (action IN (

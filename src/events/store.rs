@@ -28,13 +28,15 @@ pub struct Claimed {
 pub async fn dispatch(db: impl PgExecutor<'_>, limit: i64) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
         "WITH batch AS (
-            SELECT id, topic, aggregate_id FROM outbox
+            SELECT id, topic, aggregate_id, created_at FROM outbox
              WHERE dispatched_at IS NULL
              ORDER BY id LIMIT $1
              FOR UPDATE SKIP LOCKED
          ), fanned AS (
             INSERT INTO deliveries (consumer, event_id)
-            SELECT c.consumer, b.id FROM batch b JOIN event_consumers c ON c.topic = b.topic
+            SELECT c.consumer, b.id FROM batch b
+              JOIN event_consumers c
+                ON c.topic = b.topic AND (c.since IS NULL OR b.created_at >= c.since)
              WHERE c.consumer <> $2
                 OR EXISTS (SELECT 1 FROM attempts t
                              JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
@@ -178,6 +180,28 @@ pub async fn set_topics(
             DELETE FROM event_consumers WHERE consumer = $1 AND NOT topic = ANY($2)
          )
          INSERT INTO event_consumers (consumer, topic) SELECT $1, unnest($2::text[])
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(consumer)
+    .bind(topics)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Makes `topics` the ones `consumer` wants from now on, taking only events created from now
+/// on for a topic it did not want before (`since`, migration 0023; none: it wants nothing).
+pub async fn set_topics_from_now(
+    db: impl PgExecutor<'_>,
+    consumer: &str,
+    topics: &[&str],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH gone AS (
+            DELETE FROM event_consumers WHERE consumer = $1 AND NOT topic = ANY($2)
+         )
+         INSERT INTO event_consumers (consumer, topic, since)
+         SELECT $1, unnest($2::text[]), now()
          ON CONFLICT DO NOTHING",
     )
     .bind(consumer)

@@ -44,7 +44,8 @@ pub struct WebhookUpdate {
     pub url: Option<String>,
     pub topics: Option<Vec<String>>,
     pub description: Option<String>,
-    /// `true`: nothing more is queued for it and what is queued waits; `false`: enabled again.
+    /// `true`: nothing more is queued for it (what happens meanwhile is never sent to it) and
+    /// what was queued waits; `false`: enabled again, for events from then on.
     pub disabled: Option<bool>,
 }
 
@@ -146,7 +147,7 @@ pub async fn create_webhook(
         },
     )
     .await?;
-    events::store::set_topics(
+    events::store::set_topics_from_now(
         &mut *tx,
         &super::consumer(id),
         &super::outbox_topics(&topics),
@@ -246,7 +247,7 @@ pub async fn update_webhook(
     } else {
         super::outbox_topics(&webhook.topics)
     };
-    events::store::set_topics(&mut *tx, &super::consumer(*id), &wanted).await?;
+    events::store::set_topics_from_now(&mut *tx, &super::consumer(*id), &wanted).await?;
     audit::store::record(
         &mut *tx,
         Entry::by(user.id, Action::WebhookUpdated, &req)
