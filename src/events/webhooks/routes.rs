@@ -337,7 +337,7 @@ pub async fn rotate_secret(
         (status = 403, description = "Not an admin", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such subscription", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn list_deliveries(
+pub async fn list_webhook_deliveries(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
@@ -366,7 +366,7 @@ pub async fn list_deliveries(
         (status = 404, description = "No such subscription or delivery", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "Delivered already", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn retry_delivery(
+pub async fn retry_webhook_delivery(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, i64)>,
@@ -418,9 +418,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(delete().to(delete_webhook)),
     )
     .service(resource("/v1/webhooks/{id}/rotate-secret").route(post().to(rotate_secret)))
-    .service(resource("/v1/webhooks/{id}/deliveries").route(get().to(list_deliveries)))
+    .service(resource("/v1/webhooks/{id}/deliveries").route(get().to(list_webhook_deliveries)))
     .service(
-        resource("/v1/webhooks/{id}/deliveries/{event_id}/retry").route(post().to(retry_delivery)),
+        resource("/v1/webhooks/{id}/deliveries/{event_id}/retry")
+            .route(post().to(retry_webhook_delivery)),
     );
 }
 
@@ -432,7 +433,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     update_webhook,
     delete_webhook,
     rotate_secret,
-    list_deliveries,
-    retry_delivery
+    list_webhook_deliveries,
+    retry_webhook_delivery
 ))]
 pub struct Api;
