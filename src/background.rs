@@ -54,8 +54,8 @@ pub struct Loops {
     pub grade_delivery: Option<Duration>,
     /// Send xAPI statements to the LRS from the outbox, this often (only with xAPI settings).
     pub xapi_delivery: Option<Duration>,
-    /// Deliver events to webhook subscriptions from the outbox, this often (a query a tick
-    /// when there is no enabled subscription).
+    /// Deliver events to webhook subscriptions from the outbox, this often (nothing without
+    /// `--webhook-host`; a query a tick while no subscription is enabled).
     pub webhook_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
@@ -116,6 +116,7 @@ impl Background {
             tasks.push(tokio::spawn(
                 crate::events::webhooks::worker::deliver_webhooks(
                     state.pool.clone(),
+                    state.webhook_hosts.clone(),
                     every,
                     shutdown.clone(),
                 ),

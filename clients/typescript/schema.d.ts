@@ -3445,7 +3445,8 @@ export interface components {
             /** @description Public topics: `response.recorded`, `attempt.started`, `attempt.finished`,
              *     `grade.changed` (a staff override or a regrade), `quiz.version_created`. */
             topics: string[];
-            /** @description http or https, without a user name or password, at most 2048 bytes. */
+            /** @description https (plain http only to a loopback host) to a host quizd is configured to call
+             *     (`--webhook-host`), without a user name, password or fragment, at most 2048 bytes. */
             url: string;
         };
         /** @description A subscription with its signing secret, shown this once. */

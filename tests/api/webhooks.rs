@@ -95,6 +95,14 @@ impl Drop for Receiver {
     }
 }
 
+/// A quizd that may call the test's receivers (on loopback) and `hooks.example`.
+async fn quizd() -> TestApp {
+    TestApp::spawn_configured(|s| {
+        s.webhook_hosts = vec!["127.0.0.1".into(), "hooks.example".into()];
+    })
+    .await
+}
+
 /// Subscribes `url` to `topics`; the subscription as created (with its secret).
 async fn subscribe(app: &TestApp, admin: &str, url: &str, topics: &[&str]) -> Value {
     let body = json!({"url": url, "topics": topics, "description": "the test's receiver"});
@@ -140,7 +148,7 @@ const ALL_TOPICS: [&str; 5] = [
 async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an_independent_receiver()
  {
     let receiver = Receiver::start();
-    let app = TestApp::spawn().await;
+    let app = quizd().await;
     let admin = token_for(&app, "admin@hooks.example", "admin").await;
     let all = subscribe(&app, &admin.access, &receiver.hook("all"), &ALL_TOPICS).await;
     let secret = all["secret"].as_str().unwrap();
@@ -275,7 +283,7 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
 #[tokio::test]
 async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_retry_delivers() {
     let receiver = Receiver::start();
-    let app = TestApp::spawn().await;
+    let app = quizd().await;
     let admin = token_for(&app, "admin@down.example", "admin").await;
     let hook = subscribe(
         &app,
@@ -374,7 +382,7 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_re
 async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one_until_it_expires()
 {
     let receiver = Receiver::start();
-    let app = TestApp::spawn().await;
+    let app = quizd().await;
     let admin = token_for(&app, "admin@rotate.example", "admin").await;
     let hook = subscribe(
         &app,
@@ -490,7 +498,7 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
 
 #[tokio::test]
 async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks() {
-    let app = TestApp::spawn().await;
+    let app = quizd().await;
     let admin = token_for(&app, "admin@roles.example", "admin").await;
     let hook = subscribe(
         &app,
@@ -553,16 +561,23 @@ async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks
 
 #[tokio::test]
 async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothing() {
-    let app = TestApp::spawn().await;
+    let app = quizd().await;
     let admin = token_for(&app, "admin@hostile.example", "admin").await;
     let topics = json!(["attempt.finished"]);
     for (url, says) in [
-        ("ftp://hooks.example/", "http or https"),
+        ("ftp://hooks.example/", "must be https"),
+        ("http://hooks.example/", "must be https"),
+        ("https://intranet.example/", "may not call intranet.example"),
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "may not call 169.254.169.254",
+        ),
+        ("http://localhost:5432/", "may not call localhost"),
         ("https://user:pw@hooks.example/", "user name or password"),
         ("https://token@hooks.example/", "user name or password"),
         ("hooks.example/quizd", "not a URL"),
         ("https://hooks.example/#x", "fragment"),
-        ("javascript:alert(1)", "http or https"),
+        ("javascript:alert(1)", "must be https"),
     ] {
         let res = post_as(
             &app,

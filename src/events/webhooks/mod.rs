@@ -177,16 +177,59 @@ fn invalid(detail: impl Into<String>) -> ApiError {
     ApiError::new(Code::InvalidWebhook, detail)
 }
 
-/// A subscription's URL: http or https, with a host, no user name or password, no fragment, at
-/// most [`MAX_URL`] characters.
-pub fn check_url(url: &str) -> Result<reqwest::Url, ApiError> {
+/// Whether `host` (a URL's, lowercase) is one of `allowed`: the same name, or under a
+/// `*.example.org` entry.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    allowed.iter().any(|a| {
+        let a = a.trim().to_ascii_lowercase();
+        match a.strip_prefix("*.") {
+            Some(parent) => host
+                .strip_suffix(parent)
+                .is_some_and(|sub| sub.len() > 1 && sub.ends_with('.')),
+            None => host == a,
+        }
+    })
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let ip = host.trim_start_matches('[').trim_end_matches(']');
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host == "localhost",
+    }
+}
+
+/// Whether quizd may call `url` now: https (plain http only to loopback), to a host the
+/// configuration allows (`--webhook-host`). Checked when a subscription is made or changed,
+/// and before each delivery (the configuration may have changed since).
+pub fn callable(url: &reqwest::Url, allowed: &[String]) -> Result<(), String> {
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(url) => {}
+        _ => return Err("`url` must be https (plain http only to a loopback host).".into()),
+    }
+    let host = url.host_str().unwrap_or_default();
+    if !host_allowed(host, allowed) {
+        return Err(format!(
+            "`url`: quizd may not call {host} (the hosts it may call are set with --webhook-host)."
+        ));
+    }
+    Ok(())
+}
+
+/// A subscription's URL: https (plain http only to loopback) to a host the configuration
+/// allows, no user name or password, no fragment, at most [`MAX_URL`] bytes.
+pub fn check_url(url: &str, allowed: &[String]) -> Result<reqwest::Url, ApiError> {
     if url.len() > MAX_URL {
         return Err(invalid(format!("`url` is longer than {MAX_URL} bytes.")));
     }
     let parsed =
         reqwest::Url::parse(url).map_err(|e| invalid(format!("`url` is not a URL: {e}.")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid("`url` must be http or https."));
+        return Err(invalid(
+            "`url` must be https (plain http only to a loopback host).",
+        ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(invalid("`url` has no host."));
@@ -199,6 +242,7 @@ pub fn check_url(url: &str) -> Result<reqwest::Url, ApiError> {
     if parsed.fragment().is_some() {
         return Err(invalid("`url` must not have a fragment."));
     }
+    callable(&parsed, allowed).map_err(invalid)?;
     Ok(parsed)
 }
 
@@ -301,10 +345,24 @@ mod tests {
     }
 
     #[test]
-    fn a_url_is_http_or_https_with_a_host_and_no_credentials() {
-        assert!(check_url("https://hooks.example/quizd?x=1").is_ok());
-        assert!(check_url("http://127.0.0.1:9000/hook").is_ok());
+    fn a_url_is_https_or_loopback_http_to_an_allowed_host_with_no_credentials() {
+        let allowed = [
+            "hooks.example".to_string(),
+            "127.0.0.1".into(),
+            "*.corp.example".into(),
+        ];
+        let check = |u: &str| check_url(u, &allowed);
+        assert!(check("https://hooks.example/quizd?x=1").is_ok());
+        assert!(check("https://HOOKS.example/quizd").is_ok());
+        assert!(check("http://127.0.0.1:9000/hook").is_ok());
+        assert!(check("https://a.corp.example/").is_ok());
         for bad in [
+            "http://hooks.example/",
+            "https://corp.example/",
+            "https://evilcorp.example/",
+            "https://a.corp.example.evil/",
+            "https://169.254.169.254/latest/meta-data",
+            "http://localhost/",
             "ftp://hooks.example/",
             "javascript:alert(1)",
             "https://user:pw@hooks.example/",
@@ -313,9 +371,10 @@ mod tests {
             "not a url",
             "file:///etc/passwd",
         ] {
-            assert!(check_url(bad).is_err(), "{bad}");
+            assert!(check(bad).is_err(), "{bad}");
         }
-        assert!(check_url(&format!("https://h.example/{}", "a".repeat(MAX_URL))).is_err());
+        assert!(check(&format!("https://hooks.example/{}", "a".repeat(MAX_URL))).is_err());
+        assert!(check_url("https://hooks.example/", &[]).is_err());
     }
 
     #[test]

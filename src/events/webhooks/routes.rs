@@ -28,7 +28,8 @@ fn not_found() -> ApiError {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookCreate {
-    /// http or https, without a user name or password, at most 2048 bytes.
+    /// https (plain http only to a loopback host) to a host quizd is configured to call
+    /// (`--webhook-host`), without a user name, password or fragment, at most 2048 bytes.
     pub url: String,
     /// Public topics: `response.recorded`, `attempt.started`, `attempt.finished`,
     /// `grade.changed` (a staff override or a regrade), `quiz.version_created`.
@@ -128,7 +129,7 @@ pub async fn create_webhook(
     body: crate::extract::JsonObject<WebhookCreate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    let url = super::check_url(&body.url)?;
+    let url = super::check_url(&body.url, &state.webhook_hosts)?;
     let topics = super::check_topics(&body.topics)?;
     let description = body.description.as_deref().unwrap_or_default();
     super::check_description(description)?;
@@ -219,7 +220,11 @@ pub async fn update_webhook(
     body: crate::extract::JsonObject<WebhookUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
-    let url = body.url.as_deref().map(super::check_url).transpose()?;
+    let url = body
+        .url
+        .as_deref()
+        .map(|u| super::check_url(u, &state.webhook_hosts))
+        .transpose()?;
     let topics = body
         .topics
         .as_deref()

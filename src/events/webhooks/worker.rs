@@ -35,14 +35,18 @@ pub fn client() -> reqwest::Client {
 }
 
 /// Delivers the due events of every enabled subscription; returns how many were delivered.
-pub async fn deliver_due(pool: &PgPool, client: &reqwest::Client) -> Result<usize, sqlx::Error> {
+pub async fn deliver_due(
+    pool: &PgPool,
+    client: &reqwest::Client,
+    allowed: &[String],
+) -> Result<usize, sqlx::Error> {
     let targets = store::targets(pool).await?;
     if targets.is_empty() {
         return Ok(0);
     }
     events::dispatch_new(pool).await?;
     let results: Vec<Result<usize, sqlx::Error>> = futures_util::stream::iter(targets)
-        .map(|t| deliver_subscription(pool, client, t))
+        .map(|t| deliver_subscription(pool, client, allowed, t))
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
@@ -56,9 +60,20 @@ pub async fn deliver_due(pool: &PgPool, client: &reqwest::Client) -> Result<usiz
 async fn deliver_subscription(
     pool: &PgPool,
     client: &reqwest::Client,
+    allowed: &[String],
     target: Target,
 ) -> Result<usize, sqlx::Error> {
     let consumer = super::consumer(target.id);
+    // A host the configuration no longer allows is not called: its deliveries wait (without
+    // a try counted) until it is allowed again, or the subscription changes.
+    let refused = reqwest::Url::parse(&target.url)
+        .map_err(|e| e.to_string())
+        .and_then(|u| super::callable(&u, allowed))
+        .err();
+    if let Some(why) = refused {
+        tracing::warn!(webhook = %target.id, reason = %why, "webhook not delivered");
+        return Ok(0);
+    }
     let claimed = events::store::claim(pool, &consumer, BATCH).await?;
     let mut delivered = 0;
     for event in &claimed {
@@ -130,6 +145,7 @@ async fn failure(mut res: reqwest::Response) -> String {
 /// Delivers every `every` until quizd stops (and purges old delivered events every minute).
 pub async fn deliver_webhooks(
     pool: PgPool,
+    allowed: Vec<String>,
     every: StdDuration,
     mut shutdown: crate::background::Shutdown,
 ) {
@@ -138,7 +154,10 @@ pub async fn deliver_webhooks(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_purge = std::time::Instant::now();
     while shutdown.tick(&mut tick).await {
-        if let Err(e) = deliver_due(&pool, &client).await {
+        if allowed.is_empty() {
+            continue;
+        }
+        if let Err(e) = deliver_due(&pool, &client, &allowed).await {
             tracing::warn!(error = %e, "webhook delivery failed to read the outbox");
         }
         events::purge_now_and_then(&pool, &mut last_purge).await;
