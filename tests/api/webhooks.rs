@@ -727,3 +727,63 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
         ["webhook_created", "webhook_updated", "webhook_deleted"]
     );
 }
+
+#[tokio::test]
+async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_the_new_version() {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@regraded.example", "admin").await;
+    let topics = ["grade.changed", "quiz.version_created"];
+    let hook = subscribe(&app, &admin.access, &receiver.hook("g"), &topics).await;
+    receiver
+        .configure("g", &[hook["secret"].as_str().unwrap()], 200, 0)
+        .await;
+    let c = course(
+        &app,
+        "teacher@regraded.example",
+        &["learner@regraded.example"],
+    )
+    .await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    let attempt = start(&app, learner, &a).await;
+    answer_some(&app, learner, &attempt, 1, 0).await;
+    let done = finish(&app, learner, &attempt).await;
+
+    // An admin publishes version 2 with the first question worth 3 points; the teacher
+    // regrades the assignment to it.
+    let toml =
+        std::fs::read_to_string(crate::support::content_dir().join("data-parallelism/quiz.toml"))
+            .unwrap()
+            .replacen("points = 1\n", "points = 3\n", 1);
+    let res = crate::support::send_quiz(&app, &admin.access, Some("data-parallelism"), &toml).await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let path = format!("/v1/assignments/{a}/regrade");
+    let body = json!({"to_version": 2, "dry_run": false});
+    let report = expect_status(post_as(&app, &c.teacher.access, &path, &body).await, 200).await;
+    let change = &report["attempts"][0];
+    assert_eq!(change["grade_changed"], true);
+
+    let got = receiver.wait_for("g", 2).await;
+    assert!(
+        got.iter().all(|d| d["verified"] == json!([true])),
+        "{got:#?}"
+    );
+    let of = |t: &str| got.iter().find(|d| d["body"]["type"] == t).unwrap()["body"]["data"].clone();
+    let version = of("quiz.version_created");
+    assert_eq!(
+        (&version["slug"], &version["version"]),
+        (&json!("data-parallelism"), &json!(2))
+    );
+    let changed = of("grade.changed");
+    assert_eq!(changed["kind"], "regrade");
+    assert_eq!(changed["attempt_id"], attempt["id"]);
+    assert_eq!(changed["user_id"], learner.id.to_string());
+    assert_eq!(changed["points"].as_f64(), change["to_points"].as_f64());
+    assert_eq!(changed["max_score"].as_f64(), change["to_max"].as_f64());
+    assert_eq!(
+        changed["from_max_score"].as_f64(),
+        done["result"]["max_score"].as_f64()
+    );
+    assert_eq!(changed["by"], c.teacher.id.to_string());
+}

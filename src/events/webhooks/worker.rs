@@ -1,5 +1,6 @@
 //! The loop that delivers every enabled subscription's due events: one loop for them all, at
-//! most [`CONCURRENCY`] subscriptions at once, each subscription's events in order. A
+//! most [`CONCURRENCY`] subscriptions at once, each subscription's events in order, in batches
+//! of [`BATCH`] (up to [`ROUNDS`] a tick, until one fails). A
 //! delivery is a POST of the event's body, signed, with a [`TIMEOUT`]; any 2xx answer means
 //! delivered, anything else (or no answer) a failure that the shared machinery backs off and,
 //! after `events::MAX_TRIES`, parks. Of a receiver's answer only its status and the first
@@ -15,8 +16,11 @@ use crate::events::{self, Claimed, Outcome};
 
 /// Subscriptions delivered at once.
 pub const CONCURRENCY: usize = 8;
-/// Events one subscription takes per claim.
-const BATCH: i64 = 20;
+/// Events one subscription takes per claim (each claimed one is leased for
+/// `events::LEASE_SECS`, more than a batch of timeouts).
+pub const BATCH: i64 = 20;
+/// Batches one subscription may deliver per tick.
+pub const ROUNDS: usize = 10;
 /// The longest wait for a receiver, connection included.
 pub const TIMEOUT: StdDuration = StdDuration::from_secs(5);
 /// How much of a failing receiver's answer is kept.
@@ -74,22 +78,53 @@ async fn deliver_subscription(
         tracing::warn!(webhook = %target.id, reason = %why, "webhook not delivered");
         return Ok(0);
     }
-    let claimed = events::store::claim(pool, &consumer, BATCH).await?;
     let mut delivered = 0;
-    for event in &claimed {
-        let outcome = deliver(client, &target, event).await;
+    // A backlog is worked through in one tick, a batch at a time, up to ROUNDS batches, until
+    // a batch fails.
+    for _ in 0..ROUNDS {
+        let claimed = events::store::claim(pool, &consumer, BATCH).await?;
+        let (done, failed) = deliver_batch(pool, client, &target, &consumer, &claimed).await?;
+        delivered += done;
+        if failed || (claimed.len() as i64) < BATCH {
+            break;
+        }
+    }
+    Ok(delivered)
+}
+
+/// Delivers claimed events one after another (a subscription's events in order), recording
+/// each outcome; after a failure, the rest of the batch fails with it untried (so that a
+/// receiver that times out holds the loop [`TIMEOUT`] once per batch, not once per event).
+/// Returns how many were delivered, and whether one failed.
+async fn deliver_batch(
+    pool: &PgPool,
+    client: &reqwest::Client,
+    target: &Target,
+    consumer: &str,
+    claimed: &[Claimed],
+) -> Result<(usize, bool), sqlx::Error> {
+    let mut delivered = 0;
+    let mut failure: Option<String> = None;
+    for event in claimed {
+        let outcome = match &failure {
+            Some(e) => Outcome::Failed(format!("not tried after an earlier failure: {e}")),
+            None => deliver(client, target, event).await,
+        };
         match &outcome {
             Outcome::Delivered(None) => delivered += 1,
             Outcome::Delivered(Some(note)) => {
                 tracing::info!(event = event.id, webhook = %target.id, note = %note, "webhook skipped")
             }
             Outcome::Failed(e) => {
-                tracing::warn!(event = event.id, webhook = %target.id, tries = event.tries, error = %e, "webhook delivery failed")
+                if failure.is_none() {
+                    tracing::warn!(event = event.id, webhook = %target.id, tries = event.tries, error = %e, "webhook delivery failed");
+                    failure = Some(e.clone());
+                }
             }
         }
-        events::record(pool, &consumer, event, &outcome).await?;
+        events::record(pool, consumer, event, &outcome).await?;
     }
-    Ok(delivered)
+    Ok((delivered, failure.is_some()))
 }
 
 /// POSTs one event to a subscription, signed with its secrets now.
