@@ -787,3 +787,50 @@ async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_t
     );
     assert_eq!(changed["by"], c.teacher.id.to_string());
 }
+
+#[tokio::test]
+async fn a_batch_stops_at_its_first_failure_so_a_failing_receiver_is_called_once_per_batch() {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@batch.example", "admin").await;
+    let hook = subscribe(
+        &app,
+        &admin.access,
+        &receiver.hook("b"),
+        &["attempt.finished"],
+    )
+    .await;
+    receiver
+        .configure("b", &[hook["secret"].as_str().unwrap()], 500, 0)
+        .await;
+    // Three events written at once (one dispatch, one batch).
+    sqlx::query(
+        "INSERT INTO outbox (topic, aggregate_id, payload)
+         SELECT 'attempt.finished', gen_random_uuid(), jsonb_build_object('score', n)
+           FROM generate_series(1, 3) AS n",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let mut failed = Vec::new();
+    for _ in 0..300 {
+        failed = deliveries(&app, &admin.access, &hook, "?status=failed").await;
+        if failed.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(failed.len(), 3, "{failed:#?}");
+    let tried = receiver.received("b").await;
+    assert_eq!(tried.len(), 1, "{tried:#?}");
+    let errors: Vec<&str> = failed
+        .iter()
+        .map(|d| d["last_error"].as_str().unwrap())
+        .collect();
+    let untried = errors
+        .iter()
+        .filter(|e| e.starts_with("not tried after an earlier failure"))
+        .count();
+    assert_eq!(untried, 2, "{errors:#?}");
+    assert!(errors.iter().all(|e| e.contains("500")), "{errors:#?}");
+}
