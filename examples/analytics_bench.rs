@@ -129,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
             deadline_sweep: false,
             grade_delivery: None,
             xapi_delivery: None,
+            webhook_delivery: None,
             change_listener: true,
             metrics_upkeep: false,
             analytics_backfill: false,

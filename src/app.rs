@@ -134,6 +134,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .configure(analytics::routes::configure)
         .configure(lti::routes::configure)
         .configure(crate::events::routes::configure)
+        .configure(crate::events::webhooks::routes::configure)
         .configure(ops::configure)
         .configure(frontend::configure);
 }

@@ -1,5 +1,5 @@
 //! quizd's background loops, started from one place and stopped together: the deadline sweep,
-//! LTI grade delivery and xAPI statements from the outbox, the quiz change listener, the
+//! LTI grade delivery, xAPI statements and webhooks from the outbox, the quiz change listener, the
 //! metrics upkeep, and the one-off rebuild of stale item analysis tables at start-up.
 //! `quizd serve` starts them all before it listens and stops them after the HTTP server has
 //! drained (each loop finishes the step it is in: a sweep or a delivery batch is one
@@ -54,6 +54,9 @@ pub struct Loops {
     pub grade_delivery: Option<Duration>,
     /// Send xAPI statements to the LRS from the outbox, this often (only with xAPI settings).
     pub xapi_delivery: Option<Duration>,
+    /// Deliver events to webhook subscriptions from the outbox, this often (nothing without
+    /// `--webhook-host`; a query a tick while no subscription is enabled).
+    pub webhook_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
     /// Keep the Prometheus histograms current, every 5 s.
@@ -68,6 +71,7 @@ impl Loops {
         deadline_sweep: true,
         grade_delivery: Some(Duration::from_secs(2)),
         xapi_delivery: Some(Duration::from_secs(2)),
+        webhook_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
         metrics_upkeep: true,
         analytics_backfill: true,
@@ -107,6 +111,16 @@ impl Background {
                 every,
                 shutdown.clone(),
             )));
+        }
+        if let Some(every) = loops.webhook_delivery {
+            tasks.push(tokio::spawn(
+                crate::events::webhooks::worker::deliver_webhooks(
+                    state.pool.clone(),
+                    state.webhook_hosts.clone(),
+                    every,
+                    shutdown.clone(),
+                ),
+            ));
         }
         if loops.change_listener {
             tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(

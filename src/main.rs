@@ -212,6 +212,16 @@ struct ServeArgs {
     lti: quizd::lti::cli::ServeSettings,
     #[command(flatten)]
     xapi: XapiArgs,
+    /// A host that webhook subscriptions may send to (`hooks.example.org`, or
+    /// `*.example.org` for its subdomains); repeat it, or separate hosts with commas. Without
+    /// one, no subscription can be made or delivered: quizd calls no host the configuration
+    /// does not name. Plain http only to a loopback host.
+    #[arg(
+        long = "webhook-host",
+        env = "QUIZD_WEBHOOK_HOSTS",
+        value_delimiter = ','
+    )]
+    webhook_hosts: Vec<String>,
 }
 
 /// Learning events out: xAPI statements to a Learning Record Store.
@@ -336,6 +346,7 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         lti: args.lti.settings(),
         smtp_url: args.smtp_url,
         mail_from: args.mail_from,
+        webhook_hosts: args.webhook_hosts,
     };
     let mail_to_log = settings.smtp_url.is_none();
     let state = AppState::build(

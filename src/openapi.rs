@@ -27,7 +27,7 @@ use utoipa::{Modify, OpenApi};
         (name = "analytics", description = "Item analysis per quiz version and per locale; CSV exports"),
         (name = "attempts", description = "Taking a quiz: graded on the server, feedback as the policy says"),
         (name = "lti", description = "LMS integration (LTI 1.3): launch, Deep Linking, grade passback, rosters; platform registrations"),
-        (name = "events", description = "Learning events out: xAPI statements to a Learning Record Store; their deliveries, for admins"),
+        (name = "events", description = "Learning events out: xAPI statements to a Learning Record Store, signed webhooks (Standard Webhooks); subscriptions and deliveries, for admins"),
         (name = "audit", description = "Security-relevant actions, append-only: for admins"),
         (name = "operations", description = "Liveness, readiness and metrics"),
     )
@@ -176,6 +176,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::analytics::routes::Api::openapi(),
         crate::lti::routes::Api::openapi(),
         crate::events::routes::Api::openapi(),
+        crate::events::webhooks::routes::Api::openapi(),
         crate::ops::Api::openapi(),
     ] {
         openapi.merge(part);

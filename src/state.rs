@@ -43,6 +43,8 @@ pub struct Settings {
     pub mail_from: String,
     /// The Learning Record Store that xAPI statements go to; unset by default (none are sent).
     pub xapi: Option<crate::events::xapi::Settings>,
+    /// The hosts webhook URLs may name (`--webhook-host`); none by default (no subscription).
+    pub webhook_hosts: Vec<String>,
 }
 
 impl Default for Settings {
@@ -58,6 +60,7 @@ impl Default for Settings {
             smtp_url: None,
             mail_from: "quizd <quizd@localhost>".to_string(),
             xapi: None,
+            webhook_hosts: Vec::new(),
         }
     }
 }
@@ -96,6 +99,8 @@ pub struct AppState {
     pub mailer: Mailer,
     /// The Learning Record Store that xAPI statements go to; none by default.
     pub xapi: Option<crate::events::xapi::Settings>,
+    /// The hosts webhook URLs may name; none by default.
+    pub webhook_hosts: Vec<String>,
 }
 
 impl AppState {
@@ -147,6 +152,7 @@ impl AppState {
             lti: settings.lti,
             mailer,
             xapi: settings.xapi,
+            webhook_hosts: settings.webhook_hosts,
         }
     }
 

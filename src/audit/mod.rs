@@ -46,6 +46,13 @@ pub enum Action {
     /// Course staff archived a course, or made it active again (`detail`: course).
     CourseArchived,
     CourseRestored,
+    /// An admin subscribed a URL to events (`subject`: the subscription; `detail`: url, topics).
+    WebhookCreated,
+    /// An admin changed a subscription (`detail`: what it is now).
+    WebhookUpdated,
+    WebhookDeleted,
+    /// An admin rotated a subscription's signing secret (the secrets are never recorded).
+    WebhookSecretRotated,
 }
 
 /// One action to record.

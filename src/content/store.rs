@@ -157,6 +157,19 @@ pub async fn import(
             )
             .await?;
         }
+        // Webhooks' `quiz.version_created`, in the transaction that creates the version.
+        sqlx::query(
+            "INSERT INTO outbox (topic, aggregate_id, payload)
+             VALUES ('quiz.version_created', $1,
+                     jsonb_build_object('quiz_id', $2::uuid, 'slug', $3::text, 'version_id', $1,
+                                        'version', $4::integer, 'created_at', now()))",
+        )
+        .bind(version_id)
+        .bind(quiz_id)
+        .bind(&content.slug)
+        .bind(next_version)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query(
             "UPDATE quizzes SET current_version_id = $2, visibility = $3, updated_at = now()
               WHERE id = $1",

@@ -121,7 +121,7 @@ error_codes! {
     DeepLinkNotFound = "deep_link_not_found", NOT_FOUND, "There is no such Deep Linking request, or it is not yours.";
     DeepLinkSingleItem = "deep_link_single_item", UNPROCESSABLE_ENTITY, "The platform accepts one item in this Deep Linking request.";
     DeepLinkTooManyItems = "deep_link_too_many_items", UNPROCESSABLE_ENTITY, "Place at most 50 quizzes at once.";
-    DeliveryDone = "delivery_done", CONFLICT, "This delivery (a grade to an LMS, statements to an LRS) has been made already.";
+    DeliveryDone = "delivery_done", CONFLICT, "This delivery (a grade to an LMS, statements to an LRS, an event to a webhook) has been made already.";
     DeliveryNotFound = "delivery_not_found", NOT_FOUND, "There is no such delivery.";
     EmailTaken = "email_taken", CONFLICT, "An account with this email exists; sign in instead.";
     Forbidden = "forbidden", FORBIDDEN, "The action needs a role you do not hold here.";
@@ -209,6 +209,8 @@ error_codes! {
     AttemptRegraded = "attempt_regraded", CONFLICT, "A regrade moved the attempt to a corrected version of its quiz while the request was on its way; read the attempt again.";
     RegradeConflict = "regrade_conflict", CONFLICT, "Another regrade of this assignment ran at the same moment; read it and retry.";
     RegradeSameVersion = "regrade_same_version", UNPROCESSABLE_ENTITY, "The assignment already uses this version; there is nothing to regrade to.";
+    InvalidWebhook = "invalid_webhook", UNPROCESSABLE_ENTITY, "A webhook subscription is refused (its URL, topics or description); the detail names the field.";
+    WebhookNotFound = "webhook_not_found", NOT_FOUND, "There is no such webhook subscription.";
     WeakPassword = "weak_password", UNPROCESSABLE_ENTITY, "The password is too short or too long.";
 }
 

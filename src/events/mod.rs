@@ -7,15 +7,19 @@
 //! wants its topic (`event_consumers`); then each consumer claims its due rows with a lease
 //! (`FOR UPDATE SKIP LOCKED`, so instances share the work), delivers, and records the outcome:
 //! delivered, or failed with exponential backoff, parked after [`MAX_TRIES`] until an admin
-//! retries it. Consumers: LTI grade passback (`lti::ags`, [`AGS`]) and xAPI ([`xapi`],
-//! [`XAPI`]). A week after its dispatch an event whose deliveries are all done is purged.
+//! retries it. Consumers: LTI grade passback (`lti::ags`, [`AGS`]), xAPI ([`xapi`],
+//! [`XAPI`]) and each webhook subscription ([`webhooks`], `webhook:<id>`). A week after its
+//! dispatch an event whose deliveries are all done is purged.
 //!
 //! - `store`: the SQL of all of this.
 //! - `xapi`: statements from events (pure) and the worker that sends them to an LRS.
+//! - `webhooks`: signed webhooks (Standard Webhooks): subscriptions, their secrets, the worker
+//!   and their admin API.
 //! - `routes`: the admin list and retry of xAPI deliveries.
 
 pub mod routes;
 pub mod store;
+pub mod webhooks;
 pub mod xapi;
 
 use std::time::{Duration as StdDuration, Instant};
@@ -62,8 +66,15 @@ pub enum Outcome {
 /// Dispatches the new events to the consumers that want them, then claims up to `limit` of
 /// `consumer`'s due deliveries (each leased for [`LEASE_SECS`], its try counted).
 pub async fn claim(pool: &PgPool, consumer: &str, limit: i64) -> Result<Vec<Claimed>, sqlx::Error> {
-    while store::dispatch(pool, DISPATCH_BATCH).await? == DISPATCH_BATCH as u64 {}
+    dispatch_new(pool).await?;
     store::claim(pool, consumer, limit).await
+}
+
+/// Dispatches every new event to the consumers that want it (a worker that claims for several
+/// consumers dispatches once, then claims each with [`store::claim`]).
+pub async fn dispatch_new(pool: &PgPool) -> Result<(), sqlx::Error> {
+    while store::dispatch(pool, DISPATCH_BATCH).await? == DISPATCH_BATCH as u64 {}
+    Ok(())
 }
 
 /// Records what became of a claimed delivery: done, or the next try after the backoff (or

@@ -61,7 +61,7 @@ pub async fn retry_xapi_delivery(
         pool,
         XAPI,
         *id,
-        || store::delivery(pool, XAPI, *id),
+        || store::delivery::<EventDelivery>(pool, XAPI, *id),
         |d| d.status == "delivered",
     )
     .await?;

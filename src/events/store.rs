@@ -7,7 +7,7 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgExecutor};
 use uuid::Uuid;
 
-use super::{AGS, DeliveryFilter, EventDelivery, LEASE_SECS};
+use super::{AGS, DeliveryFilter, LEASE_SECS};
 
 /// A delivery claimed by its consumer: the event and the tries so far (this one included).
 #[derive(Debug, FromRow)]
@@ -28,13 +28,15 @@ pub struct Claimed {
 pub async fn dispatch(db: impl PgExecutor<'_>, limit: i64) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
         "WITH batch AS (
-            SELECT id, topic, aggregate_id FROM outbox
+            SELECT id, topic, aggregate_id, created_at FROM outbox
              WHERE dispatched_at IS NULL
              ORDER BY id LIMIT $1
              FOR UPDATE SKIP LOCKED
          ), fanned AS (
             INSERT INTO deliveries (consumer, event_id)
-            SELECT c.consumer, b.id FROM batch b JOIN event_consumers c ON c.topic = b.topic
+            SELECT c.consumer, b.id FROM batch b
+              JOIN event_consumers c
+                ON c.topic = b.topic AND (c.since IS NULL OR b.created_at >= c.since)
              WHERE c.consumer <> $2
                 OR EXISTS (SELECT 1 FROM attempts t
                              JOIN lti_resource_links l ON l.assignment_id = t.assignment_id
@@ -187,6 +189,28 @@ pub async fn set_topics(
     Ok(())
 }
 
+/// Makes `topics` the ones `consumer` wants from now on, taking only events created from now
+/// on for a topic it did not want before (`since`, migration 0023; none: it wants nothing).
+pub async fn set_topics_from_now(
+    db: impl PgExecutor<'_>,
+    consumer: &str,
+    topics: &[&str],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "WITH gone AS (
+            DELETE FROM event_consumers WHERE consumer = $1 AND NOT topic = ANY($2)
+         )
+         INSERT INTO event_consumers (consumer, topic, since)
+         SELECT $1, unnest($2::text[]), now()
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(consumer)
+    .bind(topics)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// A delivery's status as admins see it, from the delivery row `d` (absent: not dispatched
 /// yet, so pending) of the event `o`.
 pub const STATUS: &str = "CASE WHEN d.delivered_at IS NOT NULL THEN 'delivered'
@@ -198,16 +222,21 @@ pub const STATUS: &str = "CASE WHEN d.delivered_at IS NOT NULL THEN 'delivered'
              WHEN d.next_attempt_at IS NULL THEN o.created_at
              WHEN isfinite(d.next_attempt_at) THEN d.next_attempt_at END AS next_attempt_at";
 
-/// A consumer's deliveries, newest first.
-pub async fn deliveries(
+/// A consumer's deliveries, newest first, as `T` (an [`super::EventDelivery`], or a consumer's own
+/// view: the row has the event's `id`, `topic`, `aggregate_id` (also as `attempt_id`) and the
+/// columns of [`STATUS`]).
+pub async fn deliveries<T>(
     db: impl PgExecutor<'_>,
     consumer: &str,
     filter: Option<DeliveryFilter>,
     limit: i64,
-) -> Result<Vec<EventDelivery>, sqlx::Error> {
+) -> Result<Vec<T>, sqlx::Error>
+where
+    T: for<'r> FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
     let filter = DeliveryFilter::sql(filter);
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, {STATUS}
+        "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, o.aggregate_id, {STATUS}
            FROM deliveries d JOIN outbox o ON o.id = d.event_id
           WHERE d.consumer = $1 AND {filter}
           ORDER BY d.event_id DESC LIMIT $2"
@@ -218,14 +247,17 @@ pub async fn deliveries(
     .await
 }
 
-/// One of a consumer's deliveries.
-pub async fn delivery(
+/// One of a consumer's deliveries, as `T` (see [`deliveries`]).
+pub async fn delivery<T>(
     db: impl PgExecutor<'_>,
     consumer: &str,
     event: i64,
-) -> Result<Option<EventDelivery>, sqlx::Error> {
+) -> Result<Option<T>, sqlx::Error>
+where
+    T: for<'r> FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, {STATUS}
+        "SELECT o.id, o.topic, o.aggregate_id AS attempt_id, o.aggregate_id, {STATUS}
            FROM deliveries d JOIN outbox o ON o.id = d.event_id
           WHERE d.consumer = $1 AND d.event_id = $2"
     )))
@@ -233,6 +265,19 @@ pub async fn delivery(
     .bind(event)
     .fetch_optional(db)
     .await
+}
+
+/// Forgets a consumer: its topics and its deliveries (a deleted webhook subscription).
+pub async fn forget_consumer(
+    db: &mut sqlx::PgConnection,
+    consumer: &str,
+) -> Result<(), sqlx::Error> {
+    set_topics(&mut *db, consumer, &[]).await?;
+    sqlx::query("DELETE FROM deliveries WHERE consumer = $1")
+        .bind(consumer)
+        .execute(&mut *db)
+        .await?;
+    Ok(())
 }
 
 /// What the xAPI statements of an attempt's events say about it besides the event.

@@ -62,7 +62,7 @@ const MAX_READ_BODY: usize = 1024 * 1024;
 
 /// The operations that take an `Idempotency-Key` (all `POST`), as the OpenAPI document names
 /// their paths.
-pub const OPERATIONS: [&str; 7] = [
+pub const OPERATIONS: [&str; 8] = [
     "/v1/assignments/{id}/regrade",
     "/v1/courses",
     "/v1/courses/{id}/assignments",
@@ -70,6 +70,7 @@ pub const OPERATIONS: [&str; 7] = [
     "/v1/quizzes",
     "/v1/quizzes/import",
     "/v1/lti/registrations",
+    "/v1/webhooks",
 ];
 
 /// Whether `value` is a key quizd takes: 1 to 255 visible ASCII characters.

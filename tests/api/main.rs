@@ -30,4 +30,5 @@ mod secrecy;
 mod serve;
 mod support;
 mod translations;
+mod webhooks;
 mod xapi;

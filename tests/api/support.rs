@@ -286,6 +286,8 @@ impl TestApp {
                         grade_delivery: None,
                         // Runs only where the test configured an LRS.
                         xapi_delivery: Some(std::time::Duration::from_millis(100)),
+                        // One query a tick until a test subscribes a webhook.
+                        webhook_delivery: Some(std::time::Duration::from_millis(100)),
                         change_listener: true,
                         metrics_upkeep: false,
                         analytics_backfill: false,

@@ -1,0 +1,836 @@
+//! Signed webhooks over HTTP, to a receiver written apart from quizd: `tests/webhooks/receiver.py`
+//! verifies every delivery with `standardwebhooks` (the Standard Webhooks reference library,
+//! pinned in `tests/webhooks/requirements.txt`, in `target/webhooks-venv`) and records it; the
+//! tests read what it recorded.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::grades::{answer_some, assignment, course, finish, start};
+use crate::support::{
+    TestApp, assert_problem, author_exam, bearer, expect_status, get_as, patch_as, post_as, put_as,
+    repo, token_for,
+};
+
+/// The receiver's Python, its virtual environment made once if missing.
+fn receiver_python() -> std::path::PathBuf {
+    static ONCE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        crate::support::python_venv("webhooks-venv", "tests/webhooks/requirements.txt")
+            .unwrap_or_else(|e| panic!("cannot prepare the receiver's Python environment: {e}"))
+    })
+    .clone()
+}
+
+/// A running receiver; it stops when dropped.
+struct Receiver {
+    port: u16,
+    child: Child,
+}
+
+impl Receiver {
+    fn start() -> Receiver {
+        let mut child = Command::new(receiver_python())
+            .arg(repo().join("tests/webhooks/receiver.py"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the receiver starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
+        let port = ready
+            .strip_prefix("READY ")
+            .unwrap_or_else(|| panic!("the receiver did not start (said {ready:?})"))
+            .parse()
+            .unwrap();
+        Receiver { port, child }
+    }
+
+    fn hook(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/hooks/{name}", self.port)
+    }
+
+    /// What the hook `name` verifies with and answers.
+    async fn configure(&self, name: &str, secrets: &[&str], status: u16, answer_bytes: usize) {
+        let res = reqwest::Client::new()
+            .put(format!("http://127.0.0.1:{}/_config/{name}", self.port))
+            .json(&json!({"secrets": secrets, "status": status, "answer_bytes": answer_bytes}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 204);
+    }
+
+    async fn received(&self, name: &str) -> Vec<Value> {
+        let res = reqwest::get(format!("http://127.0.0.1:{}/_received/{name}", self.port))
+            .await
+            .unwrap();
+        expect_status(res, 200).await.as_array().unwrap().clone()
+    }
+
+    /// Waits (up to 30 s) until the hook has `count` deliveries.
+    async fn wait_for(&self, name: &str, count: usize) -> Vec<Value> {
+        for _ in 0..300 {
+            let got = self.received(name).await;
+            if got.len() >= count {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "the hook {name} has {:#?}, not {count} deliveries",
+            self.received(name).await
+        );
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A quizd that may call the test's receivers (on loopback) and `hooks.example`.
+async fn quizd() -> TestApp {
+    TestApp::spawn_configured(|s| {
+        s.webhook_hosts = vec!["127.0.0.1".into(), "hooks.example".into()];
+    })
+    .await
+}
+
+/// Subscribes `url` to `topics`; the subscription as created (with its secret).
+async fn subscribe(app: &TestApp, admin: &str, url: &str, topics: &[&str]) -> Value {
+    let body = json!({"url": url, "topics": topics, "description": "the test's receiver"});
+    expect_status(post_as(app, admin, "/v1/webhooks", &body).await, 201).await
+}
+
+async fn deliveries(app: &TestApp, admin: &str, hook: &Value, filter: &str) -> Vec<Value> {
+    let path = format!(
+        "/v1/webhooks/{}/deliveries{filter}",
+        hook["id"].as_str().unwrap()
+    );
+    let list = expect_status(get_as(app, admin, &path).await, 200).await;
+    list["items"].as_array().unwrap().clone()
+}
+
+/// Waits (up to 30 s) until the subscription has a delivery with this status; returns it.
+async fn wait_for_status(app: &TestApp, admin: &str, hook: &Value, status: &str) -> Value {
+    for _ in 0..300 {
+        if let Some(d) = deliveries(app, admin, hook, "")
+            .await
+            .into_iter()
+            .find(|d| d["status"] == status)
+        {
+            return d;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "no {status} delivery: {:#?}",
+        deliveries(app, admin, hook, "").await
+    );
+}
+
+const ALL_TOPICS: [&str; 5] = [
+    "response.recorded",
+    "attempt.started",
+    "attempt.finished",
+    "grade.changed",
+    "quiz.version_created",
+];
+
+#[tokio::test]
+async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an_independent_receiver()
+ {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@hooks.example", "admin").await;
+    let all = subscribe(&app, &admin.access, &receiver.hook("all"), &ALL_TOPICS).await;
+    let secret = all["secret"].as_str().unwrap();
+    assert!(
+        secret.starts_with("whsec_") && secret.len() >= 6 + 32,
+        "{secret}"
+    );
+    assert_eq!(all["topics"], json!(ALL_TOPICS));
+    receiver.configure("all", &[secret], 200, 0).await;
+    let finished_only = subscribe(
+        &app,
+        &admin.access,
+        &receiver.hook("finished"),
+        &["attempt.finished"],
+    )
+    .await;
+    receiver
+        .configure(
+            "finished",
+            &[finished_only["secret"].as_str().unwrap()],
+            200,
+            0,
+        )
+        .await;
+
+    // One of each: a start, an answer, a finish, a staff override, a new quiz version.
+    let c = course(&app, "teacher@hooks.example", &["learner@hooks.example"]).await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    let attempt = start(&app, learner, &a).await;
+    answer_some(&app, learner, &attempt, 1, 1).await;
+    let done = finish(&app, learner, &attempt).await;
+    let id = attempt["id"].as_str().unwrap();
+    let score = done["result"]["score"].as_f64().unwrap();
+    let max = done["result"]["max_score"].as_f64().unwrap();
+    let path = format!("/v1/attempts/{id}/grade");
+    let body = json!({"points": max, "reason": "Full marks after review."});
+    expect_status(put_as(&app, &c.teacher.access, &path, &body).await, 200).await;
+    author_exam(&app, &c.teacher, "hooked-exam").await;
+
+    let got = receiver.wait_for("all", 5).await;
+    let now = chrono::Utc::now().timestamp();
+    let mut types: Vec<&str> = got
+        .iter()
+        .map(|d| d["body"]["type"].as_str().unwrap())
+        .collect();
+    types.sort();
+    let mut expected = ALL_TOPICS.to_vec();
+    expected.sort();
+    assert_eq!(types, expected, "{got:#?}");
+    for d in &got {
+        assert_eq!(d["verified"], json!([true]), "{d:#}");
+        assert!(d["id"].as_str().unwrap().starts_with("msg_"), "{d}");
+        let ts: i64 = d["timestamp"].as_str().unwrap().parse().unwrap();
+        assert!((now - ts).abs() < 60, "{d}");
+        assert!(d["signature"].as_str().unwrap().starts_with("v1,"), "{d}");
+        assert!(!d["signature"].as_str().unwrap().contains(' '), "{d}");
+        assert_eq!(d["content_type"], "application/json");
+        assert!(d["body"]["timestamp"].is_string(), "{d}");
+        // Ids, points, scores and times: never an answer, nor whether it was right.
+        let data = &d["body"]["data"];
+        assert!(
+            data.get("correct").is_none() && data.get("answer").is_none(),
+            "{d}"
+        );
+    }
+    let of = |t: &str| got.iter().find(|d| d["body"]["type"] == t).unwrap()["body"]["data"].clone();
+    let started = of("attempt.started");
+    assert_eq!(started["attempt_id"], id);
+    assert_eq!(started["user_id"], learner.id.to_string());
+    assert_eq!(started["assignment_id"], a);
+    let answered = of("response.recorded");
+    assert_eq!(answered["attempt_id"], id);
+    assert!(answered["points"].is_number() && answered["max_points"].is_number());
+    let finished = of("attempt.finished");
+    assert_eq!(finished["score"].as_f64().unwrap(), score);
+    assert_eq!(finished["max_score"].as_f64().unwrap(), max);
+    let changed = of("grade.changed");
+    assert_eq!(changed["kind"], "override");
+    assert_eq!(changed["points"].as_f64().unwrap(), max);
+    assert_eq!(changed["computed_points"].as_f64().unwrap(), score);
+    assert_eq!(changed["by"], c.teacher.id.to_string());
+    let version = of("quiz.version_created");
+    assert_eq!(version["slug"], "hooked-exam");
+    assert_eq!(version["version"], 1);
+    assert!(version["version_id"].is_string() && version["quiz_id"].is_string());
+
+    // The other subscription got only its topic, under an id of its own.
+    let other = receiver.wait_for("finished", 1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let other_now = receiver.received("finished").await;
+    assert_eq!(other_now.len(), 1, "{other_now:#?}");
+    assert_eq!(other[0]["verified"], json!([true]));
+    assert_eq!(
+        other[0]["body"],
+        got.iter()
+            .find(|d| d["body"]["type"] == "attempt.finished")
+            .unwrap()["body"]
+    );
+    assert!(got.iter().all(|d| d["id"] != other[0]["id"]));
+
+    // Admins see each delivery, delivered, under the id the receiver got.
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen = deliveries(&app, &admin.access, &all, "").await;
+        if seen.len() == 5 && seen.iter().all(|d| d["status"] == "delivered") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(seen.len(), 5, "{seen:#?}");
+    for d in &seen {
+        assert_eq!(d["status"], "delivered", "{d}");
+        assert_eq!(d["tries"], 1);
+        let r = got
+            .iter()
+            .find(|r| r["id"] == d["webhook_id"])
+            .expect("received under its id");
+        assert_eq!(r["body"]["type"], d["topic"]);
+    }
+
+    // The secret is shown once: never in the list, nor in one subscription.
+    let list = expect_status(get_as(&app, &admin.access, "/v1/webhooks").await, 200).await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 2);
+    assert!(!list.to_string().contains("whsec_"), "{list}");
+    let one_path = format!("/v1/webhooks/{}", all["id"].as_str().unwrap());
+    let one = expect_status(get_as(&app, &admin.access, &one_path).await, 200).await;
+    assert!(one.get("secret").is_none());
+    assert_eq!(one["url"], receiver.hook("all"));
+}
+
+#[tokio::test]
+async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_retry_delivers() {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@down.example", "admin").await;
+    let hook = subscribe(
+        &app,
+        &admin.access,
+        &receiver.hook("down"),
+        &["attempt.started"],
+    )
+    .await;
+    let secret = hook["secret"].as_str().unwrap();
+    // It fails, with a long answer that quizd reads only the start of.
+    receiver.configure("down", &[secret], 503, 1 << 20).await;
+    let c = course(&app, "teacher@down.example", &["learner@down.example"]).await;
+    let a = assignment(&app, &c, json!({})).await;
+    start(&app, &c.learners[0], &a).await;
+
+    let failed = wait_for_status(&app, &admin.access, &hook, "failed").await;
+    assert_eq!(failed["topic"], "attempt.started");
+    assert_eq!(failed["tries"], 1);
+    let error = failed["last_error"].as_str().unwrap();
+    assert!(error.contains("503"), "{error}");
+    assert!(error.len() < 1200, "{} bytes kept", error.len());
+    let next: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(failed["next_attempt_at"].clone()).unwrap();
+    let wait = next - chrono::Utc::now();
+    assert!(
+        wait > chrono::Duration::seconds(5) && wait <= chrono::Duration::seconds(10),
+        "{wait}"
+    );
+
+    // Many failed tries later (the backoff's waits skipped here), the last one parks it.
+    sqlx::query(
+        "UPDATE deliveries SET tries = $1 - 1, next_attempt_at = now()
+          WHERE consumer LIKE 'webhook:%'",
+    )
+    .bind(quizd::events::MAX_TRIES)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let parked = wait_for_status(&app, &admin.access, &hook, "parked").await;
+    assert_eq!(parked["tries"], quizd::events::MAX_TRIES);
+    assert!(parked["next_attempt_at"].is_null());
+    let tried = receiver.received("down").await;
+    assert_eq!(tried.len(), 2, "{tried:#?}");
+    // Every try is the same message (the same webhook-id), signed afresh, verified.
+    assert!(tried.iter().all(|d| d["id"] == parked["webhook_id"]));
+    assert!(tried.iter().all(|d| d["verified"] == json!([true])));
+
+    // The receiver is mended; an admin retries; it arrives, under the same id.
+    receiver.configure("down", &[secret], 204, 0).await;
+    let hook_id = hook["id"].as_str().unwrap();
+    let retry = format!("/v1/webhooks/{hook_id}/deliveries/{}/retry", parked["id"]);
+    let scheduled =
+        expect_status(post_as(&app, &admin.access, &retry, &json!({})).await, 202).await;
+    assert_eq!(scheduled["tries"], 0);
+    let got = receiver.wait_for("down", 3).await;
+    assert_eq!(got[2]["id"], parked["webhook_id"]);
+    assert_eq!(got[2]["verified"], json!([true]));
+    let delivered = wait_for_status(&app, &admin.access, &hook, "delivered").await;
+    assert_eq!(delivered["tries"], 1);
+    assert!(delivered["last_error"].is_null());
+    assert_eq!(
+        deliveries(&app, &admin.access, &hook, "?status=failed")
+            .await
+            .len(),
+        0
+    );
+
+    // A delivered one is not retried; an unknown one, or another webhook's, is not found.
+    assert_problem(
+        post_as(&app, &admin.access, &retry, &json!({})).await,
+        409,
+        "delivery_done",
+    )
+    .await;
+    let unknown = format!("/v1/webhooks/{hook_id}/deliveries/999999/retry");
+    assert_problem(
+        post_as(&app, &admin.access, &unknown, &json!({})).await,
+        404,
+        "delivery_not_found",
+    )
+    .await;
+    let elsewhere = format!(
+        "/v1/webhooks/{}/deliveries/{}/retry",
+        uuid::Uuid::new_v4(),
+        parked["id"]
+    );
+    assert_problem(
+        post_as(&app, &admin.access, &elsewhere, &json!({})).await,
+        404,
+        "webhook_not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one_until_it_expires()
+{
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@rotate.example", "admin").await;
+    let hook = subscribe(
+        &app,
+        &admin.access,
+        &receiver.hook("r"),
+        &["response.recorded"],
+    )
+    .await;
+    let hook_id = hook["id"].as_str().unwrap();
+    let old = hook["secret"].as_str().unwrap().to_string();
+    let c = course(&app, "teacher@rotate.example", &["learner@rotate.example"]).await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    let attempt = start(&app, learner, &a).await;
+    let questions = attempt["questions"].as_array().unwrap().clone();
+    assert!(questions.len() >= 4);
+    let answer = |i: usize| {
+        let q = &questions[i];
+        let body = match q["kind"].as_str().unwrap() {
+            "numeric" => json!({"number": 4}),
+            "short_text" => json!({"text": "gather"}),
+            _ => json!({"selected": [q["options"][0]["id"]]}),
+        };
+        let path = format!(
+            "/v1/attempts/{}/responses/{}",
+            attempt["id"].as_str().unwrap(),
+            q["id"].as_str().unwrap()
+        );
+        let app = &app;
+        let token = learner.access.clone();
+        async move { expect_status(put_as(app, &token, &path, &body).await, 200).await }
+    };
+
+    // Rotated: the new secret is shown once; the old one signs for 24 hours more.
+    let rotate = format!("/v1/webhooks/{hook_id}/rotate-secret");
+    let rotated = expect_status(post_as(&app, &admin.access, &rotate, &json!({})).await, 200).await;
+    let new = rotated["secret"].as_str().unwrap().to_string();
+    assert!(new.starts_with("whsec_") && new != old);
+    let until: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(rotated["previous_secret_expires_at"].clone()).unwrap();
+    let grace = until - chrono::Utc::now();
+    assert!(
+        grace > chrono::Duration::hours(23) && grace <= chrono::Duration::hours(24),
+        "{grace}"
+    );
+    let unrelated = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    receiver
+        .configure("r", &[&old, &new, unrelated], 200, 0)
+        .await;
+    answer(0).await;
+    let got = receiver.wait_for("r", 1).await;
+    assert_eq!(
+        got[0]["verified"],
+        json!([true, true, false]),
+        "{:#}",
+        got[0]
+    );
+    assert_eq!(got[0]["signature"].as_str().unwrap().split(' ').count(), 2);
+    let shown = expect_status(
+        get_as(&app, &admin.access, &format!("/v1/webhooks/{hook_id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        shown["previous_secret_expires_at"],
+        rotated["previous_secret_expires_at"]
+    );
+    assert!(!shown.to_string().contains("whsec_"));
+
+    // The grace period over, only the new secret signs.
+    sqlx::query("UPDATE webhook_secrets SET previous_expires_at = now() - interval '1 second'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    answer(1).await;
+    let got = receiver.wait_for("r", 2).await;
+    assert_eq!(
+        got[1]["verified"],
+        json!([false, true, false]),
+        "{:#}",
+        got[1]
+    );
+    assert_eq!(got[1]["signature"].as_str().unwrap().split(' ').count(), 1);
+    let shown = expect_status(
+        get_as(&app, &admin.access, &format!("/v1/webhooks/{hook_id}")).await,
+        200,
+    )
+    .await;
+    assert!(shown["previous_secret_expires_at"].is_null());
+
+    // Disabled, it is sent nothing; enabled again, it is sent what happened since.
+    let path = format!("/v1/webhooks/{hook_id}");
+    let off = expect_status(
+        patch_as(&app, &admin.access, &path, &json!({"disabled": true})).await,
+        200,
+    )
+    .await;
+    assert!(off["disabled_at"].is_string());
+    answer(2).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(receiver.received("r").await.len(), 2);
+    let on = expect_status(
+        patch_as(&app, &admin.access, &path, &json!({"disabled": false})).await,
+        200,
+    )
+    .await;
+    assert!(on["disabled_at"].is_null());
+    // (The answer while it was disabled is never sent to it.)
+    answer(3).await;
+    let got = receiver.wait_for("r", 3).await;
+    assert_eq!(got[2]["verified"], json!([false, true, false]));
+}
+
+#[tokio::test]
+async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks() {
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@roles.example", "admin").await;
+    let hook = subscribe(
+        &app,
+        &admin.access,
+        "https://hooks.example/quizd",
+        &["attempt.finished"],
+    )
+    .await;
+    let id = hook["id"].as_str().unwrap();
+    let c = course(&app, "teacher@roles.example", &["learner@roles.example"]).await;
+    let body = json!({"url": "https://evil.example/", "topics": ["response.recorded"]});
+    for who in [&c.learners[0].access, &c.teacher.access] {
+        assert_problem(
+            post_as(&app, who, "/v1/webhooks", &body).await,
+            403,
+            "forbidden",
+        )
+        .await;
+        assert_problem(get_as(&app, who, "/v1/webhooks").await, 403, "forbidden").await;
+        let one = format!("/v1/webhooks/{id}");
+        assert_problem(get_as(&app, who, &one).await, 403, "forbidden").await;
+        assert_problem(patch_as(&app, who, &one, &body).await, 403, "forbidden").await;
+        let rotate = format!("/v1/webhooks/{id}/rotate-secret");
+        assert_problem(
+            post_as(&app, who, &rotate, &json!({})).await,
+            403,
+            "forbidden",
+        )
+        .await;
+        let list = format!("/v1/webhooks/{id}/deliveries");
+        assert_problem(get_as(&app, who, &list).await, 403, "forbidden").await;
+        let res = bearer(&app, reqwest::Method::DELETE, &one, who)
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 403, "forbidden").await;
+    }
+    let res = app
+        .client
+        .get(app.url("/v1/webhooks"))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
+    let res = app
+        .client
+        .post(app.url("/v1/webhooks"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 401, "unauthorized").await;
+    let (count, url): (i64, String) =
+        sqlx::query_as("SELECT count(*) OVER (), url FROM webhook_subscriptions")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!((count, url.as_str()), (1, "https://hooks.example/quizd"));
+}
+
+#[tokio::test]
+async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothing() {
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@hostile.example", "admin").await;
+    let topics = json!(["attempt.finished"]);
+    for (url, says) in [
+        ("ftp://hooks.example/", "must be https"),
+        ("http://hooks.example/", "must be https"),
+        ("https://intranet.example/", "may not call intranet.example"),
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "may not call 169.254.169.254",
+        ),
+        ("http://localhost:5432/", "may not call localhost"),
+        ("https://user:pw@hooks.example/", "user name or password"),
+        ("https://token@hooks.example/", "user name or password"),
+        ("hooks.example/quizd", "not a URL"),
+        ("https://hooks.example/#x", "fragment"),
+        ("javascript:alert(1)", "must be https"),
+    ] {
+        let res = post_as(
+            &app,
+            &admin.access,
+            "/v1/webhooks",
+            &json!({"url": url, "topics": topics}),
+        )
+        .await;
+        let p = assert_problem(res, 422, "invalid_webhook").await;
+        assert!(p["detail"].as_str().unwrap().contains(says), "{url}: {p}");
+    }
+    let long = format!("https://hooks.example/{}", "a".repeat(3000));
+    let res = post_as(
+        &app,
+        &admin.access,
+        "/v1/webhooks",
+        &json!({"url": long, "topics": topics}),
+    )
+    .await;
+    assert_problem(res, 422, "invalid_webhook").await;
+    for (topics, says) in [
+        (json!([]), "at least one"),
+        (
+            json!(["attempt.finished", "attempt.regraded"]),
+            "\"attempt.regraded\" is not a topic",
+        ),
+        (json!(["x".repeat(10_000)]), "is not a topic"),
+    ] {
+        let body = json!({"url": "https://hooks.example/", "topics": topics});
+        let p = assert_problem(
+            post_as(&app, &admin.access, "/v1/webhooks", &body).await,
+            422,
+            "invalid_webhook",
+        )
+        .await;
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.contains(says) && detail.len() < 400, "{detail}");
+    }
+    let body = json!({"url": "https://hooks.example/", "topics": topics, "description": "a\u{7}b"});
+    assert_problem(
+        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
+        422,
+        "invalid_webhook",
+    )
+    .await;
+    let body = json!({"url": "https://hooks.example/", "topics": topics, "secret": "whsec_mine"});
+    assert_problem(
+        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
+        400,
+        "invalid_body",
+    )
+    .await;
+    let body = json!({"url": "https://hooks.example/", "topics": "attempt.finished"});
+    assert_problem(
+        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
+        400,
+        "invalid_body",
+    )
+    .await;
+    let huge = json!({"url": "https://hooks.example/", "topics": topics, "description": "x".repeat(200_000)});
+    assert_problem(
+        post_as(&app, &admin.access, "/v1/webhooks", &huge).await,
+        413,
+        "payload_too_large",
+    )
+    .await;
+    let counts = || async {
+        sqlx::query_as::<_, (i64, i64)>(
+            "SELECT (SELECT count(*) FROM webhook_subscriptions),
+                    (SELECT count(*) FROM event_consumers WHERE consumer LIKE 'webhook:%')",
+        )
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+    };
+    assert_eq!(counts().await, (0, 0));
+
+    // A creating POST retried with its Idempotency-Key creates one subscription, and the
+    // replay is the first answer.
+    let body = json!({"url": "https://hooks.example/q", "topics": ["grade.changed"]});
+    let send = || {
+        bearer(&app, reqwest::Method::POST, "/v1/webhooks", &admin.access)
+            .header("idempotency-key", "hook-1")
+            .json(&body)
+            .send()
+    };
+    let first = expect_status(send().await.unwrap(), 201).await;
+    let again = send().await.unwrap();
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(expect_status(again, 201).await, first);
+    assert_eq!(counts().await, (1, 1));
+
+    // A refused change changes nothing; a deletion takes the consumer with it.
+    let path = format!("/v1/webhooks/{}", first["id"].as_str().unwrap());
+    let res = patch_as(
+        &app,
+        &admin.access,
+        &path,
+        &json!({"url": "gopher://x/", "topics": ALL_TOPICS}),
+    )
+    .await;
+    assert_problem(res, 422, "invalid_webhook").await;
+    let now = expect_status(get_as(&app, &admin.access, &path).await, 200).await;
+    assert_eq!(now["url"], "https://hooks.example/q");
+    assert_eq!(now["topics"], json!(["grade.changed"]));
+    let changed = expect_status(
+        patch_as(
+            &app,
+            &admin.access,
+            &path,
+            &json!({"topics": ["attempt.started", "grade.changed"]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        changed["topics"],
+        json!(["attempt.started", "grade.changed"])
+    );
+    assert_eq!(counts().await, (1, 2));
+    let res = bearer(&app, reqwest::Method::DELETE, &path, &admin.access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_problem(
+        get_as(&app, &admin.access, &path).await,
+        404,
+        "webhook_not_found",
+    )
+    .await;
+    let res = bearer(&app, reqwest::Method::DELETE, &path, &admin.access)
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 404, "webhook_not_found").await;
+    assert_eq!(counts().await, (0, 0));
+    let audit: Vec<String> = sqlx::query_scalar(
+        "SELECT action FROM audit_log WHERE action LIKE 'webhook_%' ORDER BY id",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        audit,
+        ["webhook_created", "webhook_updated", "webhook_deleted"]
+    );
+}
+
+#[tokio::test]
+async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_the_new_version() {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@regraded.example", "admin").await;
+    let topics = ["grade.changed", "quiz.version_created"];
+    let hook = subscribe(&app, &admin.access, &receiver.hook("g"), &topics).await;
+    receiver
+        .configure("g", &[hook["secret"].as_str().unwrap()], 200, 0)
+        .await;
+    let c = course(
+        &app,
+        "teacher@regraded.example",
+        &["learner@regraded.example"],
+    )
+    .await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    let attempt = start(&app, learner, &a).await;
+    answer_some(&app, learner, &attempt, 1, 0).await;
+    let done = finish(&app, learner, &attempt).await;
+
+    // An admin publishes version 2 with the first question worth 3 points; the teacher
+    // regrades the assignment to it.
+    let toml =
+        std::fs::read_to_string(crate::support::content_dir().join("data-parallelism/quiz.toml"))
+            .unwrap()
+            .replacen("points = 1\n", "points = 3\n", 1);
+    let res = crate::support::send_quiz(&app, &admin.access, Some("data-parallelism"), &toml).await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let path = format!("/v1/assignments/{a}/regrade");
+    let body = json!({"to_version": 2, "dry_run": false});
+    let report = expect_status(post_as(&app, &c.teacher.access, &path, &body).await, 200).await;
+    let change = &report["attempts"][0];
+    assert_eq!(change["grade_changed"], true);
+
+    let got = receiver.wait_for("g", 2).await;
+    assert!(
+        got.iter().all(|d| d["verified"] == json!([true])),
+        "{got:#?}"
+    );
+    let of = |t: &str| got.iter().find(|d| d["body"]["type"] == t).unwrap()["body"]["data"].clone();
+    let version = of("quiz.version_created");
+    assert_eq!(
+        (&version["slug"], &version["version"]),
+        (&json!("data-parallelism"), &json!(2))
+    );
+    let changed = of("grade.changed");
+    assert_eq!(changed["kind"], "regrade");
+    assert_eq!(changed["attempt_id"], attempt["id"]);
+    assert_eq!(changed["user_id"], learner.id.to_string());
+    assert_eq!(changed["points"].as_f64(), change["to_points"].as_f64());
+    assert_eq!(changed["max_score"].as_f64(), change["to_max"].as_f64());
+    assert_eq!(
+        changed["from_max_score"].as_f64(),
+        done["result"]["max_score"].as_f64()
+    );
+    assert_eq!(changed["by"], c.teacher.id.to_string());
+}
+
+#[tokio::test]
+async fn a_batch_stops_at_its_first_failure_so_a_failing_receiver_is_called_once_per_batch() {
+    let receiver = Receiver::start();
+    let app = quizd().await;
+    let admin = token_for(&app, "admin@batch.example", "admin").await;
+    let hook = subscribe(
+        &app,
+        &admin.access,
+        &receiver.hook("b"),
+        &["attempt.finished"],
+    )
+    .await;
+    receiver
+        .configure("b", &[hook["secret"].as_str().unwrap()], 500, 0)
+        .await;
+    // Three events written at once (one dispatch, one batch).
+    sqlx::query(
+        "INSERT INTO outbox (topic, aggregate_id, payload)
+         SELECT 'attempt.finished', gen_random_uuid(), jsonb_build_object('score', n)
+           FROM generate_series(1, 3) AS n",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let mut failed = Vec::new();
+    for _ in 0..300 {
+        failed = deliveries(&app, &admin.access, &hook, "?status=failed").await;
+        if failed.len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(failed.len(), 3, "{failed:#?}");
+    let tried = receiver.received("b").await;
+    assert_eq!(tried.len(), 1, "{tried:#?}");
+    let errors: Vec<&str> = failed
+        .iter()
+        .map(|d| d["last_error"].as_str().unwrap())
+        .collect();
+    let untried = errors
+        .iter()
+        .filter(|e| e.starts_with("not tried after an earlier failure"))
+        .count();
+    assert_eq!(untried, 2, "{errors:#?}");
+    assert!(errors.iter().all(|e| e.contains("500")), "{errors:#?}");
+}
