@@ -1115,16 +1115,147 @@ text = "Send"
             notes.iter().any(|n| n.contains("'Well done.'")),
             "{notes:?}"
         );
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("section 'Pick one' draws 1 of its questions")),
-            "{notes:?}"
+        // The question group "Pick one" (draw 1 of a multiple answer and a text-only item,
+        // which is skipped) is a bank of what was imported and a slot at its place.
+        assert_eq!(
+            content.banks,
+            [crate::content::Bank {
+                key: "pick-one".into(),
+                questions: vec!["i0b1".into()],
+            }]
+        );
+        assert_eq!(
+            content.layout.last(),
+            Some(&crate::content::Slot::Draw {
+                bank: "pick-one".into(),
+                draw: 1,
+                tag: None
+            })
         );
         assert!(
             notes
                 .iter()
                 .any(|n| n.contains("assessment_meta.xml: <quiz> is not QTI 1.2")),
+            "{notes:?}"
+        );
+    }
+
+    /// `tests/qti/fixtures/canvas-text2qti-groups/quiz.zip` was written by text2qti 0.8.0
+    /// from `quiz.txt` beside it: a fixed question, a group drawing 2 of 3 questions at 2
+    /// points each, a group drawing 1 of 2 at 1 point, and a last fixed question. Each group
+    /// is a bank drawn as Canvas draws it, at its place.
+    #[test]
+    fn question_groups_written_by_text2qti_become_banks_drawn_as_canvas_draws_them() {
+        let zip = std::fs::read(fixtures().join("canvas-text2qti-groups/quiz.zip")).unwrap();
+        let (content, report) = import(Format::Qti12, &zip);
+        assert_eq!(report.format, Format::Qti12);
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+        let slot = |bank: &str, draw| crate::content::Slot::Draw {
+            bank: bank.into(),
+            draw,
+            tag: None,
+        };
+        let fixed = |key: &str| crate::content::Slot::Fixed {
+            question: key.into(),
+        };
+        assert_eq!(
+            content.layout,
+            [
+                fixed("why-collectives"),
+                slot("group", 2),
+                slot("group-2", 1),
+                fixed("closing")
+            ]
+        );
+        let bank = |key: &str, questions: &[&str]| crate::content::Bank {
+            key: key.into(),
+            questions: questions.iter().map(|q| q.to_string()).collect(),
+        };
+        assert_eq!(
+            content.banks,
+            [
+                bank(
+                    "group",
+                    &["all-reduce-result", "broadcast-purpose", "ring-steps"]
+                ),
+                bank("group-2", &["global-batch", "nccl-name"])
+            ]
+        );
+        let points: Vec<(&str, f64)> = (content.questions.iter())
+            .map(|q| (q.key.as_str(), q.points))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                ("why-collectives", 1.0),
+                ("closing", 1.0),
+                ("all-reduce-result", 2.0),
+                ("broadcast-purpose", 2.0),
+                ("ring-steps", 2.0),
+                ("global-batch", 1.0),
+                ("nccl-name", 1.0)
+            ]
+        );
+        // Each attempt serves 1 + 2 + 1 + 1 questions, worth at most 1 + 4 + 1 + 1.
+        assert_eq!(content.served_count(), 5);
+        assert_eq!(content.nominal_max_score(), 7.0);
+        let ring = content.question("ring-steps").unwrap();
+        assert_eq!(ring.kind, crate::content::QuestionKind::TrueFalse);
+        assert!(!ring.true_false_answer());
+    }
+
+    /// A group that draws from a Canvas question bank the export does not hold has no items:
+    /// nothing is drawn, and the report says so; a group drawing more than it holds draws all.
+    #[test]
+    fn a_group_without_items_or_drawing_more_than_it_holds_is_noted() {
+        let item = |ident: &str| {
+            format!(
+                r#"<item ident="{ident}" title="{ident}"><itemmetadata><qtimetadata>
+<qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>multiple_choice_question</fieldentry></qtimetadatafield>
+</qtimetadata></itemmetadata>
+<presentation><material><mattext>Pick</mattext></material>
+<response_lid ident="response1" rcardinality="Single"><render_choice>
+<response_label ident="1"><material><mattext>Yes</mattext></material></response_label>
+<response_label ident="2"><material><mattext>No</mattext></material></response_label>
+</render_choice></response_lid></presentation>
+<resprocessing><outcomes><decvar maxvalue="100" minvalue="0" varname="SCORE" vartype="Decimal"/></outcomes>
+<respcondition continue="No"><conditionvar><varequal respident="response1">1</varequal></conditionvar><setvar action="Set" varname="SCORE">100</setvar></respcondition>
+</resprocessing>
+<itemfeedback ident="general_fb"><flow_mat><material><mattext>Because.</mattext></material></flow_mat></itemfeedback>
+</item>"#
+            )
+        };
+        let doc = format!(
+            r#"<questestinterop xmlns="http://www.imsglobal.org/xsd/ims_qtiasiv1p2"><assessment ident="a" title="A"><section ident="root_section">
+{}
+<section ident="g1" title="From a bank"><selection_ordering><selection><sourcebank_ref>b1</sourcebank_ref><selection_number>2</selection_number><selection_extension><points_per_item>1</points_per_item></selection_extension></selection></selection_ordering></section>
+<section ident="g2" title="Too few"><selection_ordering><selection><selection_number>3</selection_number></selection></selection_ordering>{}{}</section>
+</section></assessment></questestinterop>"#,
+            item("fixed"),
+            item("one"),
+            item("two")
+        );
+        let (content, report) = import(Format::Qti12, doc.as_bytes());
+        assert_eq!(
+            content.layout.last(),
+            Some(&crate::content::Slot::Draw {
+                bank: "too-few".into(),
+                draw: 2,
+                tag: None
+            })
+        );
+        assert_eq!(content.banks.len(), 1);
+        let notes: Vec<&str> = report.notes.iter().map(|n| n.note.as_str()).collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("'From a bank' draws from a Canvas question bank")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("'Too few' draws 3 questions in the source, but only 2")),
             "{notes:?}"
         );
     }
