@@ -1740,6 +1740,7 @@ export interface components {
              */
             regraded_at?: string | null;
             result?: components["schemas"]["AttemptResult"] | null;
+            score_feedback?: components["schemas"]["LocalizedText"] | null;
             /** Format: date-time */
             started_at: string;
             state: components["schemas"]["AttemptState"];
