@@ -1258,7 +1258,7 @@ export interface paths {
         /** One version's questions, with their key, as Moodle XML or GIFT, for another system: the
          *     texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
          *     exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
-         *     question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
+         *     question and locale, `xml:lang` on each; each slot of a bank a section that selects its draw), points, explanations, per-option feedback; multiple choice as equal
          *     shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
          *     only: it holds the answer key. */
         get: operations["export_version"];
@@ -1833,6 +1833,7 @@ export interface components {
              */
             regraded_at?: string | null;
             result?: components["schemas"]["AttemptResult"] | null;
+            score_feedback?: components["schemas"]["LocalizedText"] | null;
             /** Format: date-time */
             started_at: string;
             state: components["schemas"]["AttemptState"];

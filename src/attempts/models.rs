@@ -96,6 +96,11 @@ pub struct AttemptView<'a> {
     pub questions: Vec<AttemptQuestion<'a>>,
     /// The score, once finished.
     pub result: Option<AttemptResult>,
+    /// The quiz's feedback for the band the score falls in (`[[score_bands]]`), in the
+    /// attempt's locale or its fallback (`lang` says which). Only beside `result`: never before
+    /// the attempt is finished, nor where the score is not shown; null when the quiz has no
+    /// band for the score.
+    pub score_feedback: Option<LocalizedText>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -266,6 +266,17 @@ impl Served {
             .map(|r| (r.question_key.as_str(), r))
             .collect();
         let finished = attempt.finished_at.is_some();
+        // The score, once finished; the band's feedback goes with it and only with it.
+        let result = attempt.score.map(|score| {
+            let points = attempt.override_points.unwrap_or(score);
+            AttemptResult {
+                score,
+                max_score: attempt.max_score,
+                points,
+                overridden: attempt.override_points.is_some(),
+                percentage: percentage(points, attempt.max_score),
+            }
+        });
         let mut current_served = false;
         let questions = self
             .questions()
@@ -323,16 +334,11 @@ impl Served {
             finish_reason: attempt.finish_reason.clone(),
             regraded_at: attempt.regraded_at,
             questions,
-            result: attempt.score.map(|score| {
-                let points = attempt.override_points.unwrap_or(score);
-                AttemptResult {
-                    score,
-                    max_score: attempt.max_score,
-                    points,
-                    overridden: attempt.override_points.is_some(),
-                    percentage: percentage(points, attempt.max_score),
-                }
+            score_feedback: result.as_ref().and_then(|r| {
+                let band = self.version.content.score_band(r.percentage)?;
+                Some(self.text(&band.text))
             }),
+            result,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde::Deserialize;
 
 use super::model::{
-    Bank, Choice, NumericKey, QuestionKind, QuizContent, ShortTextKey, Slot, Visibility,
+    Bank, Choice, NumericKey, QuestionKind, QuizContent, ScoreBand, ShortTextKey, Slot, Visibility,
 };
 use super::{ContentError, Question};
 use crate::i18n::{Text, canonical_tag};
@@ -44,6 +44,59 @@ struct QuizFile {
     questions: Vec<EntryFile>,
     #[serde(default)]
     banks: Vec<BankFile>,
+    #[serde(default)]
+    score_bands: Vec<ScoreBandFile>,
+}
+
+/// One `[[score_bands]]` table: feedback for finished attempts scoring at least `min` %.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScoreBandFile {
+    min: i64,
+    text: String,
+}
+
+/// Checks the bands (each `min` a whole percentage in 0..=100, in ascending order, each once,
+/// with a text) and compiles them.
+fn compile_score_bands(
+    bands: Vec<ScoreBandFile>,
+    sl: &str,
+    errs: &mut Errors<'_>,
+) -> Vec<ScoreBand> {
+    let mut out: Vec<ScoreBand> = Vec::new();
+    for (i, b) in bands.into_iter().enumerate() {
+        let label = format!("score band #{} (min = {})", i + 1, b.min);
+        let bn = Some(label.as_str());
+        let Some(min) = u8::try_from(b.min).ok().filter(|m| *m <= 100) else {
+            errs.add(bn, "min must be a whole percentage from 0 to 100");
+            continue;
+        };
+        if b.text.trim().is_empty() {
+            errs.add(bn, "the band has no text");
+        }
+        match out.last() {
+            Some(prev) if prev.min == min => {
+                errs.add(bn, format!("another band has min = {min}: each min once"));
+                continue;
+            }
+            Some(prev) if prev.min > min => {
+                errs.add(
+                    bn,
+                    format!(
+                        "bands go by ascending min: this one comes after min = {}",
+                        prev.min
+                    ),
+                );
+                continue;
+            }
+            _ => {}
+        }
+        out.push(ScoreBand {
+            min,
+            text: text_in(sl, &b.text),
+        });
+    }
+    out
 }
 
 /// One `[[questions]]` entry: a fixed question, or a slot (`bank`, `draw`, optional `tag`)
@@ -265,8 +318,17 @@ struct OptionFile {
 struct TranslationFile {
     title: Option<String>,
     intro: Option<String>,
+    /// By the band's `min`: `[score_bands.80]`.
+    #[serde(default)]
+    score_bands: BTreeMap<String, ScoreBandTranslation>,
     #[serde(default)]
     questions: BTreeMap<String, QuestionTranslation>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScoreBandTranslation {
+    text: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -495,7 +557,9 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         layout.clear();
     }
 
+    let score_bands = compile_score_bands(file.score_bands, sl, &mut errs);
     let mut content = QuizContent {
+        score_bands,
         slug: file.slug,
         source_locale: source_locale.clone(),
         locales: vec![source_locale.clone()],
@@ -772,6 +836,7 @@ pub fn retranslate(
     let mut t = TranslationFile {
         title: None,
         intro: None,
+        score_bands: BTreeMap::new(),
         questions: BTreeMap::new(),
     };
     for (id, text) in texts {
@@ -780,6 +845,10 @@ pub fn retranslate(
         match parts.as_slice() {
             ["title"] => t.title = value,
             ["intro"] => t.intro = value,
+            ["score_band", min] => {
+                t.score_bands
+                    .insert(min.to_string(), ScoreBandTranslation { text: value });
+            }
             ["q", key, field] | ["q", key, "o", _, field] => {
                 let q = t
                     .questions
@@ -853,6 +922,23 @@ fn apply_translation_file(
     };
     put(&mut errs, None, "title", Some(&mut content.title), t.title);
     put(&mut errs, None, "intro", content.intro.as_mut(), t.intro);
+    for (min, bt) in t.score_bands {
+        let label = format!("score band {min}");
+        let Some(band) = (content.score_bands.iter_mut()).find(|b| b.min.to_string() == min) else {
+            errs.add(
+                Some(&label),
+                "translation for a score band whose min is not one of quiz.toml's",
+            );
+            continue;
+        };
+        put(
+            &mut errs,
+            Some(&label),
+            "text",
+            Some(&mut band.text),
+            bt.text,
+        );
+    }
     for (key, qt) in t.questions {
         let Some(q) = content.questions.iter_mut().find(|q| q.key == key) else {
             errs.add(
@@ -923,4 +1009,111 @@ fn apply_translation_file(
         content.locales.push(locale.to_string());
     }
     errs.list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUIZ: &str = "slug = \"t\"\ntitle = \"T\"\n[[questions]]\nkey = \"q1\"\n\
+                        kind = \"true_false\"\nprompt = \"P\"\nexplanation = \"E\"\nanswer = true\n";
+
+    fn bands(toml: &str) -> Result<QuizContent, Vec<String>> {
+        compile(&QuizSource {
+            quiz: SourceFile {
+                name: "quiz.toml".into(),
+                text: format!("{QUIZ}{toml}"),
+            },
+            translations: Vec::new(),
+        })
+        .map_err(|errors| errors.iter().map(ToString::to_string).collect())
+    }
+
+    fn band(min: i64, text: &str) -> String {
+        format!("[[score_bands]]\nmin = {min}\ntext = \"{text}\"\n")
+    }
+
+    #[test]
+    fn score_bands_in_ascending_order_compile_and_each_score_finds_its_band() {
+        let c = bands(&[band(0, "Review"), band(50, "Good"), band(80, "Great")].concat()).unwrap();
+        let text = |p: f64| c.score_band(p).map(|b| b.text["en"].as_str());
+        assert_eq!(text(0.0), Some("Review"));
+        assert_eq!(text(49.99), Some("Review"));
+        assert_eq!(text(50.0), Some("Good"));
+        assert_eq!(text(79.99), Some("Good"));
+        assert_eq!(text(80.0), Some("Great"));
+        assert_eq!(text(100.0), Some("Great"));
+        // Without a band at 0, a low score has none.
+        let c = bands(&band(60, "Pass")).unwrap();
+        assert_eq!(c.score_band(59.5), None);
+        // No bands: nothing stored, so the content hashes as before bands existed.
+        let none = bands("").unwrap();
+        assert!(
+            !serde_json::to_string(&none)
+                .unwrap()
+                .contains("score_bands")
+        );
+    }
+
+    #[test]
+    fn bands_out_of_range_repeated_unsorted_or_empty_are_refused_naming_the_band() {
+        let errors = bands(
+            &[
+                band(-1, "Below"),
+                band(101, "Above"),
+                band(50, "Half"),
+                band(50, "Again"),
+                band(40, "Back"),
+                band(90, " "),
+            ]
+            .concat(),
+        )
+        .unwrap_err();
+        let expected = [
+            "score band #1 (min = -1)': min must be a whole percentage from 0 to 100",
+            "score band #2 (min = 101)': min must be a whole percentage from 0 to 100",
+            "score band #4 (min = 50)': another band has min = 50: each min once",
+            "score band #5 (min = 40)': bands go by ascending min: this one comes after min = 50",
+            "score band #6 (min = 90)': the band has no text",
+        ];
+        for e in expected {
+            assert!(
+                errors.iter().any(|x| x.contains(e)),
+                "{e} not in {errors:?}"
+            );
+        }
+        assert_eq!(errors.len(), expected.len(), "{errors:?}");
+        assert!(bands("[[score_bands]]\nmin = 10\ntext = \"x\"\ncolor = \"red\"\n").is_err());
+        assert!(bands("[[score_bands]]\nmin = 12.5\ntext = \"x\"\n").is_err());
+    }
+
+    #[test]
+    fn a_band_is_translated_by_its_min_and_an_unknown_min_is_refused() {
+        let quiz = SourceFile {
+            name: "quiz.toml".into(),
+            text: format!("{QUIZ}{}{}", band(0, "Review"), band(80, "Great")),
+        };
+        let bn = |text: &str| SourceFile {
+            name: "bn.toml".into(),
+            text: text.into(),
+        };
+        let c = compile(&QuizSource {
+            quiz: quiz.clone(),
+            translations: vec![("bn".into(), bn("[score_bands.80]\ntext = \"দারুণ\"\n"))],
+        })
+        .unwrap();
+        assert_eq!(c.score_bands[1].text["bn"], "দারুণ");
+        assert!(!c.score_bands[0].text.contains_key("bn"));
+        let ids: Vec<String> = c.texts().into_iter().map(|t| t.id).collect();
+        assert_eq!(ids[1..3], ["score_band.0", "score_band.80"]);
+        let errors = compile(&QuizSource {
+            quiz,
+            translations: vec![("bn".into(), bn("[score_bands.70]\ntext = \"x\"\n"))],
+        })
+        .unwrap_err();
+        assert!(
+            errors[0].to_string().contains("score band 70"),
+            "{errors:?}"
+        );
+    }
 }

@@ -16,7 +16,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use format::{QuizSource, RESERVED_SLUGS, SourceFile, check_slug, compile, retranslate};
-pub use model::{Bank, Choice, Question, QuestionKind, QuizContent, Slot, Visibility};
+pub use model::{Bank, Choice, Question, QuestionKind, QuizContent, ScoreBand, Slot, Visibility};
 
 /// One problem in one content file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -54,6 +54,20 @@ pub struct QuizContent {
     /// Off by default and then not stored, so content stored before it existed hashes as it did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keep_stale_translations: bool,
+    /// Feedback by score band (`[[score_bands]]`), by ascending `min`: a finished attempt whose
+    /// percentage is at least a band's `min` (and below the next band's) gets its text, where
+    /// the learner may see the score. Empty when the quiz has none, so content stored before
+    /// bands existed reads (and hashes) as it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub score_bands: Vec<ScoreBand>,
+}
+
+/// One band of feedback by score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreBand {
+    /// The lowest percentage of the maximum score (0–100) the band is for.
+    pub min: u8,
+    pub text: Text,
 }
 
 /// A question bank: questions an attempt draws from, never served as a whole.
@@ -99,6 +113,7 @@ pub enum TextRole {
     CorrectOption,
     WrongOption,
     OptionFeedback,
+    ScoreBand,
 }
 
 impl TextRole {
@@ -113,11 +128,14 @@ impl TextRole {
             Self::CorrectOption => "A correct option (an answer the learner can choose).",
             Self::WrongOption => "A wrong option (a distractor: keep it plausible).",
             Self::OptionFeedback => "Feedback shown when the learner chose this wrong option.",
+            Self::ScoreBand => {
+                "Feedback shown with a finished attempt's score, to scores in this band (its id says the lowest percentage)."
+            }
         }
     }
 }
 
-/// One translatable text with its id: `title`, `intro`, `q.<key>.prompt`,
+/// One translatable text with its id: `title`, `intro`, `score_band.<min>`, `q.<key>.prompt`,
 /// `q.<key>.explanation`, `q.<key>.wrong_feedback`, `q.<key>.o.<option>.text`,
 /// `q.<key>.o.<option>.feedback`. Keys are `[a-z0-9_-]`, so ids are unambiguous XML NMTOKENs.
 #[derive(Debug, Clone)]
@@ -233,6 +251,15 @@ impl Question {
 }
 
 impl QuizContent {
+    /// The band a finished attempt's percentage (0–100, as the learner is shown it) falls in:
+    /// the one with the greatest `min` at most the percentage; none below the lowest band.
+    pub fn score_band(&self, percentage: f64) -> Option<&ScoreBand> {
+        self.score_bands
+            .iter()
+            .rev()
+            .find(|b| f64::from(b.min) <= percentage)
+    }
+
     /// Whether attempts draw their questions (the quiz has banks): then each attempt stores
     /// the keys it serves.
     pub fn draws(&self) -> bool {
@@ -339,6 +366,10 @@ impl QuizContent {
         if let Some(intro) = &self.intro {
             out.push(top("intro", TextRole::Intro, intro));
         }
+        for b in &self.score_bands {
+            let id = format!("score_band.{}", b.min);
+            out.push(top(&id, TextRole::ScoreBand, &b.text));
+        }
         for q in &self.questions {
             let k = q.key.as_str();
             let of = |field: &str, role, text| TextRef {
@@ -375,6 +406,9 @@ impl QuizContent {
         f("title", &mut self.title);
         if let Some(intro) = &mut self.intro {
             f("intro", intro);
+        }
+        for b in &mut self.score_bands {
+            f(&format!("score_band.{}", b.min), &mut b.text);
         }
         for q in &mut self.questions {
             let k = q.key.clone();

@@ -382,6 +382,7 @@ mod tests {
             questions,
             translated_from: Default::default(),
             keep_stale_translations: false,
+            score_bands: Vec::new(),
             banks: Default::default(),
             layout: Default::default(),
         }

@@ -439,7 +439,7 @@ pub async fn exported(
 /// One version's questions, with their key, as Moodle XML or GIFT, for another system: the
 /// texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
 /// exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
-/// question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
+/// question and locale, `xml:lang` on each; each slot of a bank a section that selects its draw), points, explanations, per-option feedback; multiple choice as equal
 /// shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
 /// only: it holds the answer key.
 #[utoipa::path(get, path = "/v1/quizzes/{slug}/versions/{version}/export", tag = "authoring", security(("bearer" = [])),

@@ -26,6 +26,7 @@ mod privacy;
 mod proxies;
 mod qti;
 mod regrade;
+mod score_bands;
 mod secrecy;
 mod serve;
 mod support;

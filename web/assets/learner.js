@@ -776,7 +776,10 @@ export async function attemptPage(view, ctx, id) {
       renderNav();
       renderStage();
       const r = attempt.result;
-      if (r) announce(t('your_score'), `${t('score_line', { s: r.points ?? r.score, m: r.max_score })}, ${pct(r.percentage, 1)}`);
+      if (r) {
+        const band = attempt.score_feedback ? loc('span', attempt.score_feedback) : null;
+        announce(t('your_score'), `${t('score_line', { s: r.points ?? r.score, m: r.max_score })}, ${pct(r.percentage, 1)}`, band);
+      }
       focus(stage.querySelector('h2'));
     }
     stage.replaceChildren(
@@ -820,6 +823,9 @@ export async function attemptPage(view, ctx, id) {
               h('p', { class: 'score-big' }, pct(r.percentage, 1)),
               h('p', { class: 'score-line' }, t('score_line', { s: r.points ?? r.score, m: r.max_score })),
               h('span', { class: 'score-bar', 'aria-hidden': 'true' }, scoreBar),
+              // The quiz's feedback for this score's band, in its own language; the API sends
+              // it only beside the score.
+              attempt.score_feedback ? loc('p', attempt.score_feedback, { class: 'score-feedback' }) : null,
             ]
           : null,
         attempt.finished_at ? h('p', { class: 'time-taken' }, t('time_taken', { d: duration(attempt.started_at, attempt.finished_at) })) : null,

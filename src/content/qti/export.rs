@@ -10,10 +10,10 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use zip::write::SimpleFileOptions;
 
 use super::{
-    ASI_NS, ASI_XSD, CHOICE_PREFIX, CP_NS, CP_XSD, EXPLANATION, ITEM_PREFIX, QtiError,
-    TRUE_FALSE_CLASS, WRONG, XSI_NS,
+    ASI_NS, ASI_XSD, BankSection, CHOICE_PREFIX, CP_NS, CP_XSD, EXPLANATION, ITEM_PREFIX, QtiError,
+    TRUE_FALSE_CLASS, WRONG, XSI_NS, bank_section_id, tag_token,
 };
-use crate::content::model::{Question, QuestionKind, QuizContent};
+use crate::content::model::{Question, QuestionKind, QuizContent, Slot};
 use crate::i18n::Text;
 
 type W = Writer<Cursor<Vec<u8>>>;
@@ -451,8 +451,8 @@ fn item(q: &Question, content: &QuizContent, locale: &str) -> Result<Vec<u8>, Qt
     Ok(doc.into_inner().into_inner())
 }
 
-/// The assessment test of one locale: one section with the intro as a rubric and every
-/// question in order.
+/// The assessment test of one locale: its sections ([`sections`]), the first with the intro
+/// as a rubric.
 fn test(content: &QuizContent, locale: &str) -> Result<Vec<u8>, QtiError> {
     let src = content.source_locale.as_str();
     let mut doc = new_doc()?;
@@ -483,36 +483,124 @@ fn test(content: &QuizContent, locale: &str) -> Result<Vec<u8>, QtiError> {
             ("submission-mode", "individual"),
         ],
     )?;
-    open(
-        w,
-        "qti-assessment-section",
-        &[
-            ("identifier", &format!("S_{}", content.slug)),
-            ("title", title),
-            ("visible", "true"),
-        ],
-    )?;
-    if let Some(intro) = &content.intro {
-        open(w, "qti-rubric-block", &[("view", "candidate")])?;
-        open(w, "qti-content-body", &[])?;
-        lang_leaf(w, "p", &[], in_locale(intro, locale, src), locale)?;
-        close(w, "qti-content-body")?;
-        close(w, "qti-rubric-block")?;
-    }
-    for q in &content.questions {
-        empty(
+    for (n, section) in sections(content).iter().enumerate() {
+        let (id, visible) = match section {
+            Section::Fixed(_) if n == 0 => (format!("S_{}", content.slug), "true"),
+            Section::Fixed(_) => (format!("S_{}.{}", content.slug, n + 1), "true"),
+            // A bank's name is not shown to learners.
+            Section::Draw { id, .. } => (id.clone(), "false"),
+        };
+        let section_title = match section {
+            Section::Fixed(_) => title,
+            Section::Draw { id, .. } => id.as_str(),
+        };
+        open(
             w,
-            "qti-assessment-item-ref",
+            "qti-assessment-section",
             &[
-                ("identifier", &item_id(&q.key)),
-                ("href", &format!("../{}", item_path(&q.key, locale))),
+                ("identifier", &id),
+                ("title", section_title),
+                ("visible", visible),
             ],
         )?;
+        // The ASI order: a section's selection, then its rubric blocks, then its parts.
+        if let Section::Draw { select, .. } = section {
+            empty(
+                w,
+                "qti-selection",
+                &[
+                    ("select", &select.to_string()),
+                    ("with-replacement", "false"),
+                ],
+            )?;
+        }
+        if n == 0
+            && let Some(intro) = &content.intro
+        {
+            open(w, "qti-rubric-block", &[("view", "candidate")])?;
+            open(w, "qti-content-body", &[])?;
+            lang_leaf(w, "p", &[], in_locale(intro, locale, src), locale)?;
+            close(w, "qti-content-body")?;
+            close(w, "qti-rubric-block")?;
+        }
+        let (Section::Fixed(questions) | Section::Draw { questions, .. }) = section;
+        for q in questions {
+            let mut attrs = vec![
+                ("identifier", item_id(&q.key)),
+                ("href", format!("../{}", item_path(&q.key, locale))),
+            ];
+            if !q.tags.is_empty() {
+                let tokens: Vec<String> = q.tags.iter().map(|t| tag_token(t)).collect();
+                attrs.push(("category", tokens.join(" ")));
+            }
+            let attrs: Vec<(&str, &str)> = attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            empty(w, "qti-assessment-item-ref", &attrs)?;
+        }
+        close(w, "qti-assessment-section")?;
     }
-    close(w, "qti-assessment-section")?;
     close(w, "qti-test-part")?;
     close(w, "qti-assessment-test")?;
     Ok(doc.into_inner().into_inner())
+}
+
+/// A section of the test part.
+enum Section<'a> {
+    /// Questions every attempt serves, in order.
+    Fixed(Vec<&'a Question>),
+    /// A slot: `select` of `questions` (the slot's candidates), drawn without replacement; or,
+    /// with `select` 0, a bank's questions that no slot draws.
+    Draw {
+        id: String,
+        select: u32,
+        questions: Vec<&'a Question>,
+    },
+}
+
+/// The test part's sections: without banks, one with every question; with banks, one per run
+/// of fixed questions and one per slot, in layout order, then per bank one for the questions
+/// no slot draws (section identifiers: [`bank_section_id`]).
+fn sections(content: &QuizContent) -> Vec<Section<'_>> {
+    if !content.draws() {
+        return vec![Section::Fixed(content.questions.iter().collect())];
+    }
+    let mut out: Vec<Section> = Vec::new();
+    let mut drawn: Vec<&str> = Vec::new();
+    for slot in &content.layout {
+        match slot {
+            Slot::Fixed { question } => {
+                let Some(q) = content.question(question) else {
+                    continue;
+                };
+                match out.last_mut() {
+                    Some(Section::Fixed(run)) => run.push(q),
+                    _ => out.push(Section::Fixed(vec![q])),
+                }
+            }
+            Slot::Draw { bank, draw, tag } => {
+                let questions = content.candidates(slot);
+                drawn.extend(questions.iter().map(|q| q.key.as_str()));
+                out.push(Section::Draw {
+                    id: bank_section_id(bank, &BankSection::Slot(tag.clone())),
+                    select: *draw,
+                    questions,
+                });
+            }
+        }
+    }
+    for bank in &content.banks {
+        let undrawn: Vec<&Question> = (bank.questions.iter())
+            .filter(|k| !drawn.contains(&k.as_str()))
+            .filter_map(|k| content.question(k))
+            .collect();
+        if !undrawn.is_empty() {
+            out.push(Section::Draw {
+                id: bank_section_id(&bank.key, &BankSection::Undrawn),
+                select: 0,
+                questions: undrawn,
+            });
+        }
+    }
+    out
 }
 
 fn item_path(key: &str, locale: &str) -> String {

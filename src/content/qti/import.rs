@@ -617,6 +617,92 @@ struct TestDoc {
     title: String,
     intro: Option<LText>,
     items: Vec<String>,
+    /// Its test parts' sections, flattened into what an attempt is served, in order.
+    parts: Vec<Part>,
+    /// Section shapes quizd cannot keep as they are, and what was made of them.
+    notes: Vec<String>,
+    ours: bool,
+}
+
+/// What a test serves, in order: an item every attempt gets, or a section that draws from its
+/// items.
+enum Part {
+    Item(String),
+    Draw(DrawSection),
+}
+
+struct DrawSection {
+    identifier: String,
+    select: u32,
+    /// The items' paths and their references' `category` tokens.
+    items: Vec<(String, Vec<String>)>,
+}
+
+/// Sections nest no deeper than the document does ([`MAX_DEPTH`]).
+fn read_sections(section: Node, file: &str, parts: &mut Vec<Part>, notes: &mut Vec<String>) {
+    let id = attr(section, "identifier").unwrap_or("").to_string();
+    let refs = |n: Node| -> Vec<String> {
+        descendants(n, "assessmentItemRef")
+            .filter_map(|r| attr(r, "href"))
+            .map(|h| resolve(file, h))
+            .collect()
+    };
+    let Some(selection) = child(section, "selection") else {
+        for c in section.children().filter(|c| c.is_element()) {
+            match name(c).as_str() {
+                "assessmentItemRef" => {
+                    if let Some(h) = attr(c, "href") {
+                        parts.push(Part::Item(resolve(file, h)));
+                    }
+                }
+                "assessmentSection" => read_sections(c, file, parts, notes),
+                "assessmentSectionRef" | "include" => notes.push(format!(
+                    "section '{id}': a {} (a section in another file) is not read",
+                    name(c)
+                )),
+                _ => {}
+            }
+        }
+        return;
+    };
+    let select = attr(selection, "select").and_then(|s| s.trim().parse::<u32>().ok());
+    let replacement = attr(selection, "withReplacement").is_some_and(|v| v.trim() == "true");
+    let nested = children(section, "assessmentSection").next().is_some()
+        || children(section, "assessmentSectionRef").next().is_some();
+    let why = match select {
+        None => Some("its selection has no valid `select`".to_string()),
+        Some(_) if nested => {
+            Some("it selects among sections, not items (quizd's banks draw questions)".to_string())
+        }
+        Some(_) if replacement => Some(
+            "it draws with replacement (quizd never serves a question twice in an attempt)"
+                .to_string(),
+        ),
+        Some(_) => None,
+    };
+    if let Some(why) = why {
+        let items = refs(section);
+        notes.push(format!(
+            "section '{id}' selects from its parts, which quizd cannot keep: {why}; its {} item(s) are imported as fixed questions",
+            items.len()
+        ));
+        parts.extend(items.into_iter().map(Part::Item));
+        return;
+    }
+    let items = children(section, "assessmentItemRef")
+        .filter_map(|r| {
+            let path = resolve(file, attr(r, "href")?);
+            let tokens = attr(r, "category")
+                .map(|c| c.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default();
+            Some((path, tokens))
+        })
+        .collect();
+    parts.push(Part::Draw(DrawSection {
+        identifier: id,
+        select: select.unwrap_or(0),
+        items,
+    }));
 }
 
 fn resolve(base: &str, href: &str) -> String {
@@ -641,7 +727,17 @@ fn read_test(root: Node, file: &str) -> TestDoc {
         exact: ours,
         default_lang: lang.clone().unwrap_or_else(|| "en".into()),
     };
+    let mut parts = Vec::new();
+    let mut notes = Vec::new();
+    for part in children(root, "testPart") {
+        for section in children(part, "assessmentSection") {
+            read_sections(section, file, &mut parts, &mut notes);
+        }
+    }
     TestDoc {
+        parts,
+        notes,
+        ours,
         path: file.to_string(),
         identifier: attr(root, "identifier").unwrap_or("").to_string(),
         title: attr(root, "title").unwrap_or("").to_string(),
@@ -663,6 +759,27 @@ pub(super) struct QuizToml {
     pub(super) title: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) intro: Option<String>,
+    pub(super) questions: Vec<EntryToml>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) banks: Vec<BankToml>,
+}
+
+/// A `[[questions]]` entry: a fixed question or a slot.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(super) enum EntryToml {
+    Question(Box<QuestionToml>),
+    Slot {
+        bank: String,
+        draw: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tag: Option<String>,
+    },
+}
+
+#[derive(Debug, Serialize)]
+pub(super) struct BankToml {
+    pub(super) key: String,
     pub(super) questions: Vec<QuestionToml>,
 }
 
@@ -685,6 +802,8 @@ pub(super) struct QuestionToml {
     pub(super) wrong_feedback: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) options: Option<Vec<OptionToml>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) tags: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -916,6 +1035,8 @@ fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
         }
     }
     let mut questions = Vec::new();
+    // The file of each question's source-language item, which the test's references name.
+    let mut question_files = Vec::new();
     let mut translations: BTreeMap<String, TranslationToml> = BTreeMap::new();
     let mut used_keys = HashSet::new();
     for (identifier, group) in groups {
@@ -1052,7 +1173,9 @@ fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
             kind: src.kind,
             locales,
         });
+        question_files.push(src.file.clone());
         questions.push(QuestionToml {
+            tags: None,
             key,
             kind: kind_name(src.kind),
             points: src.points,
@@ -1110,12 +1233,23 @@ fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
                     .unwrap_or_default(),
             ),
     );
+    let (questions, banks) = match source_test {
+        Some(t) => lay_out(questions, &question_files, t, &rank, &mut report.notes),
+        None => (
+            questions
+                .into_iter()
+                .map(|q| EntryToml::Question(Box::new(q)))
+                .collect(),
+            Vec::new(),
+        ),
+    };
     let quiz = QuizToml {
         slug,
         source_locale: source_locale.clone(),
         title,
         intro,
         questions,
+        banks,
     };
     let source = QuizSource {
         quiz: SourceFile {
@@ -1143,6 +1277,154 @@ fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
         }),
         Err(errors) => Err(QtiError::Invalid { errors, report }),
     }
+}
+
+/// The quiz's `[[questions]]` and `[[banks]]` from the source test's parts: each section that
+/// draws (`qti-selection`) from items is a bank and a slot drawing `select` of them; every
+/// other item a fixed question, in the test's order (items the test does not name last).
+/// quizd's own sections ([`super::parse_bank_section_id`]) give back its banks, tags and
+/// slots; another tool's section is a bank of its own, keyed by its identifier.
+fn lay_out(
+    questions: Vec<QuestionToml>,
+    files: &[String],
+    test: &TestDoc,
+    rank: &dyn Fn(&str) -> usize,
+    notes: &mut Vec<String>,
+) -> (Vec<EntryToml>, Vec<BankToml>) {
+    notes.extend(test.notes.iter().cloned());
+    let index_of = |path: &str| files.iter().position(|f| f == path);
+    // Where each question goes: `None` fixed, else the bank's index; and its tags.
+    let mut bank_of: Vec<Option<usize>> = vec![None; questions.len()];
+    let mut placed = vec![false; questions.len()];
+    let mut tags: Vec<Vec<String>> = vec![Vec::new(); questions.len()];
+    let mut bank_keys: Vec<String> = Vec::new();
+    // The layout: a fixed question by index, or a slot (bank index, draw, tag).
+    enum Laid {
+        Fixed(usize),
+        Slot(usize, u32, Option<String>),
+    }
+    let mut layout = Vec::new();
+    for part in &test.parts {
+        match part {
+            Part::Item(path) => {
+                if let Some(i) = index_of(path).filter(|i| !placed[*i]) {
+                    placed[i] = true;
+                    layout.push(Laid::Fixed(i));
+                }
+            }
+            Part::Draw(d) => {
+                let ours = test
+                    .ours
+                    .then(|| super::parse_bank_section_id(&d.identifier))
+                    .flatten();
+                let (key, what) = match ours {
+                    Some((key, what)) => (key, what),
+                    None => {
+                        let base = key_of(&d.identifier, "");
+                        let mut key = base.clone();
+                        let mut n = 2;
+                        while bank_keys.contains(&key) {
+                            key = format!("{base}-{n}");
+                            n += 1;
+                        }
+                        (key, super::BankSection::Slot(None))
+                    }
+                };
+                let b = match bank_keys.iter().position(|k| *k == key) {
+                    Some(b) => b,
+                    None => {
+                        bank_keys.push(key.clone());
+                        bank_keys.len() - 1
+                    }
+                };
+                for (path, tokens) in &d.items {
+                    let Some(i) = index_of(path) else {
+                        continue;
+                    };
+                    if placed[i] && bank_of[i] != Some(b) {
+                        notes.push(format!(
+                            "section '{}': item {path} is already placed earlier in the test; it stays there",
+                            d.identifier
+                        ));
+                        continue;
+                    }
+                    placed[i] = true;
+                    bank_of[i] = Some(b);
+                    for t in tokens {
+                        let tag = if test.ours {
+                            super::token_tag(t)
+                        } else {
+                            Some(t.clone())
+                        };
+                        if let Some(tag) = tag.filter(|t| !tags[i].contains(t)) {
+                            tags[i].push(tag);
+                        }
+                    }
+                }
+                match (what, d.select) {
+                    (super::BankSection::Slot(tag), n) if n > 0 => {
+                        layout.push(Laid::Slot(b, n, tag));
+                    }
+                    (super::BankSection::Undrawn, _) => {}
+                    _ => notes.push(format!(
+                        "section '{}' selects none of its items: they are a bank no attempt draws from",
+                        d.identifier
+                    )),
+                }
+            }
+        }
+    }
+    // Items the test does not name: fixed, after the rest.
+    for (i, p) in placed.iter_mut().enumerate() {
+        if !*p {
+            *p = true;
+            layout.push(Laid::Fixed(i));
+        }
+    }
+    // A bank's questions in package order (quizd's manifest lists them in bank order), and
+    // the banks in the order of their first question.
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); bank_keys.len()];
+    for (i, b) in bank_of.iter().enumerate() {
+        if let Some(b) = b {
+            members[*b].push(i);
+        }
+    }
+    for m in &mut members {
+        m.sort_by_key(|i| (rank(&files[*i]), *i));
+    }
+    let mut bank_order: Vec<usize> = (0..bank_keys.len()).collect();
+    bank_order.sort_by_key(|b| members[*b].first().map(|i| (rank(&files[*i]), *i)));
+    let mut slots: Vec<Option<QuestionToml>> = questions.into_iter().map(Some).collect();
+    let mut entries = Vec::new();
+    for laid in layout {
+        match laid {
+            Laid::Fixed(i) => {
+                if let Some(q) = slots[i].take() {
+                    entries.push(EntryToml::Question(Box::new(q)));
+                }
+            }
+            Laid::Slot(b, draw, tag) => entries.push(EntryToml::Slot {
+                bank: bank_keys[b].clone(),
+                draw,
+                tag,
+            }),
+        }
+    }
+    let banks = bank_order
+        .into_iter()
+        .map(|b| BankToml {
+            key: bank_keys[b].clone(),
+            questions: members[b]
+                .iter()
+                .filter_map(|i| {
+                    let mut q = slots[*i].take()?;
+                    q.tags = Some(std::mem::take(&mut tags[*i])).filter(|t| !t.is_empty());
+                    Some(q)
+                })
+                .collect(),
+        })
+        .collect();
+    (entries, banks)
 }
 
 /// TOML text of one of the import's file shapes.

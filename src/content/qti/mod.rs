@@ -9,8 +9,21 @@
 //!   resource per locale, the source locale's first, then one `imsqti_item_xmlv3p0` resource
 //!   per question and locale.
 //! - `tests/<locale>.xml`: a `qti-assessment-test` with `xml:lang` = the locale, its `title` the
-//!   quiz's title in that locale, one section whose `qti-rubric-block` carries the intro, and
-//!   every question as a `qti-assessment-item-ref` to that locale's item.
+//!   quiz's title in that locale, and one `qti-test-part`. Without banks: one section whose
+//!   `qti-rubric-block` carries the intro, and every question as a `qti-assessment-item-ref`
+//!   to that locale's item. With banks, the part's sections follow the layout (the first
+//!   carries the intro): each run of fixed questions is a section (`S_<slug>`,
+//!   `S_<slug>.<n>`), and each slot a section `B_<bank>` (`B_<bank>.<tag>` for a slot that
+//!   draws by tag), not visible, with `qti-selection select="<draw>"
+//!   with-replacement="false"` over the slot's candidates, in bank order; a bank's questions
+//!   that no slot can draw close the part in a section `B_<bank>..undrawn` that selects 0.
+//!   A bank question's reference carries its tags as `category` (a tag that is not an
+//!   identifier of `[A-Za-z_][A-Za-z0-9_-]*` is written `_.` and its UTF-8 in hex); the
+//!   manifest lists a bank's items in bank order. Importing reads these back into the same
+//!   banks, slots and tags ([`parse_bank_section_id`]); another tool's section that selects N
+//!   of its items is a bank of its own drawn N times, and a selection quizd cannot keep (among
+//!   sub-sections, with replacement, without a valid `select`) is reported in the notes, its
+//!   items imported as fixed questions.
 //! - `items/<key>/<locale>.xml`: one `qti-assessment-item` per question and locale. A QTI item
 //!   carries one language, so **a quiz with several locales is one item file per locale**; all
 //!   of a question's files have the same item `identifier` (`Q_<key>`) and differ by the
@@ -37,8 +50,7 @@
 //! wrong-answer feedback is `WRONG`, shown when SCORE < MAXSCORE; an option's feedback is a
 //! modal feedback whose identifier is the option's choice, shown when it was chosen.
 //!
-//! Not carried: banks and draws (every question is exported as a fixed one), visibility, the
-//! practice policy, and which translations are stale (an import records every translation as
+//! Not carried: visibility, the practice policy, and which translations are stale (an import records every translation as
 //! made from the current source).
 //!
 //! # Reading untrusted packages
@@ -74,6 +86,62 @@ const TEST_PREFIX: &str = "T_";
 const EXPLANATION: &str = "EXPLANATION";
 const WRONG: &str = "WRONG";
 const TRUE_FALSE_CLASS: &str = "quizd-true-false";
+
+const BANK_PREFIX: &str = "B_";
+const UNDRAWN: &str = ".undrawn";
+
+/// What a section quizd writes for a bank is: a slot (with its tag, if any), or the bank's
+/// questions that no slot draws.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum BankSection {
+    Slot(Option<String>),
+    Undrawn,
+}
+
+/// The identifier of a bank's section: `B_<bank>` for a slot without tag, `B_<bank>.<tag>`
+/// for a slot with one (the tag as [`tag_token`] writes it), `B_<bank>..undrawn` for the
+/// questions no slot draws. Bank keys have no `.`, and a tag token never starts with one, so
+/// [`parse_bank_section_id`] reads each back.
+pub(super) fn bank_section_id(bank: &str, what: &BankSection) -> String {
+    match what {
+        BankSection::Slot(None) => format!("{BANK_PREFIX}{bank}"),
+        BankSection::Slot(Some(tag)) => format!("{BANK_PREFIX}{bank}.{}", tag_token(tag)),
+        BankSection::Undrawn => format!("{BANK_PREFIX}{bank}.{UNDRAWN}"),
+    }
+}
+
+/// The bank and what the section is, from an identifier [`bank_section_id`] wrote.
+pub(super) fn parse_bank_section_id(id: &str) -> Option<(String, BankSection)> {
+    let rest = id.strip_prefix(BANK_PREFIX)?;
+    let (bank, what) = match rest.split_once('.') {
+        None => (rest, BankSection::Slot(None)),
+        Some((bank, UNDRAWN)) => (bank, BankSection::Undrawn),
+        Some((bank, token)) => (bank, BankSection::Slot(Some(token_tag(token)?))),
+    };
+    super::format::valid_key(bank).then(|| (bank.to_string(), what))
+}
+
+/// A tag as a QTI identifier (an item reference's `category` is a list of them): as it is
+/// when it is one of `[A-Za-z_][A-Za-z0-9_-]*`, else `_.` and its UTF-8 in hex.
+pub(super) fn tag_token(tag: &str) -> String {
+    let plain = tag.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        tag.to_string()
+    } else {
+        format!("_.{}", hex::encode(tag.as_bytes()))
+    }
+}
+
+/// The tag a [`tag_token`] stands for; `None` for a token it cannot have written.
+pub(super) fn token_tag(token: &str) -> Option<String> {
+    match token.strip_prefix("_.") {
+        Some(h) => String::from_utf8(hex::decode(h).ok()?).ok(),
+        None => (!token.is_empty() && !token.contains('.')).then(|| token.to_string()),
+    }
+}
 
 /// Bounds on what an import reads (see the module documentation).
 pub mod limits {

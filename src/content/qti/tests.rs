@@ -5,8 +5,8 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::import::{
-    OptionToml, OptionTranslationToml, QuestionToml, QuestionTranslationToml, QuizToml,
-    TranslationToml, kind_name, to_toml,
+    BankToml, EntryToml, OptionToml, OptionTranslationToml, QuestionToml, QuestionTranslationToml,
+    QuizToml, TranslationToml, kind_name, to_toml,
 };
 use super::*;
 use crate::content::{QuizSource, SourceFile, Visibility, compile, load_dir};
@@ -22,13 +22,8 @@ fn carried(mut c: QuizContent) -> QuizContent {
         .retain(|locale, t| *locale == source || Some(&*t) != source_title.as_ref());
     c.visibility = Visibility::default();
     c.practice = None;
-    c.banks.clear();
-    c.layout.clear();
     c.translated_from.clear();
     c.keep_stale_translations = false;
-    for q in &mut c.questions {
-        q.tags.clear();
-    }
     c
 }
 
@@ -80,11 +75,176 @@ fn every_question_kind_comes_back_with_its_key_points_and_feedback() {
 }
 
 #[test]
-fn a_quiz_with_banks_comes_back_with_every_question_fixed() {
+fn a_quiz_with_banks_comes_back_with_its_banks_slots_tags_and_undrawn_questions() {
     let original = seed("collectives");
-    assert!(!original.banks.is_empty());
+    // Bank `numbers` is drawn by tag, and its question tagged `names` by no slot.
+    assert!(
+        original
+            .layout
+            .iter()
+            .any(|s| matches!(s, crate::content::Slot::Draw { tag: Some(_), .. }))
+    );
+    assert_eq!(original.locales, ["en", "bn", "id"]);
     let back = round_trip(&original);
-    assert_eq!(back.content, carried(original));
+    assert!(back.report.notes.is_empty(), "{:?}", back.report.notes);
+    assert_eq!(back.content, carried(original.clone()));
+
+    // The test: the fixed question's section, then a section per slot that selects without
+    // replacement, then the bank's undrawn questions, selecting none.
+    let files = package_files(&original).unwrap();
+    let test = files.iter().find(|(n, _)| n == "tests/en.xml").unwrap();
+    let doc = roxmltree::Document::parse(std::str::from_utf8(&test.1).unwrap()).unwrap();
+    let part = doc
+        .descendants()
+        .find(|n| n.has_tag_name((ASI_NS, "qti-test-part")))
+        .unwrap();
+    let sections: Vec<(String, Option<String>, Vec<String>)> = part
+        .children()
+        .filter(|n| n.is_element())
+        .map(|s| {
+            assert!(s.has_tag_name((ASI_NS, "qti-assessment-section")));
+            let selection = s
+                .children()
+                .find(|c| c.has_tag_name((ASI_NS, "qti-selection")));
+            if let Some(sel) = selection {
+                assert_eq!(sel.attribute("with-replacement"), Some("false"));
+            }
+            let refs = s
+                .children()
+                .filter(|c| c.has_tag_name((ASI_NS, "qti-assessment-item-ref")))
+                .map(|r| {
+                    let id = r.attribute("identifier").unwrap();
+                    match r.attribute("category") {
+                        Some(c) => format!("{id} [{c}]"),
+                        None => id.to_string(),
+                    }
+                })
+                .collect();
+            (
+                s.attribute("identifier").unwrap().to_string(),
+                selection
+                    .and_then(|s| s.attribute("select"))
+                    .map(str::to_string),
+                refs,
+            )
+        })
+        .collect();
+    let s = |id: &str, select: Option<&str>, refs: &[&str]| {
+        (
+            id.to_string(),
+            select.map(str::to_string),
+            refs.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        sections,
+        [
+            s("S_collectives", None, &["Q_why-collectives"]),
+            s(
+                "B_collectives",
+                Some("2"),
+                &[
+                    "Q_all-reduce-result",
+                    "Q_broadcast-purpose",
+                    "Q_reduce-scatter",
+                    "Q_all-gather",
+                    "Q_ring-steps"
+                ]
+            ),
+            s(
+                "B_numbers.sizes",
+                Some("1"),
+                &["Q_ring-volume [sizes]", "Q_global-batch [sizes]"]
+            ),
+            s("B_numbers..undrawn", Some("0"), &["Q_nccl-name [names]"]),
+        ]
+    );
+}
+
+#[test]
+fn tags_that_are_not_qti_identifiers_are_written_so_that_they_read_back() {
+    for tag in ["sizes", "_x", "Größe", "two words", "1st", "a.b", "_.", ""] {
+        let token = tag_token(tag);
+        assert_eq!(token_tag(&token).as_deref(), Some(tag), "{tag} as {token}");
+        let id = bank_section_id("bank-1", &BankSection::Slot(Some(tag.into())));
+        assert_eq!(
+            parse_bank_section_id(&id),
+            Some(("bank-1".into(), BankSection::Slot(Some(tag.into())))),
+            "{id}"
+        );
+    }
+    assert_eq!(
+        parse_bank_section_id("B_b..undrawn"),
+        Some(("b".into(), BankSection::Undrawn))
+    );
+    assert_eq!(parse_bank_section_id("S_b"), None);
+}
+
+/// A QTI 3.0 test written by hand as another tool would: a section drawing 2 of 3 items, a
+/// section that draws among sub-sections, and one that draws with replacement. The first is a
+/// bank and a slot; the others cannot be kept and are reported, their items fixed.
+#[test]
+fn another_tools_selection_is_a_bank_and_shapes_quizd_cannot_keep_are_reported() {
+    let item = |id: &str| {
+        format!(
+            r#"<qti-assessment-item xmlns="http://www.imsglobal.org/xsd/imsqtiasi_v3p0" identifier="{id}" title="{id}" adaptive="false" time-dependent="false" xml:lang="en">
+<qti-response-declaration identifier="RESPONSE" cardinality="single" base-type="identifier"><qti-correct-response><qti-value>A</qti-value></qti-correct-response></qti-response-declaration>
+<qti-item-body><qti-choice-interaction response-identifier="RESPONSE" max-choices="1"><qti-prompt>Pick {id}</qti-prompt><qti-simple-choice identifier="A">yes</qti-simple-choice><qti-simple-choice identifier="B">no</qti-simple-choice></qti-choice-interaction></qti-item-body>
+<qti-modal-feedback outcome-identifier="FEEDBACK" identifier="solution" show-hide="show"><qti-content-body><p>Because.</p></qti-content-body></qti-modal-feedback>
+</qti-assessment-item>"#
+        )
+    };
+    let r = |id: &str| {
+        format!(r#"<qti-assessment-item-ref identifier="{id}" href="{id}.xml" category="easy"/>"#)
+    };
+    let test = format!(
+        r#"<qti-assessment-test xmlns="http://www.imsglobal.org/xsd/imsqtiasi_v3p0" identifier="exam" title="Exam" xml:lang="en">
+<qti-test-part identifier="p" navigation-mode="linear" submission-mode="individual">
+<qti-assessment-section identifier="intro" title="Intro" visible="true">{}</qti-assessment-section>
+<qti-assessment-section identifier="Pool_A" title="Pool" visible="false"><qti-selection select="2" with-replacement="false"/>{}{}{}</qti-assessment-section>
+<qti-assessment-section identifier="nested" title="N" visible="true"><qti-selection select="1"/>
+<qti-assessment-section identifier="n1" title="n1" visible="true">{}</qti-assessment-section>
+<qti-assessment-section identifier="n2" title="n2" visible="true">{}</qti-assessment-section></qti-assessment-section>
+<qti-assessment-section identifier="again" title="R" visible="true"><qti-selection select="1" with-replacement="true"/>{}</qti-assessment-section>
+</qti-test-part></qti-assessment-test>"#,
+        r("fixed"),
+        r("p1"),
+        r("p2"),
+        r("p3"),
+        r("n1"),
+        r("n2"),
+        r("rep")
+    );
+    let names = ["fixed", "p1", "p2", "p3", "n1", "n2", "rep"];
+    let items: Vec<(String, Vec<u8>)> = names
+        .iter()
+        .map(|n| (format!("{n}.xml"), item(n).into_bytes()))
+        .collect();
+    let mut files: Vec<(&str, &[u8])> = vec![("test.xml", test.as_bytes())];
+    files.extend(items.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+    let import = import_qti(&zip_of(&files)).unwrap();
+    let c = &import.content;
+    assert_eq!(c.banks.len(), 1);
+    assert_eq!(c.banks[0].key, "pool_a");
+    assert_eq!(c.banks[0].questions, ["p1", "p2", "p3"]);
+    assert_eq!(c.question("p1").unwrap().tags, ["easy"]);
+    let keys = |slot: &crate::content::Slot| match slot {
+        crate::content::Slot::Fixed { question } => question.clone(),
+        crate::content::Slot::Draw { bank, draw, .. } => format!("{bank}×{draw}"),
+    };
+    assert_eq!(
+        c.layout.iter().map(keys).collect::<Vec<_>>(),
+        ["fixed", "pool_a×2", "n1", "n2", "rep"]
+    );
+    let notes = import.report.notes.join("\n");
+    assert!(
+        notes.contains("section 'nested'") && notes.contains("among sections"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("section 'again'") && notes.contains("with replacement"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -459,6 +619,7 @@ fn question(i: usize) -> impl Strategy<Value = (QuestionToml, QuestionTranslatio
                     case_sensitive: None,
                     wrong_feedback: None,
                     options: None,
+                    tags: None,
                 };
                 let mut t = QuestionTranslationToml {
                     prompt: tr.0,
@@ -520,26 +681,64 @@ fn quiz() -> impl Strategy<Value = QuizSource> {
                 text(),
                 proptest::option::of(text()),
                 proptest::option::of(text()),
+                (0usize..4, any::<u32>(), any::<bool>()),
+                Just(n),
             )
         })
-        .prop_map(|(qs, title, intro, bn_title)| {
+        .prop_map(|(qs, title, intro, bn_title, bank, n)| {
             let (questions, translated): (Vec<_>, Vec<_>) = qs.into_iter().unzip();
+            let bn = TranslationToml {
+                title: bn_title,
+                intro: None,
+                questions: questions
+                    .iter()
+                    .map(|q| q.key.clone())
+                    .zip(translated)
+                    .collect::<BTreeMap<_, _>>(),
+            };
+            // The last `bank` questions in a bank (tagged; one tag not a QTI identifier),
+            // drawn by one slot among the fixed questions, by tag or not.
+            let (bank, draw, tagged) = bank;
+            let m = bank.min(questions.len());
+            let mut fixed: Vec<EntryToml> = Vec::new();
+            let mut pool = Vec::new();
+            for (j, mut q) in questions.into_iter().enumerate() {
+                if j + m < n {
+                    fixed.push(EntryToml::Question(Box::new(q)));
+                } else {
+                    let tag = if pool.len() % 2 == 0 {
+                        "größe x"
+                    } else {
+                        "small"
+                    };
+                    q.tags = Some(vec![tag.to_string()]);
+                    pool.push(q);
+                }
+            }
+            let mut banks = Vec::new();
+            if m > 0 {
+                let candidates = if tagged { m.div_ceil(2) } else { m };
+                let at = draw as usize % (fixed.len() + 1);
+                fixed.insert(
+                    at,
+                    EntryToml::Slot {
+                        bank: "pool".into(),
+                        draw: 1 + draw % candidates as u32,
+                        tag: tagged.then(|| "größe x".to_string()),
+                    },
+                );
+                banks.push(BankToml {
+                    key: "pool".into(),
+                    questions: pool,
+                });
+            }
             let quiz = QuizToml {
                 slug: "generated".into(),
                 source_locale: "en".into(),
                 title,
                 intro,
-                questions,
-            };
-            let bn = TranslationToml {
-                title: bn_title,
-                intro: None,
-                questions: quiz
-                    .questions
-                    .iter()
-                    .map(|q| q.key.clone())
-                    .zip(translated)
-                    .collect::<BTreeMap<_, _>>(),
+                questions: fixed,
+                banks,
             };
             let file = |name: &str, text: String| SourceFile {
                 name: name.into(),
@@ -916,16 +1115,147 @@ text = "Send"
             notes.iter().any(|n| n.contains("'Well done.'")),
             "{notes:?}"
         );
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("section 'Pick one' draws 1 of its questions")),
-            "{notes:?}"
+        // The question group "Pick one" (draw 1 of a multiple answer and a text-only item,
+        // which is skipped) is a bank of what was imported and a slot at its place.
+        assert_eq!(
+            content.banks,
+            [crate::content::Bank {
+                key: "pick-one".into(),
+                questions: vec!["i0b1".into()],
+            }]
+        );
+        assert_eq!(
+            content.layout.last(),
+            Some(&crate::content::Slot::Draw {
+                bank: "pick-one".into(),
+                draw: 1,
+                tag: None
+            })
         );
         assert!(
             notes
                 .iter()
                 .any(|n| n.contains("assessment_meta.xml: <quiz> is not QTI 1.2")),
+            "{notes:?}"
+        );
+    }
+
+    /// `tests/qti/fixtures/canvas-text2qti-groups/quiz.zip` was written by text2qti 0.8.0
+    /// from `quiz.txt` beside it: a fixed question, a group drawing 2 of 3 questions at 2
+    /// points each, a group drawing 1 of 2 at 1 point, and a last fixed question. Each group
+    /// is a bank drawn as Canvas draws it, at its place.
+    #[test]
+    fn question_groups_written_by_text2qti_become_banks_drawn_as_canvas_draws_them() {
+        let zip = std::fs::read(fixtures().join("canvas-text2qti-groups/quiz.zip")).unwrap();
+        let (content, report) = import(Format::Qti12, &zip);
+        assert_eq!(report.format, Format::Qti12);
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+        let slot = |bank: &str, draw| crate::content::Slot::Draw {
+            bank: bank.into(),
+            draw,
+            tag: None,
+        };
+        let fixed = |key: &str| crate::content::Slot::Fixed {
+            question: key.into(),
+        };
+        assert_eq!(
+            content.layout,
+            [
+                fixed("why-collectives"),
+                slot("group", 2),
+                slot("group-2", 1),
+                fixed("closing")
+            ]
+        );
+        let bank = |key: &str, questions: &[&str]| crate::content::Bank {
+            key: key.into(),
+            questions: questions.iter().map(|q| q.to_string()).collect(),
+        };
+        assert_eq!(
+            content.banks,
+            [
+                bank(
+                    "group",
+                    &["all-reduce-result", "broadcast-purpose", "ring-steps"]
+                ),
+                bank("group-2", &["global-batch", "nccl-name"])
+            ]
+        );
+        let points: Vec<(&str, f64)> = (content.questions.iter())
+            .map(|q| (q.key.as_str(), q.points))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                ("why-collectives", 1.0),
+                ("closing", 1.0),
+                ("all-reduce-result", 2.0),
+                ("broadcast-purpose", 2.0),
+                ("ring-steps", 2.0),
+                ("global-batch", 1.0),
+                ("nccl-name", 1.0)
+            ]
+        );
+        // Each attempt serves 1 + 2 + 1 + 1 questions, worth at most 1 + 4 + 1 + 1.
+        assert_eq!(content.served_count(), 5);
+        assert_eq!(content.nominal_max_score(), 7.0);
+        let ring = content.question("ring-steps").unwrap();
+        assert_eq!(ring.kind, crate::content::QuestionKind::TrueFalse);
+        assert!(!ring.true_false_answer());
+    }
+
+    /// A group that draws from a Canvas question bank the export does not hold has no items:
+    /// nothing is drawn, and the report says so; a group drawing more than it holds draws all.
+    #[test]
+    fn a_group_without_items_or_drawing_more_than_it_holds_is_noted() {
+        let item = |ident: &str| {
+            format!(
+                r#"<item ident="{ident}" title="{ident}"><itemmetadata><qtimetadata>
+<qtimetadatafield><fieldlabel>question_type</fieldlabel><fieldentry>multiple_choice_question</fieldentry></qtimetadatafield>
+</qtimetadata></itemmetadata>
+<presentation><material><mattext>Pick</mattext></material>
+<response_lid ident="response1" rcardinality="Single"><render_choice>
+<response_label ident="1"><material><mattext>Yes</mattext></material></response_label>
+<response_label ident="2"><material><mattext>No</mattext></material></response_label>
+</render_choice></response_lid></presentation>
+<resprocessing><outcomes><decvar maxvalue="100" minvalue="0" varname="SCORE" vartype="Decimal"/></outcomes>
+<respcondition continue="No"><conditionvar><varequal respident="response1">1</varequal></conditionvar><setvar action="Set" varname="SCORE">100</setvar></respcondition>
+</resprocessing>
+<itemfeedback ident="general_fb"><flow_mat><material><mattext>Because.</mattext></material></flow_mat></itemfeedback>
+</item>"#
+            )
+        };
+        let doc = format!(
+            r#"<questestinterop xmlns="http://www.imsglobal.org/xsd/ims_qtiasiv1p2"><assessment ident="a" title="A"><section ident="root_section">
+{}
+<section ident="g1" title="From a bank"><selection_ordering><selection><sourcebank_ref>b1</sourcebank_ref><selection_number>2</selection_number><selection_extension><points_per_item>1</points_per_item></selection_extension></selection></selection_ordering></section>
+<section ident="g2" title="Too few"><selection_ordering><selection><selection_number>3</selection_number></selection></selection_ordering>{}{}</section>
+</section></assessment></questestinterop>"#,
+            item("fixed"),
+            item("one"),
+            item("two")
+        );
+        let (content, report) = import(Format::Qti12, doc.as_bytes());
+        assert_eq!(
+            content.layout.last(),
+            Some(&crate::content::Slot::Draw {
+                bank: "too-few".into(),
+                draw: 2,
+                tag: None
+            })
+        );
+        assert_eq!(content.banks.len(), 1);
+        let notes: Vec<&str> = report.notes.iter().map(|n| n.note.as_str()).collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("'From a bank' draws from a Canvas question bank")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("'Too few' draws 3 questions in the source, but only 2")),
             "{notes:?}"
         );
     }

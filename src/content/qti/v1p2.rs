@@ -25,8 +25,15 @@
 //! wrong answer, `<label ident>_fb` the option's; `correct_fb` has no place unless it is the
 //! explanation (noted). Every other type (essay, file upload, matching, multiple dropdowns,
 //! fill in multiple blanks, calculated, formula, text only…) is skipped by its title and item
-//! ident. HTML in `mattext` becomes plain text as Moodle XML's does. A section that draws
-//! `selection_number` of its items is imported as fixed questions (noted).
+//! ident. HTML in `mattext` becomes plain text as Moodle XML's does.
+//!
+//! A Canvas question group (a `section` whose `selection_ordering/selection` has a
+//! `selection_number` N ≥ 1) is a bank of its imported items, keyed by the section's title
+//! (else its ident, else `group`), and a slot drawing N of them at the group's place; its
+//! `selection_extension/points_per_item` is each question's points (Canvas's). A group that
+//! draws from a Canvas question bank the export does not hold (`sourcebank_ref`, no items),
+//! or whose items were all skipped, draws nothing (noted); one that draws more than was
+//! imported draws them all (noted).
 
 use std::collections::HashMap;
 
@@ -34,7 +41,10 @@ use roxmltree::{Document, Node};
 
 use super::QtiError;
 use super::import::File;
-use crate::content::interchange::{Draft, DraftAnswer, DraftOption, DraftQuestion, MAX_ANSWERS};
+use crate::content::format::valid_key;
+use crate::content::interchange::{
+    Draft, DraftAnswer, DraftBank, DraftOption, DraftQuestion, DraftSlot, MAX_ANSWERS, slugify,
+};
 use crate::content::moodle_xml::{Lines, html_to_text};
 
 fn els<'a, 'i: 'a>(n: Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
@@ -231,27 +241,7 @@ pub(super) fn read(docs: &[(&File, Document)]) -> Result<Draft, QtiError> {
         }
         assessments += 1;
         let lines = Lines::new(&file.text);
-        for section in root
-            .descendants()
-            .filter(|n| n.is_element() && n.tag_name().name() == "section")
-        {
-            let draws = section
-                .descendants()
-                .find(|n| n.is_element() && n.tag_name().name() == "selection_number")
-                .map(|n| text(n).trim().to_string());
-            if let Some(n) = draws {
-                draft.notes.push((
-                    None,
-                    lines.at(section.range().start),
-                    format!(
-                        "{}: section '{}' draws {n} of its questions in the source; they are \
-                         imported as fixed questions",
-                        file.path,
-                        section.attribute("title").unwrap_or_default()
-                    ),
-                ));
-            }
-        }
+        let mut groups: Vec<(Node, Group)> = Vec::new();
         for item in root
             .descendants()
             .filter(|n| n.is_element() && n.tag_name().name() == "item")
@@ -260,10 +250,118 @@ pub(super) fn read(docs: &[(&File, Document)]) -> Result<Draft, QtiError> {
             draft
                 .check_count(line)
                 .map_err(|e| QtiError::Refused(format!("{}: {e}", file.path)))?;
+            let section = item
+                .ancestors()
+                .find(|a| a.is_element() && a.tag_name().name() == "section");
+            let group = section.and_then(|s| group_of(s).map(|g| (s, g)));
+            let before = draft.questions.len();
             read_item(item, line, &mut draft)
                 .map_err(|e| QtiError::Refused(format!("{}: {e}", file.path)))?;
+            let Some((section, group)) = group else {
+                continue;
+            };
+            let at = match groups.iter().position(|(s, _)| *s == section) {
+                Some(at) => at,
+                None => {
+                    groups.push((section, group));
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[at].1;
+            g.before.get_or_insert(before);
+            if draft.questions.len() > before {
+                if let Some(points) = g.points {
+                    let q = &mut draft.questions[before];
+                    if q.points.is_some_and(|p| (p - points).abs() > 1e-9) {
+                        draft.notes.push((
+                            Some(before),
+                            line,
+                            format!(
+                                "worth {} in the question group's {points} points per question (Canvas's points)",
+                                q.points.unwrap_or(1.0)
+                            ),
+                        ));
+                    }
+                    q.points = Some(points);
+                }
+                g.questions.push(before);
+            }
+        }
+        // Groups with no item of their own (drawn from a Canvas question bank that the export
+        // does not hold) and ones whose every item was skipped.
+        for section in root
+            .descendants()
+            .filter(|n| n.is_element() && n.tag_name().name() == "section")
+        {
+            if let Some(g) = group_of(section)
+                && !groups.iter().any(|(s, _)| *s == section)
+            {
+                groups.push((section, g));
+            }
+        }
+        for (section, g) in groups {
+            let line = lines.at(section.range().start);
+            let title = section.attribute("title").unwrap_or_default();
+            let label = format!("{}: question group '{title}'", file.path);
+            if section.ancestors().skip(1).any(|a| {
+                a.is_element() && a.tag_name().name() == "section" && group_of(a).is_some()
+            }) {
+                draft.notes.push((
+                    None,
+                    line,
+                    format!("{label} is inside another question group; it is a bank of its own"),
+                ));
+            }
+            if g.questions.is_empty() {
+                let why = if g.sourcebank {
+                    "draws from a Canvas question bank that the export does not hold"
+                } else {
+                    "has no question quizd imports"
+                };
+                draft.notes.push((
+                    None,
+                    line,
+                    format!("{label} {why}: nothing is drawn from it"),
+                ));
+                continue;
+            }
+            let mut draw = g.draw;
+            if draw as usize > g.questions.len() {
+                draft.notes.push((
+                    None,
+                    line,
+                    format!(
+                        "{label} draws {draw} questions in the source, but only {} of its questions were imported: it draws them all",
+                        g.questions.len()
+                    ),
+                ));
+                draw = g.questions.len() as u32;
+            }
+            let base = [title, section.attribute("ident").unwrap_or_default()]
+                .into_iter()
+                .map(|t| slugify(t, 48))
+                .find(|k| valid_key(k))
+                .unwrap_or_else(|| "group".into());
+            let mut key = base.clone();
+            let mut n = 2;
+            while draft.banks.iter().any(|b| b.key == key) {
+                key = format!("{base}-{n}");
+                n += 1;
+            }
+            draft.banks.push(DraftBank {
+                key,
+                questions: g.questions,
+            });
+            draft.slots.push(DraftSlot {
+                bank: draft.banks.len() - 1,
+                draw,
+                tag: None,
+                before: g.before.unwrap_or(draft.questions.len()),
+            });
         }
     }
+    // Slots in document order: `build` places them by `before`.
+    draft.slots.sort_by_key(|s| s.before);
     if assessments > 1 {
         draft.notes.push((
             None,
@@ -272,6 +370,43 @@ pub(super) fn read(docs: &[(&File, Document)]) -> Result<Draft, QtiError> {
         ));
     }
     Ok(draft)
+}
+
+/// A Canvas question group: a section that draws `selection_number` of its items, each
+/// worth `points_per_item`.
+struct Group {
+    draw: u32,
+    points: Option<f64>,
+    /// Whether it names a Canvas question bank (`sourcebank_ref`) to draw from.
+    sourcebank: bool,
+    /// Its imported questions, by index in the draft.
+    questions: Vec<usize>,
+    /// The draft's question count when its first item was read: where its slot goes.
+    before: Option<usize>,
+}
+
+/// The group a section is, if it draws (`selection_ordering/selection/selection_number` ≥ 1).
+fn group_of(section: Node) -> Option<Group> {
+    let selection = el(el(section, "selection_ordering")?, "selection")?;
+    let draw = text(el(selection, "selection_number")?)
+        .trim()
+        .parse::<u32>()
+        .ok()?;
+    let extension = el(selection, "selection_extension");
+    let points = extension
+        .and_then(|e| el(e, "points_per_item"))
+        .and_then(|p| text(p).trim().parse::<f64>().ok())
+        .filter(|p| p.is_finite() && *p > 0.0);
+    let sourcebank = selection
+        .descendants()
+        .any(|n| n.is_element() && n.tag_name().name() == "sourcebank_ref");
+    (draw >= 1).then_some(Group {
+        draw,
+        points,
+        sourcebank,
+        questions: Vec::new(),
+        before: None,
+    })
 }
 
 fn read_item(item: Node, line: u32, draft: &mut Draft) -> Result<(), String> {
