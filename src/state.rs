@@ -96,6 +96,8 @@ pub struct AppState {
     pub mailer: Mailer,
     /// The Learning Record Store that xAPI statements go to; none by default.
     pub xapi: Option<crate::events::xapi::Settings>,
+    /// Live sessions' fan-out to this instance's event streams.
+    pub live: crate::live::hub::Hubs,
 }
 
 impl AppState {
@@ -147,6 +149,7 @@ impl AppState {
             lti: settings.lti,
             mailer,
             xapi: settings.xapi,
+            live: Default::default(),
         }
     }
 
