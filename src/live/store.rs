@@ -152,7 +152,8 @@ pub async fn end(
     at: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query(
-        "UPDATE live_sessions SET ended_at = $2, closes_at = least(closes_at, $2)
+        "UPDATE live_sessions SET ended_at = $2,
+                closes_at = CASE WHEN closes_at > $2 THEN $2 ELSE closes_at END
           WHERE id = $1 AND ended_at IS NULL",
     )
     .bind(id)
