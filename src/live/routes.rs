@@ -227,7 +227,7 @@ pub async fn get_distribution(
         (status = 409, description = "Not open yet (`not_open`), closed (`closed`), archived, no attempts left (`attempts_exhausted`), or an unfinished attempt started another way (`live_attempt_conflict`)", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many joins from your address or account (`too_many_joins`)", body = Problem, content_type = "application/problem+json", headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ))]
-pub async fn join(
+pub async fn join_session(
     state: Data<AppState>,
     user: CurrentUser,
     req: HttpRequest,
@@ -269,7 +269,7 @@ pub async fn join(
         (status = 409, description = "Not the open question, or its timer has run out (`live_question_closed`); answered already (`answer_final`); the session ended (`live_session_ended`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn answer(
+pub async fn live_answer(
     state: Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, String)>,
@@ -681,7 +681,7 @@ fn tally_frame(t: &Tally) -> Bytes {
         (status = 404, description = "No such session, or you neither run nor joined it", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "Too many streams open for you or this session (`too_many_streams`)", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn events(
+pub async fn session_events(
     state: Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
@@ -743,15 +743,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
     use web::{get, post, put};
     cfg.service(resource("/v1/assignments/{id}/live").route(post().to(create_session)))
-        .service(resource("/v1/live/join").route(post().to(join)))
+        .service(resource("/v1/live/join").route(post().to(join_session)))
         .service(resource("/v1/live/sessions/{id}").route(get().to(get_session)))
         .service(resource("/v1/live/sessions/{id}/next").route(post().to(next_question)))
         .service(resource("/v1/live/sessions/{id}/close").route(post().to(close_question)))
         .service(resource("/v1/live/sessions/{id}/end").route(post().to(end_session)))
         .service(resource("/v1/live/sessions/{id}/distribution").route(get().to(get_distribution)))
-        .service(resource("/v1/live/sessions/{id}/events").route(get().to(events)))
+        .service(resource("/v1/live/sessions/{id}/events").route(get().to(session_events)))
         .service(
-            resource("/v1/live/sessions/{id}/responses/{question_id}").route(put().to(answer)),
+            resource("/v1/live/sessions/{id}/responses/{question_id}").route(put().to(live_answer)),
         );
 }
 
@@ -764,8 +764,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     close_question,
     end_session,
     get_distribution,
-    join,
-    answer,
-    events,
+    join_session,
+    live_answer,
+    session_events,
 ))]
 pub struct Api;

@@ -176,15 +176,15 @@ pub async fn for_learner(
         session: SessionRow,
         attempt_id: Uuid,
     }
-    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    let row: Option<Row> = sqlx::query_as(
         "SELECT s.id, s.assignment_id, a.course_id, s.quiz_version_id, s.created_by,
                 s.code, s.code_expires_at, s.question_index, s.question_key, s.opened_at,
                 s.closes_at, s.leaderboard, s.created_at, s.ended_at, p.attempt_id
            FROM live_participants p
            JOIN live_sessions s ON s.id = p.session_id
            JOIN assignments a ON a.id = s.assignment_id
-          WHERE p.session_id = $1 AND p.user_id = $2"
-    )))
+          WHERE p.session_id = $1 AND p.user_id = $2",
+    )
     .bind(session)
     .bind(user)
     .fetch_optional(db)
