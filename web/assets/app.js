@@ -149,7 +149,6 @@ function renderHeader() {
   const links = [];
   if (ctx.me) {
     links.push(h('li', {}, h('a', { href: '#/quizzes', dataset: { nav: 'quizzes' } }, t('nav_quizzes'))));
-    links.push(h('li', {}, h('a', { href: '#/live', dataset: { nav: 'live' } }, t('nav_live'))));
     if (ctx.isStaff()) links.push(h('li', {}, h('a', { href: '#/teach', dataset: { nav: 'teach' } }, t('nav_teach'))));
   } else {
     links.push(h('li', {}, h('a', { href: '#/signin', dataset: { nav: 'signin' } }, t('sign_in'))));
