@@ -4514,7 +4514,10 @@ export interface operations {
     create_session: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): a key of 1 to 255 visible ASCII characters, new for each request (e.g. a UUID). The same key with the same request (method, path, body) by the same person within 24 hours answers the first successful response again (its status, body, `Content-Type` and `Location`, with `Idempotent-Replayed: true`) instead of running again; with another request it is `422 idempotency_key_reused`; while the first is still running, `409 idempotency_key_in_flight`. A request that did not succeed keeps nothing (a retry runs again), nor does one whose response is larger than 64 KiB. Keys are scoped to the signed-in person. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The assignment's id */
                 id: string;
@@ -4531,13 +4534,15 @@ export interface operations {
             /** @description The session, with its code */
             201: {
                 headers: {
+                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SessionView"];
                 };
             };
-            /** @description Malformed body or id */
+            /** @description Malformed body or id; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4573,9 +4578,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The quiz draws from question banks (`live_not_supported`) */
+            /** @description The quiz draws from question banks (`live_not_supported`); or A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds) */
             409: {
                 headers: {
+                    /** @description Seconds to wait (`idempotency_key_in_flight`) */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4584,6 +4591,15 @@ export interface operations {
             };
             /** @description Body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another request (`idempotency_key_reused`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

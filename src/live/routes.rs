@@ -742,17 +742,24 @@ pub async fn session_events(
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
     use web::{get, post, put};
-    cfg.service(resource("/v1/assignments/{id}/live").route(post().to(create_session)))
-        .service(resource("/v1/live/join").route(post().to(join_session)))
-        .service(resource("/v1/live/sessions/{id}").route(get().to(get_session)))
-        .service(resource("/v1/live/sessions/{id}/next").route(post().to(next_question)))
-        .service(resource("/v1/live/sessions/{id}/close").route(post().to(close_question)))
-        .service(resource("/v1/live/sessions/{id}/end").route(post().to(end_session)))
-        .service(resource("/v1/live/sessions/{id}/distribution").route(get().to(get_distribution)))
-        .service(resource("/v1/live/sessions/{id}/events").route(get().to(session_events)))
-        .service(
-            resource("/v1/live/sessions/{id}/responses/{question_id}").route(put().to(live_answer)),
-        );
+    // A retried start makes one session, not two (and so one code).
+    cfg.service(
+        resource("/v1/assignments/{id}/live").route(
+            post()
+                .to(create_session)
+                .wrap(actix_web::middleware::from_fn(crate::idempotency::guard)),
+        ),
+    )
+    .service(resource("/v1/live/join").route(post().to(join_session)))
+    .service(resource("/v1/live/sessions/{id}").route(get().to(get_session)))
+    .service(resource("/v1/live/sessions/{id}/next").route(post().to(next_question)))
+    .service(resource("/v1/live/sessions/{id}/close").route(post().to(close_question)))
+    .service(resource("/v1/live/sessions/{id}/end").route(post().to(end_session)))
+    .service(resource("/v1/live/sessions/{id}/distribution").route(get().to(get_distribution)))
+    .service(resource("/v1/live/sessions/{id}/events").route(get().to(session_events)))
+    .service(
+        resource("/v1/live/sessions/{id}/responses/{question_id}").route(put().to(live_answer)),
+    );
 }
 
 /// This module's part of the OpenAPI document.
