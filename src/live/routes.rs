@@ -508,10 +508,12 @@ impl Stream {
                 };
                 let response =
                     crate::attempts::store::response(&self.state.pool, attempt.row.id, key).await?;
-                // The key as the assignment's feedback timing allows it now, as for any attempt.
-                let reveal =
-                    crate::attempts::reveal_for(&self.state, &attempt.row, Viewer::Learner);
-                let rules = &attempt.row.question_rules;
+                // The key as the assignment's feedback timing allows it now, as for any attempt:
+                // judged on the attempt as it stands (the policy may have changed since the
+                // layout was cached).
+                let row = crate::attempts::current(&self.state, attempt.row.id).await?;
+                let reveal = crate::attempts::reveal_for(&self.state, &row, Viewer::Learner);
+                let rules = &row.question_rules;
                 let result = match reveal {
                     Reveal::All => Some(served.result(q, response.as_ref(), rules)),
                     Reveal::Answered => response.as_ref().map(|r| served.result(q, Some(r), rules)),

@@ -1037,3 +1037,54 @@ async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counte
     .unwrap();
     assert_eq!(recorded, PHONES as i64);
 }
+
+#[tokio::test]
+async fn under_deferred_feedback_a_closed_question_shows_the_spread_but_not_the_key() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 1, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&app, &c, json!({})).await;
+    expect_status(
+        join(&app, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    let mut phone = Sse::connect(&app, &learner.access, &session).await;
+    phone.until("hello").await;
+    // The policy changes after the learner's attempt was laid out (and cached): the close
+    // follows the policy as it is now.
+    let path = format!("/v1/assignments/{}", c.assignment);
+    let res = crate::support::patch_as(
+        &app,
+        &c.teacher.access,
+        &path,
+        &json!({"feedback": "never"}),
+    )
+    .await;
+    expect_status(res, 200).await;
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    let q = phone.until("question").await;
+    let (texts, correct) = question_texts(0);
+    let option = option_id(&q, &texts, &correct);
+    let qid = q["question"]["id"].as_str().unwrap();
+    let reply = expect_status(
+        live_answer(&app, learner, &session, qid, &option).await,
+        200,
+    )
+    .await;
+    assert!(reply["result"].is_null());
+    expect_status(
+        step(&app, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    let closed = phone.until("closed").await;
+    assert_eq!(closed["total"], 1);
+    assert_eq!(closed["answered"], true);
+    assert!(closed["result"].is_null(), "no key under `never`: {closed}");
+    assert!(!closed.to_string().contains("explanation"));
+}

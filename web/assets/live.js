@@ -317,7 +317,10 @@ function projector(view, ctx, assignment, session) {
       } else if (name === 'closed') {
         stopTimer();
         timer.textContent = t('live_closed');
-        const rows = data.options.map((o) => ({ label: o.text, text: o.text, answers: o.answers, correct: o.correct }));
+        // The room sees the projector: the right answer is marked only where the assignment's
+        // feedback would show it to a learner now (the API gives its staff the key regardless).
+        const reveal = assignment.policy.feedback === 'immediate';
+        const rows = data.options.map((o) => ({ label: o.text, text: o.text, answers: o.answers, correct: reveal && o.correct }));
         stage.replaceChildren(
           h('h2', {}, t('live_distribution')),
           rows.length ? bars(rows, data.total) : h('p', {}, t('live_right_wrong', { r: data.correct, w: data.wrong })),
