@@ -130,6 +130,7 @@ async fn main() -> anyhow::Result<()> {
             grade_delivery: None,
             xapi_delivery: None,
             change_listener: true,
+            live_listener: false,
             metrics_upkeep: false,
             analytics_backfill: false,
         },

@@ -56,6 +56,9 @@ pub struct Loops {
     pub xapi_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
+    /// Carry live sessions' events made on other instances to this one's streams
+    /// (LISTEN/NOTIFY).
+    pub live_listener: bool,
     /// Keep the Prometheus histograms current, every 5 s.
     pub metrics_upkeep: bool,
     /// Once at start: rebuild item analysis tables that are stale (after an upgrade).
@@ -69,6 +72,7 @@ impl Loops {
         grade_delivery: Some(Duration::from_secs(2)),
         xapi_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
+        live_listener: true,
         metrics_upkeep: true,
         analytics_backfill: true,
     };
@@ -110,6 +114,12 @@ impl Background {
         }
         if loops.change_listener {
             tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(
+                state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if loops.live_listener {
+            tasks.push(tokio::spawn(crate::live::listen(
                 state.clone(),
                 shutdown.clone(),
             )));

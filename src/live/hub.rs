@@ -119,10 +119,21 @@ impl Hub {
 }
 
 /// Every session's hub on this instance, and the streams each person holds.
-#[derive(Default)]
 pub struct Hubs {
     hubs: Mutex<HashMap<Uuid, Arc<Hub>>>,
     per_user: Arc<Mutex<HashMap<Uuid, u32>>>,
+    /// This instance, in the notices it sends to the others (it skips its own).
+    pub instance: Uuid,
+}
+
+impl Default for Hubs {
+    fn default() -> Self {
+        Self {
+            hubs: Mutex::default(),
+            per_user: Arc::default(),
+            instance: Uuid::new_v4(),
+        }
+    }
 }
 
 /// A stream's place, given back when the stream ends (dropped with it).

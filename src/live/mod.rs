@@ -12,9 +12,10 @@
 //! answer final, with no key in the reply. Its grade is the attempt's, finished when the
 //! session ends.
 //!
-//! Single instance: the hub fans events out to the streams of the instance that made the
-//! change. With several instances a stream on another instance misses them (its client sees
-//! the state on reconnecting); see `docs/SCALING.md`.
+//! Several instances: each change is also sent as `NOTIFY quizd_live` ([`Notice`]); every
+//! instance's [`listen`] loop hands the changes others made to its own hubs (and so to its
+//! streams). A notice lost with a dropped connection is caught up by the stream's next
+//! reconnect, which starts from the state in PostgreSQL.
 
 pub mod hub;
 pub mod machine;
@@ -51,6 +52,112 @@ pub const JOINS_PER_ACCOUNT: Rule = Rule {
     burst: 10,
     every: Duration::from_secs(6),
 };
+/// What one instance tells the others about a session.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Notice {
+    from: Uuid,
+    session: Uuid,
+    #[serde(flatten)]
+    what: What,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum What {
+    Opened {
+        index: usize,
+        key: String,
+        closes_at: chrono::DateTime<Utc>,
+    },
+    Closed {
+        index: usize,
+    },
+    Ended,
+    Joined {
+        joined: i64,
+        name: String,
+    },
+    Answered {
+        index: usize,
+    },
+}
+
+/// Sends a notice (best effort: a lost one is caught up when a stream reconnects).
+async fn notify(state: &AppState, session: Uuid, what: What) {
+    let notice = Notice {
+        from: state.live.instance,
+        session,
+        what,
+    };
+    let payload = serde_json::to_string(&notice).expect("a notice serializes");
+    if let Err(e) = store::notify(&state.pool, &payload).await {
+        tracing::warn!(error = %e, %session, "live: a notice to other instances failed");
+    }
+}
+
+/// Hands the changes other instances make to this one's streams, until quizd stops;
+/// reconnects after a lost connection.
+pub async fn listen(state: Data<AppState>, mut shutdown: crate::background::Shutdown) {
+    let run = async {
+        loop {
+            if let Ok(mut listener) =
+                sqlx::postgres::PgListener::connect_with(state.session_pool()).await
+                && listener.listen("quizd_live").await.is_ok()
+            {
+                while let Ok(Some(n)) = listener.try_recv().await {
+                    match serde_json::from_str::<Notice>(n.payload()) {
+                        Ok(notice) if notice.from != state.live.instance => {
+                            if let Err(e) = apply(&state, notice).await {
+                                tracing::warn!(error = ?e.detail, "live: applying a notice failed");
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(error = %e, "live: an unreadable notice"),
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    };
+    tokio::select! {
+        _ = run => {}
+        _ = shutdown.stopping() => {}
+    }
+}
+
+/// Another instance's change, to this instance's streams of the session (if it has any).
+async fn apply(state: &AppState, notice: Notice) -> Result<(), ApiError> {
+    let Some(hub) = state.live.existing(notice.session) else {
+        return Ok(());
+    };
+    match notice.what {
+        What::Opened {
+            index,
+            key,
+            closes_at,
+        } => {
+            hub.opened(index);
+            hub.send(Event::Opened {
+                index,
+                key,
+                closes_at,
+            });
+        }
+        What::Closed { index } => {
+            if let Some(row) = store::by_id(&state.pool, notice.session).await? {
+                announce_close_here(state, &row, index).await?;
+            }
+        }
+        What::Ended => {
+            hub.send(Event::Ended);
+            state.live.remove(notice.session);
+        }
+        What::Joined { joined, name } => hub.joined(joined, Some(name)),
+        What::Answered { index } => hub.answered(index),
+    }
+    Ok(())
+}
+
 /// Names on the leaderboard.
 pub const LEADERS: i64 = 10;
 
@@ -250,6 +357,16 @@ pub async fn open_next(
         key: key.clone(),
         closes_at: opening.closes_at,
     });
+    notify(
+        state,
+        row.id,
+        What::Opened {
+            index: opening.index,
+            key: key.clone(),
+            closes_at: opening.closes_at,
+        },
+    )
+    .await;
     // The timer: announce the close when it runs out (by the server's clock; a question
     // closed early or a session ended meanwhile is announced once, by whoever is first).
     let (timer_state, session, index) = (state.clone(), row.id, opening.index);
@@ -283,14 +400,27 @@ async fn announce_close_if_due(
     Ok(())
 }
 
-/// Tells the streams that question `index` closed, with its distribution (once).
+/// Tells the streams that question `index` closed, with its distribution (once), here and on
+/// the other instances.
 async fn announce_close(state: &AppState, row: &SessionRow, index: usize) -> Result<(), ApiError> {
+    if announce_close_here(state, row, index).await? {
+        notify(state, row.id, What::Closed { index }).await;
+    }
+    Ok(())
+}
+
+/// [`announce_close`] to this instance's streams; `false` if it was announced already.
+async fn announce_close_here(
+    state: &AppState,
+    row: &SessionRow,
+    index: usize,
+) -> Result<bool, ApiError> {
     let Some(key) = row.question_key.clone() else {
-        return Ok(());
+        return Ok(false);
     };
     let hub = state.live.hub(row.id);
     if !hub.claim_close(index) {
-        return Ok(());
+        return Ok(false);
     }
     let distribution = distribution(state, row.id, &key).await?;
     let leaders = if row.leaderboard {
@@ -304,7 +434,7 @@ async fn announce_close(state: &AppState, row: &SessionRow, index: usize) -> Res
         distribution,
         leaders,
     });
-    Ok(())
+    Ok(true)
 }
 
 /// Closes the open question now.
@@ -342,6 +472,7 @@ pub async fn end(state: &AppState, row: &SessionRow) -> Result<SessionRow, ApiEr
         hub.send(Event::Ended);
     }
     state.live.remove(row.id);
+    notify(state, row.id, What::Ended).await;
     Ok(ended)
 }
 
@@ -448,8 +579,17 @@ pub async fn join(
     let attempt = store::add_participant(&state.pool, row.id, user.id, attempt.id).await?;
     let joined = store::participant_count(&state.pool, row.id).await?;
     let name = store::display_name(&state.pool, user.id).await?;
-    state.live.hub(row.id).joined(joined, Some(name));
+    state.live.hub(row.id).joined(joined, Some(name.clone()));
+    notify(state, row.id, What::Joined { joined, name }).await;
     Ok((row, attempt, true))
+}
+
+/// An answer to question `index` was recorded: the staff's count, here and elsewhere.
+pub async fn answered(state: &AppState, session: Uuid, index: usize) {
+    if let Some(hub) = state.live.existing(session) {
+        hub.answered(index);
+    }
+    notify(state, session, What::Answered { index }).await;
 }
 
 /// Now, by the server's clock (for the streams' countdowns).

@@ -295,9 +295,7 @@ pub async fn live_answer(
         Some(&LiveTurn { question_key: key }),
     )
     .await?;
-    if let Some(hub) = state.live.existing(session) {
-        hub.answered(index);
-    }
+    super::answered(&state, session, index).await;
     Ok(res)
 }
 

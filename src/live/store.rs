@@ -325,3 +325,12 @@ pub async fn leaders(
     .fetch_all(db)
     .await
 }
+
+/// Tells the other instances what changed in a session (`live::listen` on each).
+pub async fn notify(db: impl PgExecutor<'_>, payload: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify('quizd_live', $1)")
+        .bind(payload)
+        .execute(db)
+        .await?;
+    Ok(())
+}

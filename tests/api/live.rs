@@ -1088,3 +1088,55 @@ async fn under_deferred_feedback_a_closed_question_shows_the_spread_but_not_the_
     assert!(closed["result"].is_null(), "no key under `never`: {closed}");
     assert!(!closed.to_string().contains("explanation"));
 }
+
+#[tokio::test]
+async fn a_stream_on_another_instance_follows_the_session_through_notify() {
+    let a = TestApp::spawn().await;
+    let b = a.another_instance().await;
+    let c = class(&a, 1, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&a, &c, json!({})).await;
+    // The projector's stream on instance B; everything else happens on A.
+    let mut staff = Sse::connect(&b, &c.teacher.access, &session).await;
+    staff.until("hello").await;
+    // B's listener is up once a notice reaches it: wait for the join's tally.
+    expect_status(
+        join(&a, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    loop {
+        if staff.until("tally").await["joined"] == 1 {
+            break;
+        }
+    }
+    let mut phone = Sse::connect(&a, &learner.access, &session).await;
+    phone.until("hello").await;
+    expect_status(
+        step(&a, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    assert_eq!(staff.until("question").await["index"], 0);
+    let q = phone.until("question").await;
+    let option = q["question"]["options"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let qid = q["question"]["id"].as_str().unwrap().to_string();
+    expect_status(live_answer(&a, learner, &session, &qid, &option).await, 200).await;
+    loop {
+        if staff.until("tally").await["answers"] == 1 {
+            break;
+        }
+    }
+    expect_status(
+        step(&a, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    assert_eq!(staff.until("closed").await["total"], 1);
+    expect_status(step(&a, &c.teacher, &session, "end", json!({})).await, 200).await;
+    staff.until("ended").await;
+    assert!(staff.ends().await);
+}

@@ -286,6 +286,7 @@ impl TestApp {
                         // Runs only where the test configured an LRS.
                         xapi_delivery: Some(std::time::Duration::from_millis(100)),
                         change_listener: true,
+                        live_listener: true,
                         metrics_upkeep: false,
                         analytics_backfill: false,
                     },
