@@ -130,6 +130,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .configure(courses::routes::configure)
         .configure(assignments::routes::configure)
         .configure(attempts::routes::configure)
+        .configure(crate::live::routes::configure)
         .configure(crate::grades::configure)
         .configure(analytics::routes::configure)
         .configure(lti::routes::configure)

@@ -59,6 +59,9 @@ pub struct Loops {
     pub webhook_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
+    /// Carry live sessions' events made on other instances to this one's streams
+    /// (LISTEN/NOTIFY).
+    pub live_listener: bool,
     /// Keep the Prometheus histograms current, every 5 s.
     pub metrics_upkeep: bool,
     /// Once at start: rebuild item analysis tables that are stale (after an upgrade).
@@ -73,6 +76,7 @@ impl Loops {
         xapi_delivery: Some(Duration::from_secs(2)),
         webhook_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
+        live_listener: true,
         metrics_upkeep: true,
         analytics_backfill: true,
     };
@@ -124,6 +128,12 @@ impl Background {
         }
         if loops.change_listener {
             tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(
+                state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if loops.live_listener {
+            tasks.push(tokio::spawn(crate::live::listen(
                 state.clone(),
                 shutdown.clone(),
             )));

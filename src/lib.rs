@@ -21,6 +21,7 @@ pub mod grading;
 pub mod i18n;
 pub mod idempotency;
 pub mod invitations;
+pub mod live;
 pub mod lti;
 pub mod mail;
 pub mod net;

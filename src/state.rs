@@ -101,6 +101,8 @@ pub struct AppState {
     pub xapi: Option<crate::events::xapi::Settings>,
     /// The hosts webhook URLs may name; none by default.
     pub webhook_hosts: Vec<String>,
+    /// Live sessions' fan-out to this instance's event streams.
+    pub live: crate::live::hub::Hubs,
 }
 
 impl AppState {
@@ -153,6 +155,7 @@ impl AppState {
             mailer,
             xapi: settings.xapi,
             webhook_hosts: settings.webhook_hosts,
+            live: Default::default(),
         }
     }
 

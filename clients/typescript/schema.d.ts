@@ -216,6 +216,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assignments/{id}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts a live session of an assignment: a join code for learners, the questions shown one
+         *     at a time by you. The course's instructors (a practice assignment: the quiz's authors). */
+        post: operations["create_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/assignments/{id}/overrides": {
         parameters: {
             query?: never;
@@ -760,6 +778,153 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/live/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Joins a live session with its code: your attempt in it (`201` new, `200` joined before).
+         *     Only those who may take the assignment join; limited per client address and per account. */
+        post: operations["join_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A live session as its instructor sees it. */
+        get: operations["get_session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Closes the open question now, before its timer runs out. */
+        post: operations["close_question"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/distribution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The answers to the question shown now (or last), counted by option, with the key, and
+         *     the leaderboard when the session has it on. The instructor's view. */
+        get: operations["get_distribution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ends the session: the code joins nothing more, and every participant's attempt is
+         *     finished and graded. Ending an ended session returns it as it is. */
+        post: operations["end_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's events as Server-Sent Events (`text/event-stream`). For its instructor:
+         *     `hello`, `question` (no key), `tally` (joins and answers, live), `closed` (the distribution
+         *     with the key, and the leaderboard if on), `ended`. For a learner who joined: `hello`,
+         *     `question` (in their locale, their option ids, no key), `closed` (the distribution by
+         *     their option ids, and their result as the feedback timing allows), `ended`. A stream starts
+         *     with where the session stands; a stream that falls behind is closed (reconnect). */
+        get: operations["session_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/next": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Opens the next question with a timer; answers are taken until it runs out (by the server's
+         *     clock) or you close it. */
+        post: operations["next_question"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/responses/{question_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answers the open question of a session you joined (its id as your attempt serves it):
+         *     graded and recorded like any answer, but only while it is open and before its timer runs
+         *     out; the first answer stands, and nothing of the key comes back until it closes. */
+        put: operations["live_answer"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lti/courses/{id}/roster": {
         parameters: {
             query?: never;
@@ -1258,7 +1423,7 @@ export interface paths {
         /** One version's questions, with their key, as Moodle XML or GIFT, for another system: the
          *     texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
          *     exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
-         *     question and locale, `xml:lang` on each; each slot of a bank a section that selects its draw), points, explanations, per-option feedback; multiple choice as equal
+         *     question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
          *     shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
          *     only: it holds the answer key. */
         get: operations["export_version"];
@@ -1340,99 +1505,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Every subscription (never their secrets). Admins. */
-        get: operations["list_webhooks"];
-        put?: never;
-        /** Subscribes a URL to topics. The answer carries the signing secret, shown this once. Admins. */
-        post: operations["create_webhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One subscription (never its secret). Admins. */
-        get: operations["get_webhook"];
-        put?: never;
-        post?: never;
-        /** Deletes a subscription, its secret and its deliveries (delivered or not). Admins. */
-        delete: operations["delete_webhook"];
-        options?: never;
-        head?: never;
-        /** Changes a subscription's URL, topics or description, or disables or enables it. Events
-         *     already queued keep going to it (to the new URL); new topics take events from now on.
-         *     Admins. */
-        patch: operations["update_webhook"];
-        trace?: never;
-    };
-    "/v1/webhooks/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A subscription's deliveries, newest first, with the last error of each. Admins. */
-        get: operations["list_webhook_deliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/{id}/deliveries/{event_id}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Tries an undelivered (failed or parked) event again now; its count of tries starts afresh.
-         *     Admins. */
-        post: operations["retry_webhook_delivery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/{id}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Gives a subscription a new signing secret, shown this once. For 24 hours deliveries carry
-         *     a signature with the previous secret too (`webhook-signature` holds both), so the receiver
-         *     can change its secret meanwhile. Admins. */
-        post: operations["rotate_secret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/xapi/deliveries": {
         parameters: {
             query?: never;
@@ -1477,7 +1549,7 @@ export interface components {
          * @description What happened.
          * @enum {string}
          */
-        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored" | "webhook_created" | "webhook_updated" | "webhook_deleted" | "webhook_secret_rotated";
+        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored";
         /** @description One learner's exceptions to the policy: each part absent means nothing extra. The most
          *     generous applicable rule wins: see the README ("Overrides and accommodations"). */
         AdjustmentRequest: {
@@ -1833,7 +1905,6 @@ export interface components {
              */
             regraded_at?: string | null;
             result?: components["schemas"]["AttemptResult"] | null;
-            score_feedback?: components["schemas"]["LocalizedText"] | null;
             /** Format: date-time */
             started_at: string;
             state: components["schemas"]["AttemptState"];
@@ -1963,7 +2034,7 @@ export interface components {
          *     | `deep_link_not_found` | 404 | There is no such Deep Linking request, or it is not yours. |
          *     | `deep_link_single_item` | 422 | The platform accepts one item in this Deep Linking request. |
          *     | `deep_link_too_many_items` | 422 | Place at most 50 quizzes at once. |
-         *     | `delivery_done` | 409 | This delivery (a grade to an LMS, statements to an LRS, an event to a webhook) has been made already. |
+         *     | `delivery_done` | 409 | This delivery (a grade to an LMS, statements to an LRS) has been made already. |
          *     | `delivery_not_found` | 404 | There is no such delivery. |
          *     | `email_taken` | 409 | An account with this email exists; sign in instead. |
          *     | `forbidden` | 403 | The action needs a role you do not hold here. |
@@ -2039,6 +2110,17 @@ export interface components {
          *     | `slug_taken` | 409 | The slug belongs to another quiz. |
          *     | `too_many_attempts` | 429 | Too many failed sign-ins for this account or address; wait `Retry-After` seconds. |
          *     | `too_many_signups` | 429 | Too many sign-ups from this address; wait `Retry-After` seconds. |
+         *     | `live_session_not_found` | 404 | No open live session has this code (wrong, expired or ended), or the session is not yours to see. |
+         *     | `live_question_closed` | 409 | The question is not the one the live session shows now, or its timer has run out: the answer was not recorded. |
+         *     | `live_question_open` | 409 | A question is open; close it (or let its timer run out) first. |
+         *     | `live_no_more_questions` | 409 | Every question of the quiz has been shown; end the session. |
+         *     | `live_session_ended` | 409 | The live session has ended. |
+         *     | `live_attempt_conflict` | 409 | An unfinished attempt at this assignment was started the other way (in a live session, or not); finish it first. |
+         *     | `live_only` | 409 | The attempt belongs to a live session: it takes answers only through the session. |
+         *     | `live_not_supported` | 409 | Live mode runs quizzes without question banks. |
+         *     | `invalid_timer` | 422 | `seconds` must be 5 to 600. |
+         *     | `too_many_joins` | 429 | Too many live-session joins from this address or account; wait `Retry-After` seconds. |
+         *     | `too_many_streams` | 429 | Too many event streams open for you (or for this session); close one first. |
          *     | `unknown_option` | 422 | An option id is not one of this question's options. |
          *     | `unknown_question` | 422 | The quiz version has no question with this key. |
          *     | `unknown_quiz` | 422 | There is no such quiz or quiz version. |
@@ -2051,13 +2133,11 @@ export interface components {
          *     | `attempt_regraded` | 409 | A regrade moved the attempt to a corrected version of its quiz while the request was on its way; read the attempt again. |
          *     | `regrade_conflict` | 409 | Another regrade of this assignment ran at the same moment; read it and retry. |
          *     | `regrade_same_version` | 422 | The assignment already uses this version; there is nothing to regrade to. |
-         *     | `invalid_webhook` | 422 | A webhook subscription is refused (its URL, topics or description); the detail names the field. |
-         *     | `webhook_not_found` | 404 | There is no such webhook subscription. |
          *     | `weak_password` | 422 | The password is too short or too long. |
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -2108,6 +2188,11 @@ export interface components {
             code?: string | null;
             /** @description 1 to 200 characters. */
             title?: string | null;
+        };
+        CreateSession: {
+            /** @description Show the best learners' names and points on the instructor's screen after each
+             *     question; off by default. */
+            leaderboard?: boolean;
         };
         CsvEnrollmentReport: {
             /** @description One result per row, in file order. */
@@ -2549,6 +2634,23 @@ export interface components {
              */
             next_after?: string | null;
         };
+        JoinRequest: {
+            /** @description The session's code as shown (case, spaces and dashes do not matter). */
+            code: string;
+        };
+        /** @description A learner in a session. */
+        Joined: {
+            /**
+             * Format: uuid
+             * @description The learner's attempt, which the session runs: graded like any other.
+             */
+            attempt_id: string;
+            /** @description The session's event stream (`text/event-stream`). */
+            events: string;
+            question_count: number;
+            /** Format: uuid */
+            session_id: string;
+        };
         KeyList: {
             /** @description The published keys, newest first; the one without `retired_at` signs. */
             items: components["schemas"]["PublicKeyInfo"][];
@@ -2562,6 +2664,12 @@ export interface components {
             id_token: string;
             /** @description The state quizd sent with the login. */
             state: string;
+        };
+        Leader: {
+            /** @description A learner's display name: text, never markup. */
+            display_name: string;
+            /** Format: double */
+            points: number;
         };
         /** @description How much of a quiz exists in one locale. */
         LocaleCoverage: {
@@ -2728,6 +2836,13 @@ export interface components {
             /** Format: double */
             number: number;
         };
+        OpenQuestion: {
+            /**
+             * Format: int32
+             * @description The question's timer.
+             */
+            seconds: number;
+        };
         OptionReport: {
             correct: boolean;
             /** @description Counted attempts that chose it. */
@@ -2767,6 +2882,8 @@ export interface components {
         OverrideList: {
             items: components["schemas"]["Override"][];
         };
+        /** @enum {string} */
+        PhaseName: "lobby" | "open" | "closed" | "ended";
         /** @description The policy of an assignment. The content file gives it for a quiz's practice assignment. */
         Policy: {
             /**
@@ -3208,19 +3325,33 @@ export interface components {
          * @enum {string}
          */
         Scoring: "graded" | "full_marks" | "dropped";
-        /** @description A rotated secret, shown this once. */
-        SecretRotated: {
-            /**
-             * Format: date-time
-             * @description Until then deliveries carry a signature with the previous secret too.
-             */
-            previous_secret_expires_at: string;
-            /** @description The new secret (`whsec_…`). Not shown again. */
-            secret: string;
-        };
         SelectedAnswer: {
             /** @description The chosen options' ids in this attempt: one for single choice and true/false. */
             selected: string[];
+        };
+        /** @description A live session as its instructor sees it. */
+        SessionView: {
+            /** Format: uuid */
+            assignment_id: string;
+            /** Format: date-time */
+            closes_at?: string | null;
+            /** @description What learners type at `#/live` (six characters). */
+            code: string;
+            /** Format: date-time */
+            code_expires_at: string;
+            /** Format: date-time */
+            ended_at?: string | null;
+            /** @description The session's event stream (`text/event-stream`). */
+            events: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The question shown now or last (0-based), absent before the first. */
+            index?: number | null;
+            /** Format: int64 */
+            joined: number;
+            leaderboard: boolean;
+            phase: components["schemas"]["PhaseName"];
+            question_count: number;
         };
         /** @description A question not imported, and why. */
         Skipped: {
@@ -3263,6 +3394,29 @@ export interface components {
             standard_deviation?: number | null;
             /** @description The tag its draw is limited to, if any. */
             tag?: string | null;
+        };
+        /** @description A closed question's distribution on the projector, with the key. */
+        StaffDistribution: {
+            /**
+             * Format: int64
+             * @description Questions answered by number or text: right and wrong answers.
+             */
+            correct: number;
+            index: number;
+            /** @description With the leaderboard on: the best learners so far. */
+            leaders?: components["schemas"]["Leader"][] | null;
+            options: components["schemas"]["StaffOptionCount"][];
+            /** Format: int64 */
+            total: number;
+            /** Format: int64 */
+            wrong: number;
+        };
+        StaffOptionCount: {
+            /** Format: int64 */
+            answers: number;
+            correct: boolean;
+            key: string;
+            text: string;
         };
         StartAttempt: {
             /** @description The locale to take the quiz in (BCP 47); else your preference, else `Accept-Language`. */
@@ -3408,99 +3562,6 @@ export interface components {
          * @enum {string}
          */
         Visibility: "public" | "private";
-        /** @description A subscription, as admins see it (never its secret). */
-        Webhook: {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: uuid */
-            created_by?: string | null;
-            description: string;
-            /**
-             * Format: date-time
-             * @description Set: nothing is queued for it, and what was queued waits until it is enabled again.
-             */
-            disabled_at?: string | null;
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description Until then deliveries are signed with the previous secret too.
-             */
-            previous_secret_expires_at?: string | null;
-            /**
-             * Format: date-time
-             * @description When its secret was last rotated.
-             */
-            secret_rotated_at?: string | null;
-            /** @description The public topics it wants. */
-            topics: string[];
-            /** Format: date-time */
-            updated_at: string;
-            /** @description Where events are POSTed. */
-            url: string;
-        };
-        /** @description A new subscription. */
-        WebhookCreate: {
-            /** @description At most 500 characters. */
-            description?: string | null;
-            /** @description Public topics: `response.recorded`, `attempt.started`, `attempt.finished`,
-             *     `grade.changed` (a staff override or a regrade), `quiz.version_created`. */
-            topics: string[];
-            /** @description https (plain http only to a loopback host) to a host quizd is configured to call
-             *     (`--webhook-host`), without a user name, password or fragment, at most 2048 bytes. */
-            url: string;
-        };
-        /** @description A subscription with its signing secret, shown this once. */
-        WebhookCreated: components["schemas"]["Webhook"] & {
-            /** @description `whsec_` and the base64 of the HMAC key, as Standard Webhooks libraries take it. Not
-             *     shown again. */
-            secret: string;
-        };
-        /** @description A delivery of an event to a subscription, as admins see it. */
-        WebhookDelivery: {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            delivered_at?: string | null;
-            /**
-             * Format: int64
-             * @description The outbox event's id.
-             */
-            id: number;
-            /** @description The last failure (the receiver's status and the start of its answer), or why nothing
-             *     was sent. */
-            last_error?: string | null;
-            /** Format: date-time */
-            next_attempt_at?: string | null;
-            /** @description `delivered`, `pending`, `failed` (will be tried again) or `parked` (retry it by hand). */
-            status: string;
-            /**
-             * Format: uuid
-             * @description The attempt, or for `quiz.version_created` the quiz version, the event is about.
-             */
-            subject_id: string;
-            /** @description The public topic (`type` in the body). */
-            topic: string;
-            /** Format: int32 */
-            tries: number;
-            /** @description `webhook-id`: the same on every try. */
-            webhook_id: string;
-        };
-        WebhookDeliveryList: {
-            items: components["schemas"]["WebhookDelivery"][];
-        };
-        WebhookList: {
-            items: components["schemas"]["Webhook"][];
-        };
-        /** @description A change to a subscription; an absent field stays as it is. */
-        WebhookUpdate: {
-            description?: string | null;
-            /** @description `true`: nothing more is queued for it (what happens meanwhile is never sent to it) and
-             *     what was queued waits; `false`: enabled again, for events from then on. */
-            disabled?: boolean | null;
-            topics?: string[] | null;
-            url?: string | null;
-        };
     };
     responses: never;
     parameters: never;
@@ -4450,6 +4511,113 @@ export interface operations {
             };
         };
     };
+    create_session: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): a key of 1 to 255 visible ASCII characters, new for each request (e.g. a UUID). The same key with the same request (method, path, body) by the same person within 24 hours answers the first successful response again (its status, body, `Content-Type` and `Location`, with `Idempotent-Replayed: true`) instead of running again; with another request it is `422 idempotency_key_reused`; while the first is still running, `409 idempotency_key_in_flight`. A request that did not succeed keeps nothing (a retry runs again), nor does one whose response is larger than 64 KiB. Keys are scoped to the signed-in person. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The assignment's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Optional */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSession"] | null;
+            };
+        };
+        responses: {
+            /** @description The session, with its code */
+            201: {
+                headers: {
+                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Malformed body or id; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description You do not teach this course (or author this quiz) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such assignment, or not in your courses */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The quiz draws from question banks (`live_not_supported`); or A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait (`idempotency_key_in_flight`) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_overrides: {
         parameters: {
             query?: never;
@@ -5294,7 +5462,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), or not the current question under sequential navigation (`not_current_question`) */
+            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), or a live session's attempt (`live_only`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7308,6 +7476,635 @@ export interface operations {
             };
             /** @description Expired, or the account's address changed since (`verification_expired`) */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    join_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinRequest"];
+            };
+        };
+        responses: {
+            /** @description Joined before: the same attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Joined"];
+                };
+            };
+            /** @description Joined */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Joined"];
+                };
+            };
+            /** @description Malformed body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No open session has this code (`live_session_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not open yet (`not_open`), closed (`closed`), archived, no attempts left (`attempts_exhausted`), or an unfinished attempt started another way (`live_attempt_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many joins from your address or account (`too_many_joins`) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    close_question: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Closed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No question is open (`live_question_closed`), or the session ended (`live_session_ended`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_distribution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The distribution */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StaffDistribution"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No question shown yet (`live_question_closed`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    end_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    session_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or you neither run nor joined it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many streams open for you or this session (`too_many_streams`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    next_question: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenQuestion"];
+            };
+        };
+        responses: {
+            /** @description The question is open */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Malformed body or id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A question is open (`live_question_open`), none is left (`live_no_more_questions`), or the session ended (`live_session_ended`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `seconds` out of range (`invalid_timer`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    live_answer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id */
+                id: string;
+                /** @description The question's id in your attempt */
+                question_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnswerRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded (durably); no result while the question is open */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnswerOutcome"];
+                };
+            };
+            /** @description Malformed body or id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or you did not join it; no such question */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the open question, or its timer has run out (`live_question_closed`); answered already (`answer_final`); the session ended (`live_session_ended`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The answer does not fit the question */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10370,609 +11167,6 @@ export interface operations {
             };
             /** @description Not JSON */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    list_webhooks: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The subscriptions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookList"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    create_webhook: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): a key of 1 to 255 visible ASCII characters, new for each request (e.g. a UUID). The same key with the same request (method, path, body) by the same person within 24 hours answers the first successful response again (its status, body, `Content-Type` and `Location`, with `Idempotent-Replayed: true`) instead of running again; with another request it is `422 idempotency_key_reused`; while the first is still running, `409 idempotency_key_in_flight`. A request that did not succeed keeps nothing (a retry runs again), nor does one whose response is larger than 64 KiB. Keys are scoped to the signed-in person. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookCreate"];
-            };
-        };
-        responses: {
-            /** @description Subscribed */
-            201: {
-                headers: {
-                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookCreated"];
-                };
-            };
-            /** @description Malformed body; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds) */
-            409: {
-                headers: {
-                    /** @description Seconds to wait (`idempotency_key_in_flight`) */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not JSON */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A refused URL, topic or description; or The Idempotency-Key was used with another request (`idempotency_key_reused`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    get_webhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The subscription */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
-            /** @description Malformed id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    delete_webhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Malformed id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    update_webhook: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookUpdate"];
-            };
-        };
-        responses: {
-            /** @description Changed */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Webhook"];
-                };
-            };
-            /** @description Malformed id or body */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body too large */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not JSON */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A refused URL, topic or description */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    list_webhook_deliveries: {
-        parameters: {
-            query?: {
-                /** @description `failed` (failed or parked), `pending`, `delivered`; all when absent. */
-                status?: components["schemas"]["DeliveryFilter"];
-                /** @description At most this many (default 100, at most 1000). */
-                limit?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The deliveries */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
-            /** @description Malformed id or query */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    retry_webhook_delivery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-                /** @description The delivery's (outbox event's) id */
-                event_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Scheduled now */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDelivery"];
-                };
-            };
-            /** @description Malformed id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription or delivery */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Delivered already */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Database unavailable; retry */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    rotate_secret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The subscription's id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The new secret */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SecretRotated"];
-                };
-            };
-            /** @description Malformed id */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not signed in */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Not an admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such subscription */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

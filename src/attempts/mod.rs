@@ -269,13 +269,16 @@ pub fn render<'a>(
 }
 
 /// Starts an attempt (or returns the learner's unfinished one: a double start is harmless).
-/// Returns the attempt and whether it is new.
+/// Returns the attempt and whether it is new. `live`: the live session the learner is joining
+/// (the attempt takes answers only through it); an unfinished attempt started the other way
+/// (by joining, or not) is not resumed but refused (`409 live_attempt_conflict`).
 pub async fn start(
     state: &AppState,
     user: &CurrentUser,
     assignment: &AssignmentRow,
     requested_locale: Option<&str>,
     accept_language: Option<&str>,
+    live: Option<Uuid>,
 ) -> Result<(AttemptRow, bool), ApiError> {
     let now = state.clock.now();
     let conflict = |code: Code, detail: &str| ApiError::new(code, detail);
@@ -285,6 +288,16 @@ pub async fn start(
         let open = settle(state, open).await?;
         if open.finished_at.is_none() {
             conn.release();
+            if open.live_session_id != live {
+                return Err(conflict(
+                    Code::LiveAttemptConflict,
+                    if open.live_session_id.is_some() {
+                        "Your unfinished attempt at this assignment belongs to a live session; answer it there, or finish it first."
+                    } else {
+                        "You have an unfinished attempt at this assignment; finish it before you join a live session of it."
+                    },
+                ));
+            }
             return Ok((open, false));
         }
     }
@@ -379,6 +392,7 @@ pub async fn start(
             shuffle_options: policy.shuffle_options,
             navigation: policy.navigation,
             question_set: question_set.as_deref(),
+            live_session_id: live,
         },
     )
     .await

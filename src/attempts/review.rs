@@ -242,6 +242,34 @@ impl Served {
         }
     }
 
+    /// One question as this attempt serves it, with no response and nothing of its key (live
+    /// mode: the question shown now, in the learner's locale, with their option ids).
+    pub fn question_view<'a>(
+        &'a self,
+        q: &'a Question,
+        rules: &QuestionRules,
+    ) -> AttemptQuestion<'a> {
+        let (prompt, lang) = resolve_ref(&q.prompt, &self.chain);
+        AttemptQuestion {
+            id: self.question_ids[self.index(q)],
+            kind: q.kind,
+            points: rules.question(&q.key, q.points, None).1,
+            scoring: rules.scoring(&q.key),
+            prompt,
+            lang,
+            options: self.options(q),
+            response: None,
+            result: None,
+        }
+    }
+
+    /// This attempt's id of `q`'s option `key` (live mode: a distribution counted by option
+    /// key, shown to a learner by the ids they know; keys are never shown to learners).
+    pub fn option_id(&self, q: &Question, key: &str) -> Option<String> {
+        let o = q.options.iter().position(|o| o.key == key)?;
+        Some(self.ids_of(self.index(q))[o].to_string())
+    }
+
     /// The keys of the questions before `q` in this attempt's order.
     pub fn keys_before(&self, q: &Question) -> Vec<String> {
         self.questions()

@@ -49,7 +49,7 @@ async fn start_response(
         .headers()
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|v| v.to_str().ok());
-    let (row, created) = start(state, user, assignment, locale.as_deref(), accept).await?;
+    let (row, created) = start(state, user, assignment, locale.as_deref(), accept, None).await?;
     let body = view(state, &row, Viewer::Learner).await?;
     let mut res = if created {
         HttpResponse::Created()
@@ -236,7 +236,7 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt to answer (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), or not the current question under sequential navigation (`not_current_question`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), or a live session's attempt (`live_only`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn answer(
@@ -246,13 +246,33 @@ pub async fn answer(
     body: JsonObject<AnswerRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let (attempt_id, question_id) = path.into_inner();
-    if let Some(done) = answer_once(&state, &user, attempt_id, &question_id, &body).await? {
+    answer_to(&state, &user, attempt_id, &question_id, &body, None).await
+}
+
+/// What a live session takes now: an answer to its open question only (its content key), the
+/// first answer final, and nothing of the key in the reply (it is shown when the question
+/// closes). The session's timer is checked by `live` before.
+pub struct LiveTurn<'a> {
+    pub question_key: &'a str,
+}
+
+/// Answers a question of an attempt: grading, `record_response` and its outbox event, the
+/// same for every attempt; `live`: the attempt is a live session's, answered through it.
+pub async fn answer_to(
+    state: &AppState,
+    user: &CurrentUser,
+    attempt_id: Uuid,
+    question_id: &str,
+    body: &AnswerRequest,
+    live: Option<&LiveTurn<'_>>,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(done) = answer_once(state, user, attempt_id, question_id, body, live).await? {
         return Ok(done);
     }
     // A regrade moved the attempt to a corrected version after its layout was cached: lay it
     // out again and grade the answer under the new key (the question keeps its id).
     state.attempts.forget(&[attempt_id]);
-    answer_once(&state, &user, attempt_id, &question_id, &body)
+    answer_once(state, user, attempt_id, question_id, body, live)
         .await?
         .ok_or_else(|| {
             ApiError::new(
@@ -269,10 +289,17 @@ async fn answer_once(
     attempt_id: Uuid,
     question_id: &str,
     body: &AnswerRequest,
+    live: Option<&LiveTurn<'_>>,
 ) -> Result<Option<HttpResponse>, ApiError> {
     let (opened, viewer) = visible_attempt(state, attempt_id, user).await?;
     if viewer != Viewer::Learner {
         return Err(only_the_learner());
+    }
+    if opened.row.live_session_id.is_some() && live.is_none() {
+        return Err(ApiError::new(
+            Code::LiveOnly,
+            "This attempt belongs to a live session: answer the open question through the session.",
+        ));
     }
     let now = state.clock.now();
     // Past the deadline as it was when the attempt was opened: the deadline may have moved
@@ -293,6 +320,9 @@ async fn answer_once(
             )
         })
         .and_then(|q| {
+            if live.is_some_and(|l| l.question_key != q.key) {
+                return Err(crate::live::question_closed());
+            }
             let answer = content_answer(served, q, body)?;
             let grade = grading::grade(q, &answer).map_err(|e| {
                 ApiError::new(Code::InvalidAnswer, format!("{e}."))
@@ -316,13 +346,17 @@ async fn answer_once(
     let outcome = |r: &store::ResponseRow, immediate: bool, scoring: Scoring| AnswerOutcome {
         question_id: question_id.to_string(),
         response: served.response_view(q, r),
-        result: immediate.then(|| {
+        result: (immediate && live.is_none()).then(|| {
             let rules = QuestionRules::of(&q.key, q.points, scoring);
             served.result(q, Some(r), &rules)
         }),
     };
     let sequential = opened.row.sequential();
-    let before = sequential.then(|| served.keys_before(q));
+    // Live: the first answer stands (the statement's sequential form, with nothing before).
+    let before = match live {
+        Some(_) => Some(Vec::new()),
+        None => sequential.then(|| served.keys_before(q)),
+    };
     // One statement: it checks that the attempt is open and this learner's (and, under
     // sequential navigation, that this is the current question), and writes.
     let mut conn = state.quick.acquire().await?;
@@ -356,14 +390,18 @@ async fn answer_once(
                     HttpResponse::Ok().json(outcome(&recorded, immediate, scoring)),
                 ));
             }
-            if sequential {
+            if sequential && live.is_none() {
                 return Err(not_current_question());
             }
             Err(ApiError {
                 recorded: serde_json::to_value(outcome(&recorded, immediate, scoring)).ok(),
                 ..ApiError::new(
                     Code::AnswerFinal,
-                    "This question was answered already and, under immediate feedback, the first answer stands.",
+                    if live.is_some() {
+                        "This question was answered already; in a live session the first answer stands."
+                    } else {
+                        "This question was answered already and, under immediate feedback, the first answer stands."
+                    },
                 )
             })
         }

@@ -47,6 +47,9 @@ pub struct AttemptRow {
     pub question_set: Option<Vec<String>>,
     /// The assignment's questions rescored after the fact; changes (by a regrade).
     pub question_rules: Json<QuestionRules>,
+    /// The live session this attempt was started by joining (it takes answers only through
+    /// it); set at start, never changed.
+    pub live_session_id: Option<Uuid>,
 }
 
 const SELECT: &str =
@@ -54,7 +57,7 @@ const SELECT: &str =
         t.seed, t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score, t.max_score,
         a.course_id, a.feedback, a.grading_method, t.shuffle_questions, t.shuffle_options,
         t.navigation, a.closes_at, t.regraded_at, t.override_points, t.question_set,
-        a.question_rules
+        a.question_rules, t.live_session_id
    FROM attempts t JOIN assignments a ON a.id = t.assignment_id";
 
 impl AttemptRow {
@@ -135,6 +138,8 @@ pub struct NewAttempt<'a> {
     pub navigation: Navigation,
     /// What it serves, when its quiz has banks (see [`AttemptRow::question_set`]).
     pub question_set: Option<&'a [String]>,
+    /// The live session it is started by joining, if any.
+    pub live_session_id: Option<Uuid>,
 }
 
 /// Inserts the learner's next attempt, numbered after their last one, and its
@@ -149,9 +154,9 @@ pub async fn insert(
         "WITH started AS (
             INSERT INTO attempts (id, assignment_id, user_id, quiz_version_id, number, locale, seed,
                                   started_at, deadline, max_score, shuffle_questions,
-                                  shuffle_options, navigation, question_set)
+                                  shuffle_options, navigation, question_set, live_session_id)
             SELECT $1, $2, $3, $4, coalesce(max(number), 0) + 1, $5, $6, $7, $8, $9, $11, $12, $13,
-                   $14
+                   $14, $15
               FROM attempts WHERE assignment_id = $2 AND user_id = $3
             HAVING $10::integer IS NULL OR count(*) < $10
             RETURNING id, number
@@ -183,6 +188,7 @@ pub async fn insert(
     .bind(a.shuffle_options)
     .bind(a.navigation.as_str())
     .bind(a.question_set)
+    .bind(a.live_session_id)
     .fetch_optional(db)
     .await
 }

@@ -168,6 +168,12 @@ impl LoginLimiter {
         }
     }
 
+    /// A key of another count kept by the same algorithm (live-session joins): the keyed
+    /// hash of `parts`, so the table holds no address or account id.
+    pub fn key(&self, parts: &[&[u8]]) -> [u8; 16] {
+        self.hash(parts)
+    }
+
     fn hash(&self, parts: &[&[u8]]) -> [u8; 16] {
         let mut message = Vec::new();
         for part in parts {

@@ -177,14 +177,25 @@ pub async fn count_sign_up(
     key: &[u8; 16],
     rule: Rule,
 ) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+    count_limited(db, "signup", key, rule).await
+}
+
+/// [`count_sign_up`] for a key of any counting `kind` (`signup`, `live_join_address`,
+/// `live_join_account`).
+pub async fn count_limited(
+    db: impl PgExecutor<'_>,
+    kind: &str,
+    key: &[u8; 16],
+    rule: Rule,
+) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
     const SQL: &str = concat!(
         "WITH ",
         tidy_sign_in_limits!(),
         ",
-        held AS (SELECT until FROM sign_in_limits WHERE kind = 'signup' AND key = $2),
+        held AS (SELECT until FROM sign_in_limits WHERE kind = $5::sign_in_limit AND key = $2),
         counted AS (
             INSERT INTO sign_in_limits AS l (kind, key, until)
-            VALUES ('signup', $2, now() + $3 * interval '1 second')
+            VALUES ($5::sign_in_limit, $2, now() + $3 * interval '1 second')
             ON CONFLICT (kind, key) DO UPDATE
                SET until = greatest(l.until, now()) + $3 * interval '1 second'
              WHERE l.until <= now() + $4 * interval '1 second'
@@ -197,6 +208,7 @@ pub async fn count_sign_up(
         .bind(&key[..])
         .bind(rule.every.as_secs_f64())
         .bind(rule.tolerance().as_secs_f64())
+        .bind(kind)
         .fetch_optional(db)
         .await
         .map(|refused: Option<(Option<DateTime<Utc>>, DateTime<Utc>)>| {

@@ -197,6 +197,18 @@ error_codes! {
     SlugTaken = "slug_taken", CONFLICT, "The slug belongs to another quiz.";
     TooManyAttempts = "too_many_attempts", TOO_MANY_REQUESTS, "Too many failed sign-ins for this account or address; wait `Retry-After` seconds.";
     TooManySignups = "too_many_signups", TOO_MANY_REQUESTS, "Too many sign-ups from this address; wait `Retry-After` seconds.";
+    // Live mode (`live`).
+    LiveSessionNotFound = "live_session_not_found", NOT_FOUND, "No open live session has this code (wrong, expired or ended), or the session is not yours to see.";
+    LiveQuestionClosed = "live_question_closed", CONFLICT, "The question is not the one the live session shows now, or its timer has run out: the answer was not recorded.";
+    LiveQuestionOpen = "live_question_open", CONFLICT, "A question is open; close it (or let its timer run out) first.";
+    LiveNoMoreQuestions = "live_no_more_questions", CONFLICT, "Every question of the quiz has been shown; end the session.";
+    LiveSessionEnded = "live_session_ended", CONFLICT, "The live session has ended.";
+    LiveAttemptConflict = "live_attempt_conflict", CONFLICT, "An unfinished attempt at this assignment was started the other way (in a live session, or not); finish it first.";
+    LiveOnly = "live_only", CONFLICT, "The attempt belongs to a live session: it takes answers only through the session.";
+    LiveNotSupported = "live_not_supported", CONFLICT, "Live mode runs quizzes without question banks.";
+    InvalidTimer = "invalid_timer", UNPROCESSABLE_ENTITY, "`seconds` must be 5 to 600.";
+    TooManyJoins = "too_many_joins", TOO_MANY_REQUESTS, "Too many live-session joins from this address or account; wait `Retry-After` seconds.";
+    TooManyStreams = "too_many_streams", TOO_MANY_REQUESTS, "Too many event streams open for you (or for this session); close one first.";
     UnknownOption = "unknown_option", UNPROCESSABLE_ENTITY, "An option id is not one of this question's options.";
     UnknownQuestion = "unknown_question", UNPROCESSABLE_ENTITY, "The quiz version has no question with this key.";
     UnknownQuiz = "unknown_quiz", UNPROCESSABLE_ENTITY, "There is no such quiz or quiz version.";

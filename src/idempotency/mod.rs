@@ -62,7 +62,8 @@ const MAX_READ_BODY: usize = 1024 * 1024;
 
 /// The operations that take an `Idempotency-Key` (all `POST`), as the OpenAPI document names
 /// their paths.
-pub const OPERATIONS: [&str; 8] = [
+pub const OPERATIONS: [&str; 9] = [
+    "/v1/assignments/{id}/live",
     "/v1/assignments/{id}/regrade",
     "/v1/courses",
     "/v1/courses/{id}/assignments",

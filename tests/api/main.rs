@@ -16,6 +16,7 @@ mod exchange;
 mod grades;
 mod idempotency;
 mod invitations;
+mod live;
 mod lti;
 mod mailbox;
 mod openapi;

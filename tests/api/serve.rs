@@ -202,9 +202,9 @@ async fn no_password_token_or_hash_reaches_the_logs_of_a_full_flow() {
     child.wait().unwrap();
     let logs = logs.join().unwrap();
     assert!(logs.contains("/v1/auth/login"), "the flow is logged at all");
-    // SIGTERM stops the five background tasks (after the HTTP server has drained).
+    // SIGTERM stops the six background tasks (after the HTTP server has drained).
     assert!(
-        logs.contains("background loops stopped") && logs.contains("loops=5"),
+        logs.contains("background loops stopped") && logs.contains("loops=6"),
         "{logs}"
     );
     let secrets = [

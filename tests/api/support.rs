@@ -289,6 +289,7 @@ impl TestApp {
                         // One query a tick until a test subscribes a webhook.
                         webhook_delivery: Some(std::time::Duration::from_millis(100)),
                         change_listener: true,
+                        live_listener: true,
                         metrics_upkeep: false,
                         analytics_backfill: false,
                     },

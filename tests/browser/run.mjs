@@ -1688,6 +1688,92 @@ test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls
   assert.equal(await fits(teacherPage), true, 'the analytics');
 });
 
+test('live mode: the projector shows the code, two phones join and answer against the timer, the class sees the distribution; names stay text', async () => {
+  // The seed quiz's practice assignment, run by an admin (its authors and admins run it).
+  const quiz = await call('GET', '/v1/quizzes/data-parallelism');
+  const assignment = quiz.practice_assignment_id;
+  assert.ok(assignment, 'the seed quiz offers practice');
+  const phones = [];
+  for (const name of ['Phone One', '<img src=x onerror="window.pwned=1"><b>Bold</b>']) {
+    const email = `live-${phones.length}-${RUN}@example.org`;
+    await call('POST', '/v1/auth/register', { email, display_name: name, password: PASSWORD, locale: 'en' });
+    phones.push({ email, name });
+  }
+
+  // In English, whatever an earlier test left as this browser's (or the operator's) language.
+  const english = async (page) => {
+    if ((await page.evaluate(() => document.documentElement.lang)) !== 'en') {
+      await page.selectOption('#lang-select', 'en');
+      await page.waitForFunction(() => document.documentElement.lang === 'en');
+    }
+  };
+  const projector = await newPage();
+  await signIn(projector, OPERATOR.email);
+  await english(projector);
+  await projector.goto(`${base}/#/teach/assignment/${assignment}/live`);
+  await projector.locator('#live-leaderboard').waitFor();
+  assert.equal(await projector.locator('#live-leaderboard').isChecked(), false, 'the leaderboard is off by default');
+  await checkA11y(projector, 'the live projector page, before the start');
+  await projector.locator('form button[type=submit]').click();
+  const code = (await projector.locator('.live-code').textContent()).trim();
+  assert.match(code, /^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{6}$/);
+
+  const pages = [];
+  for (const phone of phones) {
+    const page = await newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(page, phone.email);
+    await english(page);
+    await page.goto(`${base}/#/live`);
+    await page.locator('#live-code').waitFor();
+    if (!pages.length) await checkA11y(page, 'the live join page');
+    await page.locator('#live-code').fill(code.toLowerCase());
+    await page.locator('form button[type=submit]').click();
+    await page.locator('.live-status', { hasText: 'Joined' }).waitFor();
+    pages.push(page);
+  }
+  await projector.locator('.live-joined', { hasText: '2 joined' }).waitFor();
+  // A name that is markup is shown as the text it is: no element made of it, nothing run.
+  await projector.locator('.live-names li', { hasText: '<img src=x onerror="window.pwned=1"><b>Bold</b>' }).waitFor();
+  assert.equal(await projector.locator('.live-names img, .live-names b').count(), 0);
+  assert.equal(await projector.evaluate(() => 'pwned' in window), false);
+
+  await projector.locator('button', { hasText: 'Next question' }).click();
+  await projector.locator('.live-prompt').waitFor();
+  assert.equal(await projector.locator('.live-bar').count(), 0, 'no distribution while the question is open');
+  for (const [i, page] of pages.entries()) {
+    await page.locator('legend.prompt').waitFor();
+    assert.match(await page.locator('.live-timer').textContent(), /\d+ s left/);
+    if (i === 0) await checkA11y(page, 'a live question on a phone');
+    await page.locator('.option label').nth(i).click();
+    await page.locator('form button[type=submit]').click();
+    await page.locator('.saved-note', { hasText: 'Answer received.' }).waitFor();
+  }
+  await projector.locator('.live-answered', { hasText: '2 answers' }).waitFor();
+  await projector.locator('button', { hasText: 'Close now' }).click();
+  await projector.locator('.live-bars').waitFor();
+  assert.equal(await projector.locator('.live-bar').count(), 4);
+  assert.equal(await projector.locator('.live-bar.is-right').count(), 1);
+  const counts = await projector.locator('.live-bar progress').evaluateAll((ps) => ps.map((p) => Number(p.getAttribute('value'))));
+  assert.equal(counts.reduce((a, b) => a + b, 0), 2);
+  await checkA11y(projector, 'the live projector page with a distribution');
+  for (const page of pages) {
+    await page.locator('h2', { hasText: 'How the class answered' }).waitFor();
+    await page.locator('.verdict').waitFor(); // the practice quiz's feedback is immediate
+    await checkA11y(page, 'the distribution on a phone');
+  }
+  await shot(projector, 'live-projector');
+  await shot(pages[0], 'live-phone');
+
+  await projector.locator('button', { hasText: 'End the live quiz' }).click();
+  for (const page of pages) {
+    await page.locator('a', { hasText: 'See your result' }).click();
+    await page.waitForURL(/#\/attempt\//);
+    await page.locator('h1').waitFor();
+  }
+  await assertNoJunkText(projector, 'the ended live projector page');
+});
+
 test('nothing left the machine, and no page logged an error', () => {
   assert.deepEqual(external, [], 'requests to other origins');
   assert.deepEqual(problems, [], 'console errors (a CSP violation would be one)');

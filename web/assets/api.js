@@ -258,6 +258,60 @@ export const api = {
   },
 };
 
+/**
+ * Reads a Server-Sent Events stream (`text/event-stream`) sent with the bearer token, which
+ * EventSource cannot send: `onEvent(name, data)` for each event, until the server ends the
+ * stream (resolves) or `signal` aborts (resolves); a problem rejects as an ApiError.
+ * @param {string} path the path, filled
+ * @param {(name: string, data: any) => void} onEvent
+ * @param {AbortSignal} signal
+ */
+export async function stream(path, onEvent, signal) {
+  for (let tries = 0; ; tries += 1) {
+    /** @type {Record<string, string>} */
+    const headers = { accept: 'text/event-stream' };
+    const used = session?.access;
+    if (used) headers.authorization = `Bearer ${used}`;
+    let res;
+    try {
+      res = await fetch(path, { headers, signal });
+    } catch {
+      if (signal.aborted) return;
+      throw new ApiError(0, null);
+    }
+    if (res.status === 401 && used && tries < 2) {
+      if (session?.access === used) await refresh();
+      continue;
+    }
+    if (!res.ok || !res.body) throw new ApiError(res.status, await res.json().catch(() => null));
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        // An event is at most a few kilobytes; a stream that sends something else is cut.
+        if (buffer.length > 1_000_000) throw new Error('event too large');
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let name = '';
+          let data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) name = line.slice(7);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+          }
+          if (name) onEvent(name, JSON.parse(data));
+        }
+      }
+    } catch {
+      if (signal.aborted) return;
+      throw new ApiError(0, null);
+    }
+  }
+}
+
 /** @param {string} email @param {string} password */
 export async function signIn(email, password) {
   setSession(await api.post('/v1/auth/login', {}, { email, password }));

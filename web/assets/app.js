@@ -3,6 +3,7 @@
 //   #/signin  #/signup  #/quizzes  #/attempt/<id>
 //   #/teach   #/teach/course/<id>  #/teach/course/<id>/gradebook  #/teach/assignment/<id>
 //   #/teach/assignment/<id>/exam[/<learner id>]  #/teach/translations
+//   #/live  #/teach/assignment/<id>/live
 
 import { api, ApiError, setSession, signedIn, signOut, whenSignedOut } from './api.js';
 import { h, focus, announce } from './dom.js';
@@ -10,6 +11,7 @@ import { local as localStore, session as tabStore, storageDenied } from './stora
 import { t, setUiLang, uiLang, UI_LANGS, nativeName } from './i18n.js';
 import * as learner from './learner.js';
 import * as teach from './teach.js';
+import * as live from './live.js';
 import { analyticsPage } from './charts.js';
 
 const LANG_KEY = 'quizd.lang';
@@ -253,6 +255,8 @@ const routes = [
   [/^#\/teach\/course\/([0-9a-f-]{36})\/gradebook$/, teach.gradebookPage, true],
   [/^#\/teach\/assignment\/([0-9a-f-]{36})$/, analyticsPage, true],
   [/^#\/teach\/assignment\/([0-9a-f-]{36})\/exam(?:\/([0-9a-f-]{36}))?$/, teach.examPage, true],
+  [/^#\/live$/, live.joinPage, true],
+  [/^#\/teach\/assignment\/([0-9a-f-]{36})\/live$/, live.projectorPage, true],
 ];
 
 /// Pages register what must stop when they are left (timers).

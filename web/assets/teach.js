@@ -142,6 +142,8 @@ export async function coursePage(view, ctx, id) {
                   h('a', { href: `#/teach/assignment/${a.id}`, class: 'button' }, t('analytics'), h('span', { class: 'visually-hidden' }, `: ${a.title}`)),
                   ' ',
                   h('a', { href: `#/teach/assignment/${a.id}/exam`, class: 'button', dataset: { exam: a.id } }, t('exam_title'), h('span', { class: 'visually-hidden' }, `: ${a.title}`)),
+                  ' ',
+                  h('a', { href: `#/teach/assignment/${a.id}/live`, class: 'button', dataset: { live: a.id } }, t('live_run'), h('span', { class: 'visually-hidden' }, `: ${a.title}`)),
                 ),
               ),
             ),

@@ -1,0 +1,1142 @@
+//! Live mode over HTTP: a class joins with a code, answers against the timer over the same
+//! grading and outbox as any attempt, and follows the session on Server-Sent Events; and each
+//! kind of misuse the issue names is refused.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::Utc;
+use futures_util::StreamExt;
+use quizd::clock::Clock;
+use serde_json::{Value, json};
+
+use crate::support::{
+    Person, TestApp, assert_problem, client_from, content_dir, expect_status, get_as, post_as,
+    put_as, register, token_for,
+};
+
+/// A course taught by `teacher` with `learners` enrolled, and an assignment of the seed quiz
+/// `data-parallelism` under `policy`.
+struct Class {
+    teacher: Person,
+    learners: Vec<Person>,
+    course: String,
+    assignment: String,
+}
+
+async fn class(app: &TestApp, learners: usize, policy: Value) -> Class {
+    let teacher = token_for(app, "teacher@example.org", "instructor").await;
+    let course = expect_status(
+        post_as(
+            app,
+            &teacher.access,
+            "/v1/courses",
+            &json!({"title": "Live"}),
+        )
+        .await,
+        201,
+    )
+    .await;
+    let course = course["id"].as_str().unwrap().to_string();
+    let mut people = Vec::new();
+    for i in 0..learners {
+        let learner = register(app, &format!("learner{i}@example.org")).await;
+        let path = format!("/v1/courses/{course}/enrollments");
+        let body = json!({"email": learner.email});
+        expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
+        people.push(learner);
+    }
+    let path = format!("/v1/courses/{course}/assignments");
+    let body = json!({"quiz": "data-parallelism", "policy": policy});
+    let a = expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
+    Class {
+        teacher,
+        learners: people,
+        course,
+        assignment: a["id"].as_str().unwrap().to_string(),
+    }
+}
+
+async fn create_session(app: &TestApp, c: &Class, body: Value) -> Value {
+    let path = format!("/v1/assignments/{}/live", c.assignment);
+    expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await
+}
+
+async fn join(app: &TestApp, who: &Person, code: &str) -> reqwest::Response {
+    post_as(app, &who.access, "/v1/live/join", &json!({"code": code})).await
+}
+
+async fn step(
+    app: &TestApp,
+    who: &Person,
+    session: &Value,
+    what: &str,
+    body: Value,
+) -> reqwest::Response {
+    let path = format!(
+        "/v1/live/sessions/{}/{what}",
+        session["id"].as_str().unwrap()
+    );
+    post_as(app, &who.access, &path, &body).await
+}
+
+async fn live_answer(
+    app: &TestApp,
+    who: &Person,
+    session: &Value,
+    question_id: &str,
+    option_id: &str,
+) -> reqwest::Response {
+    let path = format!(
+        "/v1/live/sessions/{}/responses/{question_id}",
+        session["id"].as_str().unwrap()
+    );
+    put_as(app, &who.access, &path, &json!({"selected": [option_id]})).await
+}
+
+/// A Server-Sent Events stream, read event by event.
+struct Sse {
+    res: reqwest::Response,
+    buf: String,
+}
+
+impl Sse {
+    async fn open(
+        app: &TestApp,
+        client: &reqwest::Client,
+        token: &str,
+        session: &Value,
+    ) -> reqwest::Response {
+        let path = format!(
+            "/v1/live/sessions/{}/events",
+            session["id"].as_str().unwrap()
+        );
+        client
+            .get(app.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn connect(app: &TestApp, token: &str, session: &Value) -> Sse {
+        let res = Self::open(app, &app.client, token, session).await;
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(
+            res.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        Sse {
+            res,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event (name, data), skipping comments; fails after 20 s.
+    async fn next(&mut self) -> (String, Value) {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                if let Some(end) = self.buf.find("\n\n") {
+                    let block: String = self.buf.drain(..end + 2).collect();
+                    let mut name = String::new();
+                    let mut data = String::new();
+                    for line in block.lines() {
+                        if let Some(n) = line.strip_prefix("event: ") {
+                            name = n.to_string();
+                        } else if let Some(d) = line.strip_prefix("data: ") {
+                            data.push_str(d);
+                        }
+                    }
+                    if name.is_empty() {
+                        continue;
+                    }
+                    return (name, serde_json::from_str(&data).unwrap());
+                }
+                let chunk = self.res.chunk().await.unwrap().expect("the stream goes on");
+                self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
+            }
+        })
+        .await
+        .expect("an event within 20 s")
+    }
+
+    /// The next event called `name`, skipping others.
+    async fn until(&mut self, name: &str) -> Value {
+        loop {
+            let (n, data) = self.next().await;
+            if n == name {
+                return data;
+            }
+        }
+    }
+
+    /// Whether the stream ends (the server closed it) within 20 s.
+    async fn ends(mut self) -> bool {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match self.res.chunk().await {
+                    Ok(Some(_)) => continue,
+                    _ => return true,
+                }
+            }
+        })
+        .await
+        .unwrap_or(false)
+    }
+}
+
+/// Option texts of `data-parallelism`'s question `index` by key, and its correct option's key.
+fn question_texts(index: usize) -> (HashMap<String, String>, String) {
+    let quizzes = quizd::content::load_dir(&content_dir()).unwrap();
+    let quiz = quizzes
+        .iter()
+        .find(|q| q.slug == "data-parallelism")
+        .unwrap();
+    let q = &quiz.questions[index];
+    let texts = q
+        .options
+        .iter()
+        .map(|o| (o.text[&quiz.source_locale].clone(), o.key.clone()))
+        .collect();
+    let correct = q.options.iter().find(|o| o.correct).unwrap().key.clone();
+    (texts, correct)
+}
+
+/// The learner's option id of the option with content key `key`, in a `question` event.
+fn option_id(event: &Value, texts: &HashMap<String, String>, key: &str) -> String {
+    event["question"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| texts[o["text"].as_str().unwrap()] == key)
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
+async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
+        .bind(id.parse::<uuid::Uuid>().unwrap())
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_distribution() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 2, json!({"feedback": "immediate"})).await;
+    // A display name that is markup reaches the staff as the text it is.
+    sqlx::query("UPDATE users SET display_name = '<img src=x onerror=alert(1)>' WHERE id = $1")
+        .bind(c.learners[1].id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let session = create_session(&app, &c, json!({})).await;
+    let code = session["code"].as_str().unwrap().to_string();
+    assert_eq!(code.len(), 6);
+    assert!(
+        code.bytes()
+            .all(|b| b"23456789ABCDEFGHJKMNPQRSTUVWXYZ".contains(&b))
+    );
+    assert_eq!(session["phase"], "lobby");
+    assert_eq!(session["leaderboard"], false);
+    assert_eq!(session["question_count"], 8);
+
+    let mut staff = Sse::connect(&app, &c.teacher.access, &session).await;
+    assert_eq!(staff.next().await.0, "hello");
+    assert_eq!(staff.until("tally").await["joined"], 0);
+
+    // Joining: typed loosely, and again after a reload: the same attempt.
+    let typed = format!(" {}-{} ", &code[..3].to_lowercase(), &code[3..]);
+    let first = expect_status(join(&app, &c.learners[0], &typed).await, 201).await;
+    let again = expect_status(join(&app, &c.learners[0], &code).await, 200).await;
+    assert_eq!(first["attempt_id"], again["attempt_id"]);
+    let second = expect_status(join(&app, &c.learners[1], &code).await, 201).await;
+    let mut phones = vec![
+        Sse::connect(&app, &c.learners[0].access, &session).await,
+        Sse::connect(&app, &c.learners[1].access, &session).await,
+    ];
+    for phone in &mut phones {
+        let hello = phone.until("hello").await;
+        assert_eq!(hello["question_count"], 8);
+    }
+    let tally = loop {
+        let t = staff.until("tally").await;
+        if t["joined"] == 2 {
+            break t;
+        }
+    };
+    assert_eq!(tally["recent"][1], "<img src=x onerror=alert(1)>");
+
+    // The first question, for 60 s: each phone gets it in its own ids, without the key.
+    let opened = expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    assert_eq!(
+        (opened["phase"].as_str(), opened["index"].as_u64()),
+        (Some("open"), Some(0))
+    );
+    let shown = staff.until("question").await;
+    assert_eq!(shown["index"], 0);
+    assert!(
+        shown["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o.get("correct").is_none())
+    );
+    let (texts, correct) = question_texts(0);
+    let wrong = texts.values().find(|k| **k != correct).unwrap().clone();
+    let mut questions = Vec::new();
+    for phone in &mut phones {
+        let q = phone.until("question").await;
+        assert_eq!(q["index"], 0);
+        assert!(q["seconds_left"].as_i64().unwrap() > 50);
+        assert!(q["question"]["result"].is_null());
+        assert!(
+            !q.to_string().contains("\"correct\""),
+            "no key while open: {q}"
+        );
+        questions.push(q);
+    }
+    let qid0 = questions[0]["question"]["id"].as_str().unwrap().to_string();
+    let qid1 = questions[1]["question"]["id"].as_str().unwrap().to_string();
+    let right0 = option_id(&questions[0], &texts, &correct);
+    let wrong1 = option_id(&questions[1], &texts, &wrong);
+    let reply = expect_status(
+        live_answer(&app, &c.learners[0], &session, &qid0, &right0).await,
+        200,
+    )
+    .await;
+    assert!(
+        reply["result"].is_null(),
+        "no key while the question is open: {reply}"
+    );
+    // The same answer again is harmless; another one is refused: the first stands.
+    expect_status(
+        live_answer(&app, &c.learners[0], &session, &qid0, &right0).await,
+        200,
+    )
+    .await;
+    let other = option_id(&questions[0], &texts, &wrong);
+    assert_problem(
+        live_answer(&app, &c.learners[0], &session, &qid0, &other).await,
+        409,
+        "answer_final",
+    )
+    .await;
+    expect_status(
+        live_answer(&app, &c.learners[1], &session, &qid1, &wrong1).await,
+        200,
+    )
+    .await;
+    // The live attempt takes no answer the ordinary way, which would skip the timer.
+    let path = format!(
+        "/v1/attempts/{}/responses/{qid0}",
+        first["attempt_id"].as_str().unwrap()
+    );
+    assert_problem(
+        put_as(
+            &app,
+            &c.learners[0].access,
+            &path,
+            &json!({"selected": [right0]}),
+        )
+        .await,
+        409,
+        "live_only",
+    )
+    .await;
+    loop {
+        let t = staff.until("tally").await;
+        if t["answers"].as_i64().unwrap() >= 2 {
+            break;
+        }
+    }
+
+    // Closed early: the distribution, with the key for the staff and, under immediate
+    // feedback, each learner's result.
+    let closed = expect_status(
+        step(&app, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    assert_eq!(closed["phase"], "closed");
+    let d = staff.until("closed").await;
+    assert_eq!(d["total"], 2);
+    for o in d["options"].as_array().unwrap() {
+        let expected = if o["key"] == correct.as_str() || o["key"] == wrong.as_str() {
+            1
+        } else {
+            0
+        };
+        assert_eq!(o["answers"], expected, "{o}");
+        assert_eq!(o["correct"], o["key"] == correct.as_str());
+    }
+    assert!(
+        d.get("leaders").is_none(),
+        "the leaderboard is off by default"
+    );
+    let mine = phones[0].until("closed").await;
+    assert_eq!(mine["total"], 2);
+    assert_eq!(mine["answered"], true);
+    assert_eq!(mine["result"]["correct"], true);
+    assert!(
+        mine["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["id"] == right0.as_str() && o["answers"] == 1)
+    );
+    assert!(
+        !mine.to_string().contains(&format!("\"{correct}\"")),
+        "no option key reaches a learner"
+    );
+    let theirs = phones[1].until("closed").await;
+    assert_eq!(theirs["result"]["correct"], false);
+    assert_problem(
+        live_answer(&app, &c.learners[1], &session, &qid1, &wrong1).await,
+        409,
+        "live_question_closed",
+    )
+    .await;
+    let rest = get_as(
+        &app,
+        &c.teacher.access,
+        &format!(
+            "/v1/live/sessions/{}/distribution",
+            session["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(expect_status(rest, 200).await["total"], 2);
+
+    // Ending finishes and grades the attempts, through the outbox like any attempt.
+    let ended = expect_status(
+        step(&app, &c.teacher, &session, "end", json!({})).await,
+        200,
+    )
+    .await;
+    assert_eq!(ended["phase"], "ended");
+    assert_eq!(
+        phones[0].until("ended").await["attempt_id"],
+        first["attempt_id"]
+    );
+    staff.until("ended").await;
+    for p in phones {
+        assert!(p.ends().await, "a learner's stream ends with the session");
+    }
+    let attempt = expect_status(
+        get_as(
+            &app,
+            &c.learners[0].access,
+            &format!("/v1/attempts/{}", first["attempt_id"].as_str().unwrap()),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_eq!(attempt["state"], "finished");
+    assert_eq!(attempt["result"]["score"], 1.0);
+    let events = count(&app, "SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND topic IN ('response.recorded', 'attempt.finished')", first["attempt_id"].as_str().unwrap()).await;
+    assert_eq!(
+        events, 2,
+        "one response event (the first answer) and the finish"
+    );
+    let _ = second;
+    assert_problem(
+        join(&app, &c.learners[0], &code).await,
+        404,
+        "live_session_not_found",
+    )
+    .await;
+    let _ = c.course;
+}
+
+#[tokio::test]
+async fn a_wrong_malformed_expired_or_ended_code_joins_nothing() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let c = class(&app, 1, json!({})).await;
+    let learner = &c.learners[0];
+    for code in ["", "AB", "ABCDE0", "ABCDEFG", "ÄBCDEF", &"A".repeat(5000)] {
+        assert_problem(
+            join(&app, learner, code).await,
+            404,
+            "live_session_not_found",
+        )
+        .await;
+    }
+    let session = create_session(&app, &c, json!({})).await;
+    let code = session["code"].as_str().unwrap().to_string();
+    let wrong: String = code
+        .chars()
+        .map(|ch| if ch == 'Z' { 'Y' } else { 'Z' })
+        .collect();
+    assert_problem(
+        join(&app, learner, &wrong).await,
+        404,
+        "live_session_not_found",
+    )
+    .await;
+    // Expired: a session left running for longer than its code lives.
+    clock.advance(chrono::Duration::hours(7));
+    assert_problem(
+        join(&app, learner, &code).await,
+        404,
+        "live_session_not_found",
+    )
+    .await;
+    // Ended.
+    let other = create_session(&app, &c, json!({})).await;
+    expect_status(step(&app, &c.teacher, &other, "end", json!({})).await, 200).await;
+    assert_problem(
+        join(&app, learner, other["code"].as_str().unwrap()).await,
+        404,
+        "live_session_not_found",
+    )
+    .await;
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM attempts WHERE user_id = $1",
+            &learner.id.to_string()
+        )
+        .await,
+        0
+    );
+    // A body that is not an object, or has unknown fields, is a 400.
+    assert_problem(
+        post_as(&app, &learner.access, "/v1/live/join", &json!(["ABCDEF"])).await,
+        400,
+        "invalid_body",
+    )
+    .await;
+    assert_problem(
+        post_as(
+            &app,
+            &learner.access,
+            "/v1/live/join",
+            &json!({"code": "ABCDEF", "x": 1}),
+        )
+        .await,
+        400,
+        "invalid_body",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records_nothing() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let c = class(&app, 1, json!({"feedback": "on_finish"})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&app, &c, json!({})).await;
+    let joined = expect_status(
+        join(&app, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    let attempt = joined["attempt_id"].as_str().unwrap().to_string();
+    // The attempt's layout: question ids and option ids as the learner knows them.
+    let view = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{attempt}")).await,
+        200,
+    )
+    .await;
+    let qs = view["questions"].as_array().unwrap();
+    let (q0, q1) = (&qs[0], &qs[1]);
+    let id = |q: &Value| q["id"].as_str().unwrap().to_string();
+    let opt = |q: &Value| q["options"][0]["id"].as_str().unwrap().to_string();
+    // Before any question is open.
+    assert_problem(
+        live_answer(&app, learner, &session, &id(q0), &opt(q0)).await,
+        409,
+        "live_question_closed",
+    )
+    .await;
+    for seconds in [0, 4, 601] {
+        assert_problem(
+            step(
+                &app,
+                &c.teacher,
+                &session,
+                "next",
+                json!({"seconds": seconds}),
+            )
+            .await,
+            422,
+            "invalid_timer",
+        )
+        .await;
+    }
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
+        200,
+    )
+    .await;
+    assert_problem(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
+        409,
+        "live_question_open",
+    )
+    .await;
+    // Another question than the open one.
+    assert_problem(
+        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
+        409,
+        "live_question_closed",
+    )
+    .await;
+    // The timer runs out, by the server's clock.
+    clock.advance(chrono::Duration::seconds(10));
+    assert_problem(
+        live_answer(&app, learner, &session, &id(q0), &opt(q0)).await,
+        409,
+        "live_question_closed",
+    )
+    .await;
+    assert_problem(
+        step(&app, &c.teacher, &session, "close", json!({})).await,
+        409,
+        "live_question_closed",
+    )
+    .await;
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM responses WHERE attempt_id = $1",
+            &attempt
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND topic = 'response.recorded'",
+            &attempt
+        )
+        .await,
+        0
+    );
+    // The next question takes an answer, once.
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
+        200,
+    )
+    .await;
+    let reply = expect_status(
+        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
+        200,
+    )
+    .await;
+    assert!(reply["result"].is_null());
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM responses WHERE attempt_id = $1",
+            &attempt
+        )
+        .await,
+        1
+    );
+    expect_status(
+        step(&app, &c.teacher, &session, "end", json!({})).await,
+        200,
+    )
+    .await;
+    assert_problem(
+        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
+        409,
+        "live_session_ended",
+    )
+    .await;
+    assert_problem(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
+        409,
+        "live_session_ended",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 1, json!({})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&app, &c, json!({})).await;
+    let joined = expect_status(
+        join(&app, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    let attempt = joined["attempt_id"].as_str().unwrap().to_string();
+    let view = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{attempt}")).await,
+        200,
+    )
+    .await;
+    let q = view["questions"].as_array().unwrap()[0].clone();
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    let qid = q["id"].as_str().unwrap().to_string();
+    let options: Vec<String> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap().to_string())
+        .collect();
+    let statuses: Vec<u16> = futures_util::stream::iter(0..200)
+        .map(|i| {
+            let (app, session, qid, option) =
+                (&app, &session, &qid, options[i % options.len()].clone());
+            async move {
+                live_answer(app, learner, session, qid, &option)
+                    .await
+                    .status()
+                    .as_u16()
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 409),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&200));
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM responses WHERE attempt_id = $1",
+            &attempt
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND topic = 'response.recorded'",
+            &attempt
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_thousand_joins_from_one_address_are_refused_after_the_burst_with_retry_after() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 2, json!({})).await;
+    let session = create_session(&app, &c, json!({})).await;
+    let code = session["code"].as_str().unwrap().to_string();
+    let flood = client_from("127.0.0.7");
+    let (flooder, neighbour) = (&c.learners[0], &c.learners[1]);
+    let started = std::time::Instant::now();
+    let responses: Vec<(u16, Option<String>)> = futures_util::stream::iter(0..1000)
+        .map(|i| {
+            let (app, flood) = (&app, &flood);
+            // Mostly guesses, now and then the real code.
+            let code = if i % 100 == 0 {
+                code.clone()
+            } else {
+                format!("{:0>6}", i).replace('0', "A").replace('1', "B")
+            };
+            async move {
+                let res = flood
+                    .post(app.url("/v1/live/join"))
+                    .bearer_auth(&flooder.access)
+                    .json(&json!({"code": code}))
+                    .send()
+                    .await
+                    .unwrap();
+                let retry = res
+                    .headers()
+                    .get("retry-after")
+                    .map(|v| v.to_str().unwrap().to_string());
+                (res.status().as_u16(), retry)
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let refused: Vec<_> = responses.iter().filter(|(s, _)| *s == 429).collect();
+    assert!(refused.len() >= 980, "{} refused", refused.len());
+    assert!(
+        refused
+            .iter()
+            .all(|(_, r)| r.as_ref().is_some_and(|r| r.parse::<u32>().unwrap() >= 1))
+    );
+    assert!(
+        responses
+            .iter()
+            .all(|(s, _)| [200, 201, 404, 429].contains(s))
+    );
+    eprintln!(
+        "1000 joins from one address answered in {:?}",
+        started.elapsed()
+    );
+    // Another account from another address joins; the flooder's account waits.
+    let other = client_from("127.0.0.8");
+    let res = other
+        .post(app.url("/v1/live/join"))
+        .bearer_auth(&neighbour.access)
+        .json(&json!({"code": code}))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 201).await;
+    let res = other
+        .post(app.url("/v1/live/join"))
+        .bearer_auth(&flooder.access)
+        .json(&json!({"code": code}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 429, "too_many_joins").await;
+    // The counts hold one row per key, not one per request.
+    let rows: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM sign_in_limits WHERE kind::text LIKE 'live_join%'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert!(rows <= 4, "{rows} rows");
+}
+
+#[tokio::test]
+async fn only_those_who_may_take_the_assignment_join_and_only_its_staff_run_it() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 1, json!({"attempts_allowed": 1})).await;
+    let outsider = register(&app, "outsider@example.org").await;
+    let path = format!("/v1/assignments/{}/live", c.assignment);
+    assert_problem(
+        post_as(&app, &c.learners[0].access, &path, &json!({})).await,
+        403,
+        "forbidden",
+    )
+    .await;
+    assert_problem(
+        post_as(&app, &outsider.access, &path, &json!({})).await,
+        404,
+        "assignment_not_found",
+    )
+    .await;
+    let session = create_session(&app, &c, json!({"leaderboard": true})).await;
+    assert_eq!(session["leaderboard"], true);
+    let code = session["code"].as_str().unwrap();
+    // Not in the course: the code joins nothing.
+    assert_problem(
+        join(&app, &outsider, code).await,
+        404,
+        "live_session_not_found",
+    )
+    .await;
+    let sid = session["id"].as_str().unwrap();
+    for who in [&outsider, &c.learners[0]] {
+        assert_problem(
+            get_as(&app, &who.access, &format!("/v1/live/sessions/{sid}")).await,
+            404,
+            "live_session_not_found",
+        )
+        .await;
+        assert_problem(
+            step(&app, who, &session, "next", json!({"seconds": 30})).await,
+            404,
+            "live_session_not_found",
+        )
+        .await;
+        // A stream only for who runs or joined the session.
+        let res = Sse::open(&app, &app.client, &who.access, &session).await;
+        assert_problem(res, 404, "live_session_not_found").await;
+    }
+    // A learner with an unfinished attempt started the ordinary way does not join with it.
+    let start = format!("/v1/assignments/{}/attempts", c.assignment);
+    expect_status(
+        post_as(&app, &c.learners[0].access, &start, &json!({})).await,
+        201,
+    )
+    .await;
+    assert_problem(
+        join(&app, &c.learners[0], code).await,
+        409,
+        "live_attempt_conflict",
+    )
+    .await;
+    // Streams per person are capped.
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        streams.push(Sse::connect(&app, &c.teacher.access, &session).await);
+    }
+    let res = Sse::open(&app, &app.client, &c.teacher.access, &session).await;
+    assert_problem(res, 429, "too_many_streams").await;
+    drop(streams);
+}
+
+/// `n` learners enrolled in the course behind the API's back (a password hash each would take
+/// minutes), with access tokens signed by the test quizd's key.
+async fn many_learners(app: &TestApp, course: &str, n: usize) -> Vec<Person> {
+    let secret = quizd::auth::store::signing_secret(&app.pool).await.unwrap();
+    let keys = quizd::auth::tokens::TokenKeys::new(&secret);
+    let course: uuid::Uuid = course.parse().unwrap();
+    let mut people = Vec::new();
+    for i in 0..n {
+        let id = uuid::Uuid::now_v7();
+        sqlx::query("INSERT INTO users (id, email, display_name, email_verified_at) VALUES ($1, $2, $3, now())")
+            .bind(id)
+            .bind(format!("phone{i}@example.org"))
+            .bind(format!("Phone {i}"))
+            .execute(&app.pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO enrollments (course_id, user_id, role) VALUES ($1, $2, 'learner')",
+        )
+        .bind(course)
+        .bind(id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+        people.push(Person {
+            id,
+            email: format!("phone{i}@example.org"),
+            access: keys.issue(id, quizd::auth::Role::Learner),
+            refresh: String::new(),
+        });
+    }
+    people
+}
+
+#[tokio::test]
+async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counted_exactly() {
+    const PHONES: usize = 300;
+    // Room for a class: the server's pools are larger than a test's default.
+    let app = TestApp::spawn_configured(|s| {
+        let options = (*s.pool.connect_options()).clone();
+        s.pool = quizd::db::pool_options(24).connect_lazy_with(options.clone());
+        s.quick = quizd::db::quick::QuickPool::new(options, 24, Duration::from_secs(10));
+    })
+    .await;
+    let c = class(&app, 0, json!({"feedback": "immediate"})).await;
+    let phones = many_learners(&app, &c.course, PHONES).await;
+    let session = create_session(&app, &c, json!({"leaderboard": true})).await;
+    let code = session["code"].as_str().unwrap().to_string();
+    let mut staff = Sse::connect(&app, &c.teacher.access, &session).await;
+    let joins: Vec<u16> = futures_util::stream::iter(&phones)
+        .map(|p| {
+            let (app, code) = (&app, &code);
+            async move { join(app, p, code).await.status().as_u16() }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(joins.iter().all(|s| *s == 201), "{joins:?}");
+    // In the phones' order: stream i is phone i's.
+    let mut streams: Vec<Sse> = futures_util::stream::iter(&phones)
+        .map(|p| {
+            let (app, session) = (&app, &session);
+            async move {
+                let mut s = Sse::connect(app, &p.access, session).await;
+                s.until("hello").await;
+                s
+            }
+        })
+        .buffered(32)
+        .collect()
+        .await;
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 120})).await,
+        200,
+    )
+    .await;
+    let (texts, _) = question_texts(0);
+    let mut keys: Vec<String> = texts.values().cloned().collect();
+    keys.sort();
+    // Each phone answers from the question its stream brought (its own ids), option i mod 4.
+    let mut expected: HashMap<String, i64> = HashMap::new();
+    let mut answers = Vec::new();
+    for (i, s) in streams.iter_mut().enumerate() {
+        let q = s.until("question").await;
+        let key = keys[i % keys.len()].clone();
+        *expected.entry(key.clone()).or_default() += 1;
+        let option = option_id(&q, &texts, &key);
+        answers.push((i, q["question"]["id"].as_str().unwrap().to_string(), option));
+    }
+    let statuses: Vec<u16> = futures_util::stream::iter(answers)
+        .map(|(i, qid, option)| {
+            let (app, session, phone) = (&app, &session, &phones[i]);
+            async move {
+                live_answer(app, phone, session, &qid, &option)
+                    .await
+                    .status()
+                    .as_u16()
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    loop {
+        let t = staff.until("tally").await;
+        if t["answers"] == PHONES as i64 {
+            assert_eq!(t["joined"], PHONES as i64);
+            break;
+        }
+    }
+    expect_status(
+        step(&app, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    let d = staff.until("closed").await;
+    assert_eq!(d["total"], PHONES as i64);
+    for o in d["options"].as_array().unwrap() {
+        assert_eq!(o["answers"], expected[o["key"].as_str().unwrap()], "{o}");
+    }
+    let leaders = d["leaders"].as_array().unwrap();
+    assert_eq!(leaders.len(), 10);
+    assert_eq!(leaders[0]["points"], 1.0);
+    let mut totals = 0;
+    for s in &mut streams {
+        let closed = s.until("closed").await;
+        assert_eq!(closed["total"], PHONES as i64);
+        let sum: i64 = closed["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["answers"].as_i64().unwrap())
+            .sum();
+        assert_eq!(sum, PHONES as i64);
+        assert!(closed.get("leaders").is_none());
+        totals += 1;
+    }
+    assert_eq!(totals, PHONES);
+    let recorded: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM responses r JOIN live_participants p ON p.attempt_id = r.attempt_id
+          WHERE p.session_id = $1 AND r.question_key = 'replica-contents'",
+    )
+    .bind(
+        session["id"]
+            .as_str()
+            .unwrap()
+            .parse::<uuid::Uuid>()
+            .unwrap(),
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(recorded, PHONES as i64);
+}
+
+#[tokio::test]
+async fn under_deferred_feedback_a_closed_question_shows_the_spread_but_not_the_key() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 1, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&app, &c, json!({})).await;
+    expect_status(
+        join(&app, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    let mut phone = Sse::connect(&app, &learner.access, &session).await;
+    phone.until("hello").await;
+    // The policy changes after the learner's attempt was laid out (and cached): the close
+    // follows the policy as it is now.
+    let path = format!("/v1/assignments/{}", c.assignment);
+    let res = crate::support::patch_as(
+        &app,
+        &c.teacher.access,
+        &path,
+        &json!({"feedback": "never"}),
+    )
+    .await;
+    expect_status(res, 200).await;
+    expect_status(
+        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    let q = phone.until("question").await;
+    let (texts, correct) = question_texts(0);
+    let option = option_id(&q, &texts, &correct);
+    let qid = q["question"]["id"].as_str().unwrap();
+    let reply = expect_status(
+        live_answer(&app, learner, &session, qid, &option).await,
+        200,
+    )
+    .await;
+    assert!(reply["result"].is_null());
+    expect_status(
+        step(&app, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    let closed = phone.until("closed").await;
+    assert_eq!(closed["total"], 1);
+    assert_eq!(closed["answered"], true);
+    assert!(closed["result"].is_null(), "no key under `never`: {closed}");
+    assert!(!closed.to_string().contains("explanation"));
+}
+
+#[tokio::test]
+async fn a_stream_on_another_instance_follows_the_session_through_notify() {
+    let a = TestApp::spawn().await;
+    let b = a.another_instance().await;
+    let c = class(&a, 1, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let session = create_session(&a, &c, json!({})).await;
+    // The projector's stream on instance B; everything else happens on A.
+    let mut staff = Sse::connect(&b, &c.teacher.access, &session).await;
+    staff.until("hello").await;
+    // B's listener is up once a notice reaches it: wait for the join's tally.
+    expect_status(
+        join(&a, learner, session["code"].as_str().unwrap()).await,
+        201,
+    )
+    .await;
+    loop {
+        if staff.until("tally").await["joined"] == 1 {
+            break;
+        }
+    }
+    let mut phone = Sse::connect(&a, &learner.access, &session).await;
+    phone.until("hello").await;
+    expect_status(
+        step(&a, &c.teacher, &session, "next", json!({"seconds": 60})).await,
+        200,
+    )
+    .await;
+    assert_eq!(staff.until("question").await["index"], 0);
+    let q = phone.until("question").await;
+    let option = q["question"]["options"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let qid = q["question"]["id"].as_str().unwrap().to_string();
+    expect_status(live_answer(&a, learner, &session, &qid, &option).await, 200).await;
+    loop {
+        if staff.until("tally").await["answers"] == 1 {
+            break;
+        }
+    }
+    expect_status(
+        step(&a, &c.teacher, &session, "close", json!({})).await,
+        200,
+    )
+    .await;
+    assert_eq!(staff.until("closed").await["total"], 1);
+    expect_status(step(&a, &c.teacher, &session, "end", json!({})).await, 200).await;
+    staff.until("ended").await;
+    assert!(staff.ends().await);
+}
