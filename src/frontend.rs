@@ -74,6 +74,7 @@ const ASSETS: &[Asset] = &[
     asset!("dom.js", "text/javascript; charset=utf-8"),
     asset!("i18n.js", "text/javascript; charset=utf-8"),
     asset!("learner.js", "text/javascript; charset=utf-8"),
+    asset!("picker.js", "text/javascript; charset=utf-8"),
     asset!("storage.js", "text/javascript; charset=utf-8"),
     asset!("teach.js", "text/javascript; charset=utf-8"),
     asset!("icon.svg", "image/svg+xml"),

@@ -798,6 +798,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lti/deep-link/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A Deep Linking request of the caller's (the destination of their Deep Linking launch):
+         *     what the content picker needs to offer. */
+        get: operations["get_request"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lti/deep-link/{id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Back to the platform: a page that posts the response `POST /v1/lti/deep-link` signed for
+         *     this request, and only that one, to the platform's `deep_link_return_url` as the form field
+         *     `JWT`. The front-end's own policy lets its forms post to quizd alone (`form-action 'self'`),
+         *     so it goes through here; no bearer token is needed, the response itself is the proof. */
+        post: operations["return_to_platform"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lti/deliveries": {
         parameters: {
             query?: never;
@@ -2048,6 +2086,23 @@ export interface components {
             /** @description The platform's `deep_link_return_url`. */
             return_url: string;
         };
+        /** @description A Deep Linking request as its instructor sees it: what the platform accepts, and whether it
+         *     is still open. */
+        DeepLinkView: {
+            /** @description Each placed quiz gets a line item (a gradebook column) in the platform. */
+            accept_lineitem: boolean;
+            /** @description The platform accepts several items at once; otherwise exactly one (or none: cancel). */
+            accept_multiple: boolean;
+            /** @description Answered already: the request takes no other answer. */
+            answered: boolean;
+            /**
+             * Format: date-time
+             * @description Answer before then (`POST /v1/lti/deep-link`).
+             */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+        };
         /** @description A grade delivery as admins see it. */
         Delivery: {
             /** Format: uuid */
@@ -2880,6 +2935,12 @@ export interface components {
             /** @description Every locale the quiz is available in, with its translation coverage. */
             locales: components["schemas"]["LocaleCoverage"][];
             /**
+             * Format: double
+             * @description The most an attempt can score: the points of every question, or with question banks
+             *     the fixed questions and each slot's highest draw (what an LMS line item is made with).
+             */
+            max_points: number;
+            /**
              * Format: uuid
              * @description Start a practice attempt on it (any signed-in learner).
              */
@@ -3057,6 +3118,12 @@ export interface components {
             number?: number | null;
             selected?: string[] | null;
             text?: string | null;
+        };
+        /** @description The form the front-end posts (a real form post, as a navigation) to go back to the
+         *     platform. */
+        ReturnForm: {
+            /** @description The signed response `POST /v1/lti/deep-link` gave for this request. */
+            JWT: string;
         };
         /** @enum {string} */
         Role: "learner" | "instructor" | "admin";
@@ -7294,6 +7361,128 @@ export interface operations {
             };
             /** @description An unknown quiz, or several where the platform takes one */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_request: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `deep_link_id` of the launch's destination */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeepLinkView"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Deep Linking request, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    return_to_platform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `deep_link_id` of the launch's destination */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["ReturnForm"];
+            };
+        };
+        responses: {
+            /** @description A page that posts the response to the platform at once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description Malformed form */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such answered request, or not the response quizd signed for it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

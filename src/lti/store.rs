@@ -668,6 +668,8 @@ pub struct DeepLinkRow {
     pub accept_lineitem: bool,
     pub expires_at: DateTime<Utc>,
     pub used_at: Option<DateTime<Utc>>,
+    /// The hash of the response quizd signed, once answered.
+    pub response_hash: Option<Vec<u8>>,
 }
 
 pub async fn deep_link(
@@ -676,7 +678,7 @@ pub async fn deep_link(
 ) -> Result<Option<DeepLinkRow>, sqlx::Error> {
     sqlx::query_as::<_, DeepLinkRow>(
         "SELECT registration_id, deployment_id, user_id, return_url, data, accept_multiple,
-                accept_lineitem, expires_at, used_at
+                accept_lineitem, expires_at, used_at, response_hash
            FROM lti_deep_links WHERE id = $1",
     )
     .bind(id)
@@ -684,14 +686,22 @@ pub async fn deep_link(
     .await
 }
 
-/// Marks a Deep Linking request answered; `false` when it was already (`used_at IS NULL` in
-/// the statement: of two answers at once, one wins).
-pub async fn use_deep_link(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
-    let used =
-        sqlx::query("UPDATE lti_deep_links SET used_at = now() WHERE id = $1 AND used_at IS NULL")
-            .bind(id)
-            .execute(db)
-            .await?;
+/// Marks a Deep Linking request answered with the response quizd signed (kept as its hash);
+/// `false` when it was already (`used_at IS NULL` in the statement: of two answers at once,
+/// one wins).
+pub async fn use_deep_link(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    response_hash: &[u8],
+) -> Result<bool, sqlx::Error> {
+    let used = sqlx::query(
+        "UPDATE lti_deep_links SET used_at = now(), response_hash = $2
+          WHERE id = $1 AND used_at IS NULL",
+    )
+    .bind(id)
+    .bind(response_hash)
+    .execute(db)
+    .await?;
     Ok(used.rows_affected() == 1)
 }
 

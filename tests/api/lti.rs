@@ -1061,6 +1061,110 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
 }
 
 #[tokio::test]
+async fn the_content_picker_reads_its_request_and_returns_only_the_response_quizd_signed() {
+    let lti = setup().await;
+    let mut dl = instructor("teacher-picker");
+    dl["message_type"] = json!("deep_linking");
+    dl.as_object_mut().unwrap().remove("resource_link");
+    dl.as_object_mut().unwrap().remove("custom");
+    let session = launch_session(&lti, &dl).await;
+    let token = session["access_token"].as_str().unwrap().to_string();
+    let id = session["destination"]["deep_link_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The picker reads what the platform accepts; nobody else reads the request.
+    let view = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view["accept_multiple"], true);
+    assert_eq!(view["answered"], false);
+    let other = token_for(&lti.app, "picker-other@lti.example", "instructor").await;
+    let res = get_as(&lti.app, &other.access, &format!("/v1/lti/deep-link/{id}")).await;
+    assert_problem(res, 404, "deep_link_not_found").await;
+    // The catalogue gives each quiz's points, the line item's maximum.
+    let quiz = expect_status(get_as(&lti.app, &token, "/v1/quizzes").await, 200).await["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["slug"] == "kinds-sampler")
+        .cloned()
+        .unwrap();
+    let max_points = quiz["max_points"].as_f64().unwrap();
+    assert!(max_points > 0.0);
+
+    let relay = |jwt: String| {
+        let url = lti.app.url(&format!("/v1/lti/deep-link/{id}/return"));
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .form(&[("JWT", jwt)])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    // Before it is answered, the return page forwards nothing.
+    assert_problem(relay("a.b.c".into()).await, 404, "deep_link_not_found").await;
+    let answer = expect_status(
+        post_as(
+            &lti.app,
+            &token,
+            "/v1/lti/deep-link",
+            &json!({"deep_link_id": id, "items": [{"quiz": "kinds-sampler"}, {"quiz": "data-parallelism"}]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let view = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view["answered"], true);
+    // Any other token, even one quizd signed for another request, is refused.
+    let jwt = answer["jwt"].as_str().unwrap().to_string();
+    let forged = format!("{jwt}x");
+    assert_problem(relay(forged).await, 404, "deep_link_not_found").await;
+    // The response itself: a page that posts it to the return URL, with a strict policy.
+    let res = relay(jwt.clone()).await;
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(csp.contains("script-src 'sha256-"), "{csp}");
+    let page = expect_html(res, 200).await;
+    assert_eq!(form_action(&page), lti.platform.url("/deep_link_return"));
+    assert_eq!(attr(&page, "JWT"), jwt);
+    // The platform takes it: both quizzes, the line item with the catalogue's points.
+    let res = lti
+        .platform
+        .client
+        .post(form_action(&page))
+        .form(&[("JWT", attr(&page, "JWT"))])
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 200).await;
+    let rec = lti.platform.recorded().await;
+    let items = rec["deep_link_responses"][0]["items"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["custom"]["quiz"], "kinds-sampler");
+    assert_eq!(
+        items[0]["lineItem"]["scoreMaximum"].as_f64().unwrap(),
+        max_points
+    );
+}
+
+#[tokio::test]
 async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     let lti = setup().await;
     lti.platform.control(json!({"fail_scores": 1})).await;

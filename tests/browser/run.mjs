@@ -1650,6 +1650,79 @@ test('re-opening an LTI activity after finishing lands on the last attempt’s r
   await page.close();
 });
 
+/// A teacher's Deep Linking launch ("Select content"), ending on the content picker.
+async function deepLinkFromLms(page, extra = {}) {
+  const scenario = {
+    user: { sub: `lti-teacher-${RUN}`, name: 'Launched Teacher' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    message_type: 'deep_linking',
+    ...extra,
+  };
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  const { hint } = await made.json();
+  await page.goto(`${lms.url}/initiate?hint=${encodeURIComponent(hint)}`);
+  await page.waitForURL(/#\/lti\/deep-link\/[0-9a-f-]{36}$/);
+  await page.locator('h1', { hasText: 'Choose a quiz to place' }).waitFor();
+}
+
+const recordedPlacements = async () => (await (await fetch(`${lms.url}/recorded`)).json()).deep_link_responses;
+
+test('a teacher’s Deep Linking launch picks quizzes with their languages, points and a preview, and the platform receives them', async () => {
+  assert.ok(lms, 'the LMS of the LTI test runs');
+  const page = await newPage();
+  await deepLinkFromLms(page, { dl_data: `picked-${RUN}` });
+  // The platform accepts several: checkboxes, each quiz with its points and languages.
+  const card = page.locator('.pick-card[data-slug="data-parallelism"]');
+  assert.equal(await card.locator('input[type=checkbox]').count(), 1);
+  const catalogue = await call('GET', '/v1/quizzes');
+  const dp = catalogue.items.find((q) => q.slug === 'data-parallelism');
+  assert.match(await card.locator('.pick-points').textContent(), new RegExp(`${dp.question_count} questions · Points: ${dp.max_points}`));
+  assert.match(await card.locator('.pick-langs').textContent(), /English.*বাংলা/);
+  // The preview: the questions as a learner reads them, and nothing of the key.
+  await card.locator('.preview-toggle').click();
+  assert.equal(await card.locator('.preview-toggle').getAttribute('aria-expanded'), 'true');
+  await card.locator('.preview-item').first().waitFor();
+  const view = await call('GET', '/v1/quizzes/data-parallelism');
+  assert.equal(await card.locator('.preview-item').count(), view.questions.length);
+  const previewText = await card.locator('.preview').textContent();
+  for (const q of key.questions) {
+    const explanation = q.explanation && typeof q.explanation === 'object' ? Object.values(q.explanation)[0] : null;
+    if (typeof explanation === 'string' && explanation) assert.ok(!previewText.includes(explanation), 'no explanation in the preview');
+  }
+  await checkA11y(page, 'the Deep Linking content picker');
+  await assertNoJunkText(page, 'the Deep Linking content picker');
+  await shot(page, 'deep-link-picker', { fullPage: true });
+  // Nothing chosen: said, not sent.
+  await page.locator('.pick-form button[type=submit]').click();
+  assert.equal(await page.locator('.pick-form .inline-error').textContent(), 'Choose a quiz first.');
+  assert.equal((await recordedPlacements()).length, 0);
+  await card.locator('label').click();
+  await page.locator('.pick-card[data-slug="kinds-sampler"] label').click();
+  await page.locator('.pick-form button[type=submit]').click();
+  // A real form post lands on the platform's return URL; the platform verified and kept it.
+  await page.waitForURL(`${lms.url}/deep_link_return`);
+  const placed = (await recordedPlacements()).at(-1);
+  assert.equal(placed.data, `picked-${RUN}`);
+  assert.deepEqual(placed.items.map((i) => i.custom.quiz).sort(), ['data-parallelism', 'kinds-sampler']);
+  assert.equal(placed.items.find((i) => i.custom.quiz === 'data-parallelism').lineItem.scoreMaximum, dp.max_points);
+  await page.close();
+});
+
+test('where the platform takes one item the picker offers one choice, and Cancel sends an empty response', async () => {
+  const page = await newPage();
+  const before = (await recordedPlacements()).length;
+  await deepLinkFromLms(page, { dl_accept_multiple: false });
+  assert.equal(await page.locator('.pick-card input[type=checkbox]').count(), 0);
+  assert.ok((await page.locator('.pick-card input[type=radio]').count()) >= 2);
+  await page.locator('.pick-cancel').click();
+  await page.waitForURL(`${lms.url}/deep_link_return`);
+  const all = await recordedPlacements();
+  assert.equal(all.length, before + 1);
+  assert.deepEqual(all.at(-1).items, []);
+  await page.close();
+});
+
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {
   const page = learnerPage;
   await page.setViewportSize({ width: 360, height: 740 });

@@ -329,6 +329,10 @@ def build_launch(scenario: t.Dict[str, t.Any], preflight: t.Dict[str, str]) -> t
     if scenario.get("message_type") == "deep_linking":
         launch.set_dl(f"{STATE.base}/deep_link_return", title="Place a quiz",
                       accept_types={"ltiResourceLink"}, extra_data=scenario.get("dl_data"))
+        if "dl_accept_multiple" in scenario:  # the package always accepts several
+            settings = launch._deep_linking_launch_data[
+                "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"]
+            settings["accept_multiple"] = bool(scenario["dl_accept_multiple"])
     else:
         link = scenario.get("resource_link") or {"id": "rl-" + uuid.uuid4().hex[:8]}
         launch.set_resource_link_claim(link["id"], title=link.get("title"))

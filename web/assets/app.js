@@ -1,6 +1,6 @@
 // @ts-check
 // quizd's web front-end: a single page with hash routes.
-//   #/signin  #/signup  #/quizzes  #/attempt/<id>
+//   #/signin  #/signup  #/quizzes  #/attempt/<id>  #/lti/<code>  #/lti/deep-link/<id>
 //   #/teach   #/teach/course/<id>  #/teach/course/<id>/gradebook  #/teach/assignment/<id>
 //   #/teach/assignment/<id>/exam[/<learner id>]  #/teach/translations
 
@@ -11,6 +11,7 @@ import { t, setUiLang, uiLang, UI_LANGS, nativeName } from './i18n.js';
 import * as learner from './learner.js';
 import * as teach from './teach.js';
 import { analyticsPage } from './charts.js';
+import { deepLinkPage } from './picker.js';
 
 const LANG_KEY = 'quizd.lang';
 
@@ -199,7 +200,8 @@ async function doSignOut() {
 }
 
 /// An LMS launch lands here with a one-time code: trade it for a session, then go where the
-/// launch leads (a learner into the assignment's attempt, an instructor to its analytics).
+/// launch leads (a learner into the assignment's attempt, an instructor to its analytics or,
+/// for Deep Linking, to the content picker).
 async function ltiLaunchPage(view, ctx, code) {
   // The launch bound the code to this browser with an HttpOnly cookie; this same-origin
   // fetch sends it (fetch's default `credentials: 'same-origin'`).
@@ -216,6 +218,8 @@ async function ltiLaunchPage(view, ctx, code) {
     location.replace(`#/attempt/${await launchedAttempt(to.assignment_id)}`);
   } else if (to.kind === 'analytics' && to.assignment_id) {
     location.replace(`#/teach/assignment/${to.assignment_id}`);
+  } else if (to.kind === 'deep_link' && to.deep_link_id) {
+    location.replace(`#/lti/deep-link/${to.deep_link_id}`);
   } else {
     location.replace('#/quizzes');
   }
@@ -243,6 +247,7 @@ async function launchedAttempt(assignmentId) {
 /** @type {Route[]} */
 const routes = [
   [/^#\/lti\/([A-Za-z0-9_-]{8,200})$/, ltiLaunchPage, null],
+  [/^#\/lti\/deep-link\/([0-9a-f-]{36})$/, deepLinkPage, true],
   [/^#\/signin$/, learner.signInPage, false],
   [/^#\/signup$/, learner.signUpPage, false],
   [/^#\/quizzes$/, learner.cataloguePage, true],
