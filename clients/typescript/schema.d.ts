@@ -395,7 +395,12 @@ export interface paths {
          *     answer to the question just answered returns its result again, so a retry is safe). */
         put: operations["answer"];
         post?: never;
-        delete?: never;
+        /** Clears your answer to one question ("Clear my choice"): the question is unanswered again.
+         *     Only while the attempt is open and before its deadline, and only where the answer is not
+         *     final: under immediate feedback an answered question has shown its key (`409
+         *     answer_final`), and under sequential navigation every answer is final. Clearing an
+         *     unanswered question changes nothing. Writes the `response.cleared` event with the deletion. */
+        delete: operations["clear_answer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1494,6 +1499,7 @@ export interface components {
              */
             quiz_version: number;
             title: string;
+            your_attempts?: components["schemas"]["YourAttempts"] | null;
         };
         AssignmentCreate: {
             /** @description Omitted fields take their defaults: immediate feedback, unlimited untimed attempts,
@@ -2229,6 +2235,9 @@ export interface components {
         ExchangeRequest: {
             /** @description The one-time code from the launch's redirect. */
             code: string;
+            /** @description For a launch proved through the platform's storage (no cookie): the secret the
+             *     front-end read back from there (`lti.get_data` of `state_<state>`). */
+            storage_secret?: string | null;
         };
         /** @description Everything quizd holds about you. */
         Export: {
@@ -2519,6 +2528,9 @@ export interface components {
             error_description?: string | null;
             /** @description The signed launch message (a JWT, RS256). */
             id_token: string;
+            /** @description For a login kept in the platform's storage, the second post: the secret quizd's launch
+             *     page read back from the platform's storage frame. */
+            lti_storage_secret?: string | null;
             /** @description The state quizd sent with the login. */
             state: string;
         };
@@ -2636,6 +2648,10 @@ export interface components {
             lti_deployment_id?: string | null;
             /** @description Opaque to quizd; returned to the platform with the authentication request. */
             lti_message_hint?: string | null;
+            /** @description The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+             *     name of a frame in the parent window. With it, quizd keeps the login's secret there
+             *     instead of relying on its state cookie. */
+            lti_storage_target?: string | null;
             /** @description The URL the launch will be for. */
             target_link_uri: string;
         };
@@ -3369,6 +3385,36 @@ export interface components {
          * @enum {string}
          */
         Visibility: "public" | "private";
+        /** @description How many attempts you have used and have left, staff overrides and accommodations
+         *     included, and your window: a new attempt starts exactly when `remaining` is absent or above
+         *     zero and now is inside the window (and the assignment and its course are not archived). */
+        YourAttempts: {
+            /**
+             * Format: int32
+             * @description Attempts allowed to you (the policy's plus your extra attempts); absent: unlimited.
+             */
+            allowed?: number | null;
+            /**
+             * Format: date-time
+             * @description When your window closes (the latest); absent: never.
+             */
+            closes_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When your window opens (the earliest of the policy's and your rules'); absent: open.
+             */
+            opens_at?: string | null;
+            /**
+             * Format: int32
+             * @description Attempts you may still start; absent: unlimited.
+             */
+            remaining?: number | null;
+            /**
+             * Format: int32
+             * @description Attempts you have started, finished or not.
+             */
+            used: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3569,7 +3615,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The assignment */
+            /** @description The assignment, with `your_attempts`: your attempts used and left under your overrides and accommodation */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5191,6 +5237,83 @@ export interface operations {
             };
             /** @description The answer does not fit the question */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    clear_answer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The attempt's id */
+                id: string;
+                /** @description The question's id in this attempt */
+                question_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared: the question is unanswered */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not your attempt (course staff) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such attempt or question */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), or the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7846,7 +7969,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code */
+            /** @description For a login kept in the platform's storage, the first post: a page that reads the state's secret back from the platform's storage (`lti.get_data`) and posts the launch again with it as `lti_storage_secret` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code (for a login kept in the platform's storage: no cookie, and the fragment says where the front-end reads the exchange's secret back) */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -7933,6 +8065,10 @@ export interface operations {
                 client_id?: string;
                 /** @description The deployment the launch will be for. */
                 lti_deployment_id?: string;
+                /** @description The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+                 *     name of a frame in the parent window. With it, quizd keeps the login's secret there
+                 *     instead of relying on its state cookie. */
+                lti_storage_target?: string;
             };
             header?: never;
             path?: never;
@@ -7940,6 +8076,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
             /** @description To the platform's authorization endpoint; sets the state cookie */
             302: {
                 headers: {
@@ -7989,6 +8134,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
             /** @description To the platform's authorization endpoint; sets the state cookie */
             302: {
                 headers: {

@@ -45,6 +45,12 @@ pub struct LoginParameters {
     pub client_id: Option<String>,
     /// The deployment the launch will be for.
     pub lti_deployment_id: Option<String>,
+    /// The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+    /// name of a frame in the parent window. With it, quizd keeps the login's secret there
+    /// instead of relying on its state cookie.
+    #[param(max_length = 200)]
+    #[schema(max_length = 200)]
+    pub lti_storage_target: Option<String>,
 }
 
 /// OIDC login initiation (GET): redirects the browser to the platform's authorization
@@ -52,6 +58,7 @@ pub struct LoginParameters {
 #[utoipa::path(get, path = "/v1/lti/login", tag = "lti", params(LoginParameters),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -68,6 +75,7 @@ pub async fn login_get(
     request_body(content = LoginParameters, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -120,7 +128,28 @@ async fn login(
             );
         }
     }
+    let storage_target = p
+        .get("lti_storage_target")
+        .map(String::as_str)
+        .filter(|t| !t.is_empty());
+    if storage_target.is_some_and(|t| !super::storage::valid_target(t)) {
+        return Err(ApiError::new(
+            code,
+            "`lti_storage_target` must be a frame name of at most 200 characters.",
+        ));
+    }
     let reg = registration_for_login(state, iss, client_id, deployment_id).await?;
+    // With the platform's storage, the browser is proved by a secret of this login alone, kept
+    // there (the cookie may never come back from inside the platform's iframe).
+    let storage = match storage_target {
+        Some(target) => {
+            let origin = super::storage::origin_of(&reg.auth_endpoint).ok_or_else(|| {
+                ApiError::internal("a registration's auth endpoint has no origin")
+            })?;
+            Some((target, origin, random_token()))
+        }
+        None => None,
+    };
     let browser = req
         .cookie(BROWSER_COOKIE)
         .map(|c| c.value().to_string())
@@ -135,11 +164,12 @@ async fn login(
             state_hash: &hash(&login_state),
             registration_id: reg.id,
             nonce: &nonce,
-            browser_hash: &hash(&browser),
+            browser_hash: &hash(storage.as_ref().map_or(&browser, |(_, _, secret)| secret)),
             target_link_uri,
             deployment_id,
             created_at: now,
             expires_at: now + Duration::minutes(LOGIN_TTL_MINUTES),
+            storage_target,
         },
     )
     .await?;
@@ -151,6 +181,17 @@ async fn login(
         &nonce,
         message_hint.map(String::as_str),
     )?;
+    if let Some((target, origin, secret)) = &storage {
+        return Ok(super::storage::login_page(
+            state,
+            target,
+            origin,
+            &login_state,
+            &nonce,
+            secret,
+            auth.as_str(),
+        ));
+    }
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, auth.to_string()))
         .insert_header((header::CACHE_CONTROL, "no-store"))

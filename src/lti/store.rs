@@ -254,6 +254,9 @@ pub struct LoginState {
     pub target_link_uri: String,
     pub deployment_id: Option<String>,
     pub expires_at: DateTime<Utc>,
+    /// Started with `lti_storage_target`: the browser is proved by the secret kept in the
+    /// platform's storage (whose hash is `browser_hash`), not by the state cookie.
+    pub storage_target: Option<String>,
 }
 
 /// A login being started; the state and the browser are kept as hashes only.
@@ -266,6 +269,7 @@ pub struct NewLoginState<'a> {
     pub deployment_id: Option<&'a str>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    pub storage_target: Option<&'a str>,
 }
 
 pub async fn insert_login_state(
@@ -274,8 +278,8 @@ pub async fn insert_login_state(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO lti_login_states (state_hash, registration_id, nonce, browser_hash,
-                target_link_uri, deployment_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                target_link_uri, deployment_id, created_at, expires_at, storage_target)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(s.state_hash)
     .bind(s.registration_id)
@@ -285,9 +289,27 @@ pub async fn insert_login_state(
     .bind(s.deployment_id)
     .bind(s.created_at)
     .bind(s.expires_at)
+    .bind(s.storage_target)
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// A login's state without using it up: the registration and the storage frame of a login
+/// started with `lti_storage_target`, for the page that reads the secret back from the
+/// platform's storage before the launch is posted again.
+pub async fn peek_login_state(
+    db: impl PgExecutor<'_>,
+    state_hash: &[u8],
+) -> Result<Option<LoginState>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
+                storage_target
+           FROM lti_login_states WHERE state_hash = $1",
+    )
+    .bind(state_hash)
+    .fetch_optional(db)
+    .await
 }
 
 /// Takes a login's state: `DELETE … RETURNING`, so that it is used up by this one read,
@@ -299,7 +321,8 @@ pub async fn take_login_state(
 ) -> Result<Option<LoginState>, sqlx::Error> {
     sqlx::query_as(
         "DELETE FROM lti_login_states WHERE state_hash = $1
-         RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at",
+         RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
+                   storage_target",
     )
     .bind(state_hash)
     .fetch_optional(db)

@@ -12,6 +12,7 @@ import * as learner from './learner.js';
 import * as teach from './teach.js';
 import { analyticsPage } from './charts.js';
 import { deepLinkPage } from './picker.js';
+import { ask } from './platform-storage.js';
 
 const LANG_KEY = 'quizd.lang';
 
@@ -202,10 +203,23 @@ async function doSignOut() {
 /// An LMS launch lands here with a one-time code: trade it for a session, then go where the
 /// launch leads (a learner into the assignment's attempt, an instructor to its analytics or,
 /// for Deep Linking, to the content picker).
-async function ltiLaunchPage(view, ctx, code) {
+async function ltiLaunchPage(view, ctx, code, query) {
   // The launch bound the code to this browser with an HttpOnly cookie; this same-origin
-  // fetch sends it (fetch's default `credentials: 'same-origin'`).
-  const session = await api.post('/v1/lti/exchange', {}, { code });
+  // fetch sends it (fetch's default `credentials: 'same-origin'`). A launch proved through the
+  // platform's storage (third-party cookies blocked in its iframe) set no cookie: the secret
+  // is read back from the platform's storage frame, which only this browser's LMS page holds.
+  const storage = new URLSearchParams(query || '');
+  const target = storage.get('lti_storage_target');
+  let storageSecret;
+  if (target) {
+    try {
+      storageSecret = await ask(target, storage.get('origin') || '', { subject: 'lti.get_data', key: `state_${storage.get('state') || ''}` });
+    } catch {
+      view.append(h('h1', {}, t('lti_storage_title')), h('p', { role: 'alert' }, t('lti_storage_failed')), h('p', {}, t('lti_storage_failed_what')));
+      return;
+    }
+  }
+  const session = await api.post('/v1/lti/exchange', {}, storageSecret ? { code, storage_secret: storageSecret } : { code });
   setSession(session);
   ctx.me = await api.get('/v1/me');
   if (ctx.me.locale) {
@@ -246,7 +260,7 @@ async function launchedAttempt(assignmentId) {
  */
 /** @type {Route[]} */
 const routes = [
-  [/^#\/lti\/([A-Za-z0-9_-]{8,200})$/, ltiLaunchPage, null],
+  [/^#\/lti\/([A-Za-z0-9_-]{8,200})(?:\?([^#]{0,2000}))?$/, ltiLaunchPage, null],
   [/^#\/lti\/deep-link\/([0-9a-f-]{36})$/, deepLinkPage, true],
   [/^#\/signin$/, learner.signInPage, false],
   [/^#\/signup$/, learner.signUpPage, false],
