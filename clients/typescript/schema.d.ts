@@ -8076,7 +8076,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint */
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8134,7 +8134,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint */
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -119,12 +119,14 @@ pub async fn launch(
     let storage_secret = p.get("lti_storage_secret").filter(|s| !s.is_empty());
     let now = state.clock.now();
 
-    // A login kept in the platform's storage: the first post gets the page that reads the
-    // secret back from there and posts the launch again with it; nothing is used up yet.
+    // A login kept in the platform's storage whose state cookie did not come back: the first
+    // post gets the page that reads the secret back from there and posts the launch again with
+    // it; nothing is used up yet.
     if storage_secret.is_none()
         && let Some(peeked) = store::peek_login_state(&state.pool, &hash(login_state)).await?
         && let Some(target) = &peeked.storage_target
         && peeked.expires_at > now
+        && !same_browser_cookie(&req, &peeked)
         && let Some(reg) = store::registration(&state.pool, peeked.registration_id).await?
         && let Some(origin) = super::storage::origin_of(&reg.auth_endpoint)
     {
@@ -137,7 +139,8 @@ pub async fn launch(
         ));
     }
 
-    let stored = take_login_state(&state, &req, login_state, storage_secret, now).await?;
+    let (stored, via_storage) =
+        take_login_state(&state, &req, login_state, storage_secret, now).await?;
     let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
@@ -176,7 +179,11 @@ pub async fn launch(
     //
     // Through the platform's storage, the secret that proved this browser binds the code too:
     // the front-end reads it back from the platform's storage for the exchange (no cookie).
-    let storage = stored.storage_target.as_deref().zip(storage_secret);
+    let storage = stored
+        .storage_target
+        .as_deref()
+        .zip(storage_secret)
+        .filter(|_| via_storage);
     let secret = storage.map_or_else(random_token, |(_, s)| s.clone());
     let mut tx = state.pool.begin().await?;
     let code = super::provision::provision(&mut tx, &reg, &launch, now, &hash(&secret)).await?;
@@ -217,7 +224,7 @@ async fn take_login_state(
     login_state: &str,
     storage_secret: Option<&String>,
     now: DateTime<Utc>,
-) -> Result<LoginState, ApiError> {
+) -> Result<(LoginState, bool), ApiError> {
     let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
     let stored = match stored {
         Some(s) if s.expires_at > now => s,
@@ -229,20 +236,24 @@ async fn take_login_state(
         }
     };
     // The browser proves itself by what the login left with it: the state cookie, or, for a
-    // login kept in the platform's storage, the secret read back from there (and nothing else).
-    let same_browser = if stored.storage_target.is_some() {
-        storage_secret.is_some_and(|s| same_hash(&hash(s), &stored.browser_hash))
-    } else {
-        req.cookie(BROWSER_COOKIE)
-            .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash))
-    };
-    if !same_browser {
+    // login kept in the platform's storage, the secret read back from there.
+    let via_storage = !same_browser_cookie(req, &stored)
+        && storage_secret
+            .zip(stored.storage_hash.as_deref())
+            .is_some_and(|(s, h)| same_hash(&hash(s), h));
+    if !same_browser_cookie(req, &stored) && !via_storage {
         return Err(ApiError::new(
             Code::LtiStateMismatch,
             "This launch was not started in this browser (its state cookie, or the secret kept in the platform's storage, is missing or different).",
         ));
     }
-    Ok(stored)
+    Ok((stored, via_storage))
+}
+
+/// Whether the request carries the state cookie of this login.
+fn same_browser_cookie(req: &HttpRequest, login: &LoginState) -> bool {
+    req.cookie(BROWSER_COOKIE)
+        .is_some_and(|c| same_hash(&hash(c.value()), &login.browser_hash))
 }
 
 /// The id_token's claims, once its signature verifies with the platform's key (the one its

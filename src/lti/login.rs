@@ -58,7 +58,7 @@ pub struct LoginParameters {
 #[utoipa::path(get, path = "/v1/lti/login", tag = "lti", params(LoginParameters),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
-        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint", content_type = "text/html"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -75,7 +75,7 @@ pub async fn login_get(
     request_body(content = LoginParameters, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
-        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint", content_type = "text/html"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -139,8 +139,9 @@ async fn login(
         ));
     }
     let reg = registration_for_login(state, iss, client_id, deployment_id).await?;
-    // With the platform's storage, the browser is proved by a secret of this login alone, kept
-    // there (the cookie may never come back from inside the platform's iframe).
+    // With the platform's storage, the browser is proved by the state cookie where it comes
+    // back, else by a secret of this login alone, kept there (inside the platform's iframe the
+    // browser may block the cookie).
     let storage = match storage_target {
         Some(target) => {
             let origin = super::storage::origin_of(&reg.auth_endpoint).ok_or_else(|| {
@@ -164,12 +165,16 @@ async fn login(
             state_hash: &hash(&login_state),
             registration_id: reg.id,
             nonce: &nonce,
-            browser_hash: &hash(storage.as_ref().map_or(&browser, |(_, _, secret)| secret)),
+            browser_hash: &hash(&browser),
             target_link_uri,
             deployment_id,
             created_at: now,
             expires_at: now + Duration::minutes(LOGIN_TTL_MINUTES),
             storage_target,
+            storage_hash: storage
+                .as_ref()
+                .map(|(_, _, secret)| hash(secret))
+                .as_deref(),
         },
     )
     .await?;
@@ -181,8 +186,9 @@ async fn login(
         &nonce,
         message_hint.map(String::as_str),
     )?;
+    let cookie = browser_cookie(is_https(state, req), browser);
     if let Some((target, origin, secret)) = &storage {
-        return Ok(super::storage::login_page(
+        let mut page = super::storage::login_page(
             state,
             target,
             origin,
@@ -190,15 +196,18 @@ async fn login(
             &nonce,
             secret,
             auth.as_str(),
-        ));
+        );
+        page.headers_mut().insert(
+            header::SET_COOKIE,
+            header::HeaderValue::from_str(&cookie)
+                .map_err(|_| ApiError::internal("a cookie that is no header value"))?,
+        );
+        return Ok(page);
     }
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, auth.to_string()))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((
-            header::SET_COOKIE,
-            browser_cookie(is_https(state, req), browser),
-        ))
+        .insert_header((header::SET_COOKIE, cookie))
         .finish())
 }
 

@@ -1,7 +1,7 @@
 //! LTI client-side postMessage storage (1EdTech "LTI Client Side postMessages", OIDC login
 //! with `lti_storage_target`): where third-party cookies are blocked in the platform's iframe,
-//! the login state's browser secret is kept in the platform's storage frame instead of the
-//! state cookie. These are the two pages of that flow, both run by one static script
+//! the login state's browser secret is kept in the platform's storage frame as well as the
+//! state cookie, and proves the browser where the cookie does not come back. These are the two pages of that flow, both run by one static script
 //! (`/assets/lti-storage.js`, with `platform-storage.js`): the login page `lti.put_data`s the
 //! state's secret (and the nonce) and then goes on to the platform's authorization endpoint; the
 //! launch page `lti.get_data`s the secret back and posts the launch again with it, where

@@ -254,9 +254,10 @@ pub struct LoginState {
     pub target_link_uri: String,
     pub deployment_id: Option<String>,
     pub expires_at: DateTime<Utc>,
-    /// Started with `lti_storage_target`: the browser is proved by the secret kept in the
-    /// platform's storage (whose hash is `browser_hash`), not by the state cookie.
+    /// Started with `lti_storage_target`: the platform's storage frame, and the hash of the
+    /// secret kept there, which proves the browser where the state cookie does not come back.
     pub storage_target: Option<String>,
+    pub storage_hash: Option<Vec<u8>>,
 }
 
 /// A login being started; the state and the browser are kept as hashes only.
@@ -270,6 +271,7 @@ pub struct NewLoginState<'a> {
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
     pub storage_target: Option<&'a str>,
+    pub storage_hash: Option<&'a [u8]>,
 }
 
 pub async fn insert_login_state(
@@ -278,8 +280,9 @@ pub async fn insert_login_state(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO lti_login_states (state_hash, registration_id, nonce, browser_hash,
-                target_link_uri, deployment_id, created_at, expires_at, storage_target)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                target_link_uri, deployment_id, created_at, expires_at, storage_target,
+                storage_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(s.state_hash)
     .bind(s.registration_id)
@@ -290,6 +293,7 @@ pub async fn insert_login_state(
     .bind(s.created_at)
     .bind(s.expires_at)
     .bind(s.storage_target)
+    .bind(s.storage_hash)
     .execute(db)
     .await?;
     Ok(())
@@ -304,7 +308,7 @@ pub async fn peek_login_state(
 ) -> Result<Option<LoginState>, sqlx::Error> {
     sqlx::query_as(
         "SELECT registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
-                storage_target
+                storage_target, storage_hash
            FROM lti_login_states WHERE state_hash = $1",
     )
     .bind(state_hash)
@@ -322,7 +326,7 @@ pub async fn take_login_state(
     sqlx::query_as(
         "DELETE FROM lti_login_states WHERE state_hash = $1
          RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
-                   storage_target",
+                   storage_target, storage_hash",
     )
     .bind(state_hash)
     .fetch_optional(db)

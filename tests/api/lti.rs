@@ -1178,10 +1178,8 @@ async fn storage_login(lti: &Lti, sub: &str) -> (String, String, Value) {
     let mut s = learner(sub);
     s["storage_target"] = json!("lti_storage");
     let flow = run_launch(lti, &s).await;
-    assert!(
-        flow.response.headers().get("set-cookie").is_none(),
-        "no state cookie with the platform's storage"
-    );
+    // The state cookie is set too, for where it comes back (a window of its own).
+    assert!(cookie(&flow.response).is_some(), "the state cookie");
     let csp = flow.response.headers()["content-security-policy"]
         .to_str()
         .unwrap()
@@ -1285,6 +1283,24 @@ async fn a_login_kept_in_the_platforms_storage_is_proved_by_its_secret_not_a_coo
         .unwrap();
     let session = expect_status(res, 200).await;
     assert_eq!(session["destination"]["kind"], "attempt");
+
+    // Where the state cookie comes back, the launch goes on at once, with the exchange cookie.
+    let mut s = learner("learner-storage-cookie");
+    s["storage_target"] = json!("_parent");
+    let flow = run_launch(&lti, &s).await;
+    let state_cookie = cookie(&flow.response).unwrap();
+    let page = expect_html(flow.response, 200).await;
+    let auth = storage_data(&page)["next"].as_str().unwrap().to_string();
+    let form = expect_html(lti.platform.client.get(auth).send().await.unwrap(), 200).await;
+    let res = post_launch(
+        &lti,
+        attr(&form, "id_token"),
+        attr(&form, "state"),
+        Some(&state_cookie),
+    )
+    .await;
+    let (code, exchange_cookie) = launched(&res);
+    expect_status(exchange(&lti, &code, Some(&exchange_cookie)).await, 200).await;
 
     // Another secret (a forged form, another browser's) is refused, and the state is spent.
     let (id_token, state, _) = storage_login(&lti, "learner-storage-2").await;

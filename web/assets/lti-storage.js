@@ -1,8 +1,9 @@
 // @ts-check
 // The two pages of an LTI login kept in the platform's storage (src/lti/storage.rs): the login
-// puts the state's secret and the nonce there and goes on to the platform; the launch reads the
-// secret back and posts the launch again with it. Where the platform offers no storage, the
-// page says so plainly (it never stays on "Loading…").
+// puts the state's secret and the nonce there and goes on to the platform; the launch (whose
+// state cookie did not come back) reads the secret back and posts the launch again with it.
+// Where neither the cookie nor the platform's storage works, the page says so plainly (it
+// never stays on "Loading…").
 
 import { ask } from './platform-storage.js';
 import { t, setUiLang } from './i18n.js';
@@ -31,8 +32,14 @@ async function run() {
   say('lti-status', t('lti_storage_asking'));
   document.title = `${t('lti_storage_title')} · quizd`;
   if (data.step === 'login' && data.secret && data.next && data.nonce) {
-    await ask(data.target, data.origin, { subject: 'lti.put_data', key: `state_${data.state}`, value: data.secret });
-    await ask(data.target, data.origin, { subject: 'lti.put_data', key: `nonce_${data.nonce}`, value: data.nonce });
+    // Kept in the platform's storage where it offers it; on to the platform either way (the
+    // state cookie may still come back, e.g. in a window of its own).
+    try {
+      await ask(data.target, data.origin, { subject: 'lti.put_data', key: `state_${data.state}`, value: data.secret });
+      await ask(data.target, data.origin, { subject: 'lti.put_data', key: `nonce_${data.nonce}`, value: data.nonce });
+    } catch {
+      /* the launch says so if neither works */
+    }
     location.replace(data.next);
   } else if (data.step === 'launch') {
     const secret = await ask(data.target, data.origin, { subject: 'lti.get_data', key: `state_${data.state}` });
