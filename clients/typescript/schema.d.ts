@@ -413,7 +413,12 @@ export interface paths {
          *     answer to the question just answered returns its result again, so a retry is safe). */
         put: operations["answer"];
         post?: never;
-        delete?: never;
+        /** Clears your answer to one question ("Clear my choice"): the question is unanswered again.
+         *     Only while the attempt is open and before its deadline, and only where the answer is not
+         *     final: under immediate feedback an answered question has shown its key (`409
+         *     answer_final`), and under sequential navigation every answer is final. Clearing an
+         *     unanswered question changes nothing. Writes the `response.cleared` event with the deletion. */
+        delete: operations["clear_answer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -957,6 +962,44 @@ export interface paths {
          *     to post to the platform. As JSON; with `Accept: text/html`, as a page whose form posts it
          *     at once. The instructor who launched the request, once. */
         post: operations["respond"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lti/deep-link/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A Deep Linking request of the caller's (the destination of their Deep Linking launch):
+         *     what the content picker needs to offer. */
+        get: operations["get_request"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/lti/deep-link/{id}/return": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Back to the platform: a page that posts the response `POST /v1/lti/deep-link` signed for
+         *     this request, and only that one, to the platform's `deep_link_return_url` as the form field
+         *     `JWT`. The front-end's own policy lets its forms post to quizd alone (`form-action 'self'`),
+         *     so it goes through here; no bearer token is needed, the response itself is the proof. */
+        post: operations["return_to_platform"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1621,6 +1664,7 @@ export interface components {
              */
             quiz_version: number;
             title: string;
+            your_attempts?: components["schemas"]["YourAttempts"] | null;
         };
         AssignmentCreate: {
             /** @description Omitted fields take their defaults: immediate feedback, unlimited untimed attempts,
@@ -2229,6 +2273,23 @@ export interface components {
             /** @description The platform's `deep_link_return_url`. */
             return_url: string;
         };
+        /** @description A Deep Linking request as its instructor sees it: what the platform accepts, and whether it
+         *     is still open. */
+        DeepLinkView: {
+            /** @description Each placed quiz gets a line item (a gradebook column) in the platform. */
+            accept_lineitem: boolean;
+            /** @description The platform accepts several items at once; otherwise exactly one (or none: cancel). */
+            accept_multiple: boolean;
+            /** @description Answered already: the request takes no other answer. */
+            answered: boolean;
+            /**
+             * Format: date-time
+             * @description Answer before then (`POST /v1/lti/deep-link`).
+             */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+        };
         /** @description A grade delivery as admins see it. */
         Delivery: {
             /** Format: uuid */
@@ -2355,6 +2416,9 @@ export interface components {
         ExchangeRequest: {
             /** @description The one-time code from the launch's redirect. */
             code: string;
+            /** @description For a launch proved through the platform's storage (no cookie): the secret the
+             *     front-end read back from there (`lti.get_data` of `state_<state>`). */
+            storage_secret?: string | null;
         };
         /** @description Everything quizd holds about you. */
         Export: {
@@ -2662,6 +2726,9 @@ export interface components {
             error_description?: string | null;
             /** @description The signed launch message (a JWT, RS256). */
             id_token: string;
+            /** @description For a login kept in the platform's storage, the second post: the secret quizd's launch
+             *     page read back from the platform's storage frame. */
+            lti_storage_secret?: string | null;
             /** @description The state quizd sent with the login. */
             state: string;
         };
@@ -2785,6 +2852,10 @@ export interface components {
             lti_deployment_id?: string | null;
             /** @description Opaque to quizd; returned to the platform with the authentication request. */
             lti_message_hint?: string | null;
+            /** @description The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+             *     name of a frame in the parent window. With it, quizd keeps the login's secret there
+             *     instead of relying on its state cookie. */
+            lti_storage_target?: string | null;
             /** @description The URL the launch will be for. */
             target_link_uri: string;
         };
@@ -3093,6 +3164,12 @@ export interface components {
             /** @description Every locale the quiz is available in, with its translation coverage. */
             locales: components["schemas"]["LocaleCoverage"][];
             /**
+             * Format: double
+             * @description The most an attempt can score: the points of every question, or with question banks
+             *     the fixed questions and each slot's highest draw (what an LMS line item is made with).
+             */
+            max_points: number;
+            /**
              * Format: uuid
              * @description Start a practice attempt on it (any signed-in learner).
              */
@@ -3270,6 +3347,12 @@ export interface components {
             number?: number | null;
             selected?: string[] | null;
             text?: string | null;
+        };
+        /** @description The form the front-end posts (a real form post, as a navigation) to go back to the
+         *     platform. */
+        ReturnForm: {
+            /** @description The signed response `POST /v1/lti/deep-link` gave for this request. */
+            JWT: string;
         };
         /** @enum {string} */
         Role: "learner" | "instructor" | "admin";
@@ -3562,6 +3645,36 @@ export interface components {
          * @enum {string}
          */
         Visibility: "public" | "private";
+        /** @description How many attempts you have used and have left, staff overrides and accommodations
+         *     included, and your window: a new attempt starts exactly when `remaining` is absent or above
+         *     zero and now is inside the window (and the assignment and its course are not archived). */
+        YourAttempts: {
+            /**
+             * Format: int32
+             * @description Attempts allowed to you (the policy's plus your extra attempts); absent: unlimited.
+             */
+            allowed?: number | null;
+            /**
+             * Format: date-time
+             * @description When your window closes (the latest); absent: never.
+             */
+            closes_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When your window opens (the earliest of the policy's and your rules'); absent: open.
+             */
+            opens_at?: string | null;
+            /**
+             * Format: int32
+             * @description Attempts you may still start; absent: unlimited.
+             */
+            remaining?: number | null;
+            /**
+             * Format: int32
+             * @description Attempts you have started, finished or not.
+             */
+            used: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -3762,7 +3875,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The assignment */
+            /** @description The assignment, with `your_attempts`: your attempts used and left under your overrides and accommodation */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5491,6 +5604,83 @@ export interface operations {
             };
             /** @description The answer does not fit the question */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    clear_answer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The attempt's id */
+                id: string;
+                /** @description The question's id in this attempt */
+                question_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cleared: the question is unanswered */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not your attempt (course staff) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such attempt or question */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), or the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8308,6 +8498,128 @@ export interface operations {
             };
         };
     };
+    get_request: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `deep_link_id` of the launch's destination */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeepLinkView"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such Deep Linking request, or not yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    return_to_platform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `deep_link_id` of the launch's destination */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["ReturnForm"];
+            };
+        };
+        responses: {
+            /** @description A page that posts the response to the platform at once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description Malformed form */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such answered request, or not the response quizd signed for it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_deliveries: {
         parameters: {
             query?: {
@@ -8653,7 +8965,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code */
+            /** @description For a login kept in the platform's storage, the first post: a page that reads the state's secret back from the platform's storage (`lti.get_data`) and posts the launch again with it as `lti_storage_secret` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code (for a login kept in the platform's storage: no cookie, and the fragment says where the front-end reads the exchange's secret back) */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -8740,6 +9061,10 @@ export interface operations {
                 client_id?: string;
                 /** @description The deployment the launch will be for. */
                 lti_deployment_id?: string;
+                /** @description The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+                 *     name of a frame in the parent window. With it, quizd keeps the login's secret there
+                 *     instead of relying on its state cookie. */
+                lti_storage_target?: string;
             };
             header?: never;
             path?: never;
@@ -8747,6 +9072,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
             /** @description To the platform's authorization endpoint; sets the state cookie */
             302: {
                 headers: {
@@ -8796,6 +9130,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
             /** @description To the platform's authorization endpoint; sets the state cookie */
             302: {
                 headers: {

@@ -39,6 +39,27 @@ pub struct Assignment {
     /// new attempts. Absent while it is current.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archived_at: Option<DateTime<Utc>>,
+    /// Your attempts at it under your rules: the assignment's policy with your overrides and
+    /// your course accommodation applied (`GET /v1/assignments/{id}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub your_attempts: Option<YourAttempts>,
+}
+
+/// How many attempts you have used and have left, staff overrides and accommodations
+/// included, and your window: a new attempt starts exactly when `remaining` is absent or above
+/// zero and now is inside the window (and the assignment and its course are not archived).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct YourAttempts {
+    /// Attempts allowed to you (the policy's plus your extra attempts); absent: unlimited.
+    pub allowed: Option<u32>,
+    /// Attempts you have started, finished or not.
+    pub used: u32,
+    /// Attempts you may still start; absent: unlimited.
+    pub remaining: Option<u32>,
+    /// When your window opens (the earliest of the policy's and your rules'); absent: open.
+    pub opens_at: Option<DateTime<Utc>>,
+    /// When your window closes (the latest); absent: never.
+    pub closes_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -3,7 +3,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
 
-use super::models::{Assignment, AssignmentCreate, AssignmentList, AssignmentPatch};
+use super::models::{Assignment, AssignmentCreate, AssignmentList, AssignmentPatch, YourAttempts};
 use super::store::{self, NewAssignment};
 use super::{
     assignment_not_found, recompute_deadlines, taught_assignment, validate_policy,
@@ -114,7 +114,7 @@ pub async fn list_assignments(
 #[utoipa::path(get, path = "/v1/assignments/{id}", tag = "assignments", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The assignment's id")),
     responses(
-        (status = 200, description = "The assignment", body = Assignment),
+        (status = 200, description = "The assignment, with `your_attempts`: your attempts used and left under your overrides and accommodation", body = Assignment),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such assignment, or not in your courses", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -124,7 +124,21 @@ pub async fn get_assignment(
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
     let row = visible_assignment(&state.pool, *id, &user).await?;
-    Ok(HttpResponse::Ok().json(row.view()))
+    // The caller's own rules: what "Start another attempt" depends on.
+    let adjustments = store::adjustments_for(&state.pool, row.id, user.id).await?;
+    let rules = super::rules::effective(&row.policy(), &adjustments);
+    let used = u32::try_from(store::attempts_used(&state.pool, row.id, user.id).await?)
+        .unwrap_or(u32::MAX);
+    Ok(HttpResponse::Ok().json(Assignment {
+        your_attempts: Some(YourAttempts {
+            allowed: rules.attempts_allowed,
+            used,
+            remaining: rules.attempts_allowed.map(|n| n.saturating_sub(used)),
+            opens_at: rules.opens_at,
+            closes_at: rules.closes_at,
+        }),
+        ..row.view()
+    }))
 }
 
 /// What you can take: every quiz's practice assignment, then the assignments of every course

@@ -62,8 +62,22 @@ impl AssignmentRow {
             policy: self.policy(),
             created_at: self.created_at,
             archived_at: self.archived_at,
+            your_attempts: None,
         }
     }
+}
+
+/// How many attempts `user` has started at `assignment` (what the attempts limit counts).
+pub async fn attempts_used(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    user: Uuid,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM attempts WHERE assignment_id = $1 AND user_id = $2")
+        .bind(assignment)
+        .bind(user)
+        .fetch_one(db)
+        .await
 }
 
 /// The version number is a subquery, not a join: a statement that locks the assignment and

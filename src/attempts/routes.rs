@@ -413,6 +413,72 @@ async fn answer_once(
     }
 }
 
+/// Clears your answer to one question ("Clear my choice"): the question is unanswered again.
+/// Only while the attempt is open and before its deadline, and only where the answer is not
+/// final: under immediate feedback an answered question has shown its key (`409
+/// answer_final`), and under sequential navigation every answer is final. Clearing an
+/// unanswered question changes nothing. Writes the `response.cleared` event with the deletion.
+#[utoipa::path(delete, path = "/v1/attempts/{id}/responses/{question_id}", tag = "attempts", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The attempt's id"),
+        ("question_id" = String, Path, description = "The question's id in this attempt"),
+    ),
+    responses(
+        (status = 204, description = "Cleared: the question is unanswered"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), or the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn clear_answer(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (attempt_id, question_id) = path.into_inner();
+    let (opened, viewer) = visible_attempt(&state, attempt_id, &user).await?;
+    if viewer != Viewer::Learner {
+        return Err(only_the_learner());
+    }
+    let now = state.clock.now();
+    if opened.row.deadline.is_some_and(|d| d <= now) {
+        let row = settle(&state, current(&state, attempt_id).await?).await?;
+        if row.finished_at.is_some() {
+            return Err(closed(&row));
+        }
+    }
+    let q = opened.served.question_by_id(&question_id).ok_or_else(|| {
+        ApiError::new(
+            Code::QuestionNotFound,
+            "This attempt has no question with this id.",
+        )
+    })?;
+    let final_answer = || {
+        ApiError::new(
+            Code::AnswerFinal,
+            "This answer is final: under immediate feedback it has shown its key, and under sequential navigation every answer stands.",
+        )
+    };
+    if opened.row.sequential() {
+        let row = current(&state, attempt_id).await?;
+        return Err(if row.finished_at.is_some() {
+            closed(&row)
+        } else {
+            final_answer()
+        });
+    }
+    let mut conn = state.quick.acquire().await?;
+    let cleared = store::clear_response(&mut *conn, attempt_id, user.id, &q.key, now).await?;
+    conn.release();
+    match cleared {
+        store::Cleared::Cleared => Ok(HttpResponse::NoContent().finish()),
+        store::Cleared::Final => Err(final_answer()),
+        store::Cleared::Closed => Err(closed(
+            &settle(&state, current(&state, attempt_id).await?).await?,
+        )),
+    }
+}
+
 /// Sequential navigation takes an answer only to the current question.
 fn not_current_question() -> ApiError {
     ApiError::new(
@@ -539,7 +605,7 @@ pub async fn assignment_attempts(
 /// `405`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::telemetry::resource;
-    use web::{get, post, put};
+    use web::{delete, get, post, put};
     cfg.service(
         resource("/v1/assignments/{id}/attempts")
             .route(get().to(assignment_attempts))
@@ -547,7 +613,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(resource("/v1/quizzes/{slug}/attempts").route(post().to(start_practice_attempt)))
     .service(resource("/v1/attempts/{id}").route(get().to(get_attempt)))
-    .service(resource("/v1/attempts/{id}/responses/{question_id}").route(put().to(answer)))
+    .service(
+        resource("/v1/attempts/{id}/responses/{question_id}")
+            .route(put().to(answer))
+            .route(delete().to(clear_answer)),
+    )
     .service(resource("/v1/attempts/{id}/finish").route(post().to(finish)))
     .service(resource("/v1/me/attempts").route(get().to(my_attempts)));
 }
@@ -559,6 +629,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     start_practice_attempt,
     get_attempt,
     answer,
+    clear_answer,
     finish,
     my_attempts,
     assignment_attempts,

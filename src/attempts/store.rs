@@ -484,6 +484,66 @@ pub async fn record_response(
     })
 }
 
+/// What clearing a response did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Cleared {
+    /// Deleted (or there was none to delete): the question is unanswered.
+    Cleared,
+    /// Immediate feedback: the answer has shown its key and stands.
+    Final,
+    /// The attempt is finished, past its deadline, or not this learner's.
+    Closed,
+}
+
+/// Clears a response ("Clear my choice") in one statement, with the same checks as
+/// [`record_response`]: the attempt must be this learner's, unfinished and before its deadline
+/// (locked `FOR SHARE`, so a finish waits for it). Under immediate feedback an answered question
+/// has shown its key, so its answer stands. The `response.cleared` outbox event is written with
+/// the deletion. Not a hot path: no copy in `bench/sql/`.
+pub async fn clear_response(
+    db: impl PgExecutor<'_>,
+    attempt: Uuid,
+    user: Uuid,
+    question_key: &str,
+    now: DateTime<Utc>,
+) -> Result<Cleared, sqlx::Error> {
+    let (open, immediate, answered): (bool, bool, bool) = sqlx::query_as(
+        "WITH t AS (
+            SELECT t.id, a.feedback = 'immediate' AS immediate
+              FROM attempts t JOIN assignments a ON a.id = t.assignment_id
+             WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
+               AND (t.deadline IS NULL OR t.deadline > $4)
+               FOR SHARE OF t
+         ), del AS (
+            DELETE FROM responses r USING t
+             WHERE r.attempt_id = t.id AND r.question_key = $3 AND NOT t.immediate
+            RETURNING r.question_key, r.revision
+         ), event AS (
+            INSERT INTO outbox (topic, aggregate_id, payload)
+            SELECT 'response.cleared', $1,
+                   jsonb_build_object('attempt_id', $1, 'user_id', $2, 'question_key', question_key,
+                                      'revision', revision, 'cleared_at', $4::timestamptz)
+              FROM del
+         )
+         SELECT EXISTS (SELECT 1 FROM t) AS open,
+                coalesce((SELECT immediate FROM t), false) AS immediate,
+                EXISTS (SELECT 1 FROM responses WHERE attempt_id = $1 AND question_key = $3) AS answered",
+    )
+    .bind(attempt)
+    .bind(user)
+    .bind(question_key)
+    .bind(now)
+    .fetch_one(db)
+    .await?;
+    Ok(if !open {
+        Cleared::Closed
+    } else if immediate && answered {
+        Cleared::Final
+    } else {
+        Cleared::Cleared
+    })
+}
+
 /// Finishes an attempt: locks it (waiting for answers in flight), scores what was answered,
 /// writes the `attempt.finished` event and appends the `finished` grade event. Returns `false`
 /// if it was finished already.

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::cookies::{hash, same_hash};
 use super::{DEEP_LINKING_RESPONSE, LTI_VERSION, claim, store};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
@@ -160,13 +161,6 @@ pub async fn respond(
     let reg = store::registration(&state.pool, row.registration_id)
         .await?
         .ok_or_else(not_found)?;
-    let used = store::use_deep_link(&state.pool, body.deep_link_id).await?;
-    if !used {
-        return Err(ApiError::new(
-            Code::DeepLinkClosed,
-            "This Deep Linking request was answered already.",
-        ));
-    }
     let now = jsonwebtoken::get_current_timestamp();
     let mut claims = json!({
         "iss": reg.client_id,
@@ -188,6 +182,14 @@ pub async fn respond(
     let jwt = super::keys::sign(&state.pool, &claims)
         .await
         .map_err(ApiError::internal)?;
+    // Answered with exactly this response: the return page forwards it and no other.
+    let used = store::use_deep_link(&state.pool, body.deep_link_id, &hash(&jwt)).await?;
+    if !used {
+        return Err(ApiError::new(
+            Code::DeepLinkClosed,
+            "This Deep Linking request was answered already.",
+        ));
+    }
     let wants_html = req
         .headers()
         .get(header::ACCEPT)
@@ -204,12 +206,119 @@ pub async fn respond(
         }))
 }
 
+/// A Deep Linking request as its instructor sees it: what the platform accepts, and whether it
+/// is still open.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeepLinkView {
+    pub id: Uuid,
+    /// The platform accepts several items at once; otherwise exactly one (or none: cancel).
+    pub accept_multiple: bool,
+    /// Each placed quiz gets a line item (a gradebook column) in the platform.
+    pub accept_lineitem: bool,
+    /// Answer before then (`POST /v1/lti/deep-link`).
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+    /// Answered already: the request takes no other answer.
+    pub answered: bool,
+}
+
+/// A Deep Linking request of the caller's (the destination of their Deep Linking launch):
+/// what the content picker needs to offer.
+#[utoipa::path(get, path = "/v1/lti/deep-link/{id}", tag = "lti", security(("bearer" = [])),
+    params(("id" = Uuid, Path, description = "The `deep_link_id` of the launch's destination")),
+    responses(
+        (status = 200, description = "The request", body = DeepLinkView),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such Deep Linking request, or not yours", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_request(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let row = store::deep_link(&state.pool, id)
+        .await?
+        .filter(|r| r.user_id == user.id)
+        .ok_or_else(not_found)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(DeepLinkView {
+            id,
+            accept_multiple: row.accept_multiple,
+            accept_lineitem: row.accept_lineitem,
+            expires_at: row.expires_at,
+            answered: row.used_at.is_some(),
+        }))
+}
+
+/// The form the front-end posts (a real form post, as a navigation) to go back to the
+/// platform.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReturnForm {
+    /// The signed response `POST /v1/lti/deep-link` gave for this request.
+    #[serde(rename = "JWT")]
+    #[schema(min_length = 1, max_length = 60000)]
+    pub jwt: String,
+}
+
+/// Back to the platform: a page that posts the response `POST /v1/lti/deep-link` signed for
+/// this request, and only that one, to the platform's `deep_link_return_url` as the form field
+/// `JWT`. The front-end's own policy lets its forms post to quizd alone (`form-action 'self'`),
+/// so it goes through here; no bearer token is needed, the response itself is the proof.
+#[utoipa::path(post, path = "/v1/lti/deep-link/{id}/return", tag = "lti",
+    params(("id" = Uuid, Path, description = "The `deep_link_id` of the launch's destination")),
+    request_body(content = ReturnForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "A page that posts the response to the platform at once", content_type = "text/html"),
+        (status = 400, description = "Malformed form", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such answered request, or not the response quizd signed for it", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn return_to_platform(
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let form: ReturnForm = serde_urlencoded::from_bytes(&body).map_err(|e| {
+        ApiError::new(
+            Code::LtiInvalidRequest,
+            format!("The form cannot be read: {e}."),
+        )
+    })?;
+    if form.jwt.is_empty() || form.jwt.len() > 60_000 {
+        return Err(not_found());
+    }
+    let row = store::deep_link(&state.pool, id.into_inner())
+        .await?
+        .ok_or_else(not_found)?;
+    let signed = row
+        .response_hash
+        .as_deref()
+        .is_some_and(|h| same_hash(&hash(&form.jwt), h));
+    if !signed {
+        return Err(not_found());
+    }
+    Ok(auto_post_page(&row.return_url, &form.jwt))
+}
+
 fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('\'', "&#39;")
+}
+
+/// The one script of the page that posts a response to the platform.
+const AUTO_POST_SCRIPT: &str = "document.getElementById('dl').submit();";
+
+/// A CSP hash source for an inline script (`sha256-…`): the page runs that script and no other.
+pub(super) fn script_hash(script: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes()))
+    )
 }
 
 /// A page that posts the response to the platform as soon as it loads. The platform frames
@@ -221,10 +330,10 @@ fn auto_post_page(return_url: &str, jwt: &str) -> HttpResponse {
         .filter(|o| o != "null")
         .unwrap_or_else(|| "'none'".to_string());
     let page = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Returning to the LMS</title></head>\
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Returning to the LMS</title></head>\
          <body><form id=\"dl\" method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"JWT\" value=\"{}\">\
          <noscript><button type=\"submit\">Continue</button></noscript></form>\
-         <script>document.getElementById('dl').submit();</script></body></html>\n",
+         <script>{AUTO_POST_SCRIPT}</script></body></html>\n",
         html_escape(return_url),
         html_escape(jwt)
     );
@@ -233,7 +342,10 @@ fn auto_post_page(return_url: &str, jwt: &str) -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((
             header::CONTENT_SECURITY_POLICY,
-            format!("frame-ancestors {origin}; default-src 'none'; script-src 'unsafe-inline'; form-action *"),
+            format!(
+                "frame-ancestors {origin}; default-src 'none'; script-src '{}'; form-action *",
+                script_hash(AUTO_POST_SCRIPT)
+            ),
         ))
         .body(page)
 }
@@ -256,6 +368,28 @@ mod tests {
         assert_eq!(item["lineItem"]["scoreMaximum"], 8.0);
         let bare = content_item("https://q.example/v1/lti/launch", "x", "X", 1.0, false);
         assert!(bare.get("lineItem").is_none());
+    }
+
+    #[test]
+    fn the_page_runs_its_one_script_by_hash_and_no_inline_script_else() {
+        let res = auto_post_page("https://lms.example/dl?x=1", "a.b.c");
+        let csp = res
+            .headers()
+            .get(header::CONTENT_SECURITY_POLICY)
+            .unwrap()
+            .to_str()
+            .unwrap();
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert!(csp.contains(&script_hash(AUTO_POST_SCRIPT)), "{csp}");
+        assert!(
+            csp.contains("frame-ancestors https://lms.example;"),
+            "{csp}"
+        );
+        // The hash of a script is the base64 of its SHA-256 (CSP Level 2).
+        assert_eq!(
+            script_hash("alert(1);"),
+            "sha256-5jFwrAK0UV47oFbVg/iCCBbxD8X1w+QvoOUepu4C2YA="
+        );
     }
 
     #[test]

@@ -50,6 +50,10 @@ impl DestinationKind {
 pub struct ExchangeRequest {
     /// The one-time code from the launch's redirect.
     pub code: String,
+    /// For a launch proved through the platform's storage (no cookie): the secret the
+    /// front-end read back from there (`lti.get_data` of `state_<state>`).
+    #[serde(default)]
+    pub storage_secret: Option<String>,
 }
 
 /// Where the front-end takes the person.
@@ -115,7 +119,8 @@ pub async fn exchange(
     let secret = req
         .cookie(&exchange_cookie_name(&body.code))
         .map(|c| c.value().to_string())
-        .filter(|v| !v.is_empty())
+        .or_else(|| body.storage_secret.clone())
+        .filter(|v| !v.is_empty() && v.len() <= 200)
         .ok_or_else(other_browser)?;
     let mut tx = state.pool.begin().await?;
     // Used up by this one try, whatever follows.

@@ -30,6 +30,9 @@ pub struct LaunchForm {
     /// The state quizd sent with the login.
     #[schema(min_length = 1, max_length = 200)]
     pub state: String,
+    /// For a login kept in the platform's storage, the second post: the secret quizd's launch
+    /// page read back from the platform's storage frame.
+    pub lti_storage_secret: Option<String>,
     /// Set when the platform refused the authentication request (`login_required`, …).
     pub error: Option<String>,
     pub error_description: Option<String>,
@@ -85,7 +88,8 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
 #[utoipa::path(post, path = "/v1/lti/launch", tag = "lti",
     request_body(content = LaunchForm, content_type = "application/x-www-form-urlencoded"),
     responses(
-        (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code"),
+        (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code (for a login kept in the platform's storage: no cookie, and the fragment says where the front-end reads the exchange's secret back)"),
+        (status = 200, description = "For a login kept in the platform's storage, the first post: a page that reads the state's secret back from the platform's storage (`lti.get_data`) and posts the launch again with it as `lti_storage_secret`", content_type = "text/html"),
         (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
@@ -112,9 +116,31 @@ pub async fn launch(
     }
     let id_token = required(&p, "id_token", 60_000, Code::LtiInvalidRequest)?;
     let login_state = required(&p, "state", 200, Code::LtiInvalidRequest)?;
+    let storage_secret = p.get("lti_storage_secret").filter(|s| !s.is_empty());
     let now = state.clock.now();
 
-    let stored = take_login_state(&state, &req, login_state, now).await?;
+    // A login kept in the platform's storage whose state cookie did not come back: the first
+    // post gets the page that reads the secret back from there and posts the launch again with
+    // it; nothing is used up yet.
+    if storage_secret.is_none()
+        && let Some(peeked) = store::peek_login_state(&state.pool, &hash(login_state)).await?
+        && let Some(target) = &peeked.storage_target
+        && peeked.expires_at > now
+        && !same_browser_cookie(&req, &peeked)
+        && let Some(reg) = store::registration(&state.pool, peeked.registration_id).await?
+        && let Some(origin) = super::storage::origin_of(&reg.auth_endpoint)
+    {
+        return Ok(super::storage::launch_page(
+            &state,
+            target,
+            &origin,
+            login_state,
+            id_token,
+        ));
+    }
+
+    let (stored, via_storage) =
+        take_login_state(&state, &req, login_state, storage_secret, now).await?;
     let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
@@ -150,11 +176,33 @@ pub async fn launch(
     // The code travels in the front-end's URL, where anyone can put one (their own, in a
     // link) for someone else's browser to exchange: signed in as the link's author (login
     // CSRF). The exchange also needs this browser's secret, which only this response sets.
-    let secret = random_token();
+    //
+    // Through the platform's storage, the secret that proved this browser binds the code too:
+    // the front-end reads it back from the platform's storage for the exchange (no cookie).
+    let storage = stored
+        .storage_target
+        .as_deref()
+        .zip(storage_secret)
+        .filter(|_| via_storage);
+    let secret = storage.map_or_else(random_token, |(_, s)| s.clone());
     let mut tx = state.pool.begin().await?;
     let code = super::provision::provision(&mut tx, &reg, &launch, now, &hash(&secret)).await?;
     tx.commit().await?;
-    tracing::info!(registration = %reg.id, kind = ?launch.message.kind(), "LTI launch accepted");
+    tracing::info!(registration = %reg.id, kind = ?launch.message.kind(), storage = storage.is_some(), "LTI launch accepted");
+    if let Some((target, _)) = storage {
+        let origin = super::storage::origin_of(&reg.auth_endpoint).unwrap_or_default();
+        return Ok(HttpResponse::SeeOther()
+            .insert_header((
+                header::LOCATION,
+                format!(
+                    "{}{}",
+                    super::frontend_url(&state),
+                    super::storage::frontend_fragment(&code, target, &origin, login_state)
+                ),
+            ))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .finish());
+    }
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,
@@ -174,8 +222,9 @@ async fn take_login_state(
     state: &AppState,
     req: &HttpRequest,
     login_state: &str,
+    storage_secret: Option<&String>,
     now: DateTime<Utc>,
-) -> Result<LoginState, ApiError> {
+) -> Result<(LoginState, bool), ApiError> {
     let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
     let stored = match stored {
         Some(s) if s.expires_at > now => s,
@@ -186,16 +235,25 @@ async fn take_login_state(
             ));
         }
     };
-    let same_browser = req
-        .cookie(BROWSER_COOKIE)
-        .is_some_and(|c| same_hash(&hash(c.value()), &stored.browser_hash));
-    if !same_browser {
+    // The browser proves itself by what the login left with it: the state cookie, or, for a
+    // login kept in the platform's storage, the secret read back from there.
+    let via_storage = !same_browser_cookie(req, &stored)
+        && storage_secret
+            .zip(stored.storage_hash.as_deref())
+            .is_some_and(|(s, h)| same_hash(&hash(s), h));
+    if !same_browser_cookie(req, &stored) && !via_storage {
         return Err(ApiError::new(
             Code::LtiStateMismatch,
-            "This launch was not started in this browser (its state cookie is missing or different).",
+            "This launch was not started in this browser (its state cookie, or the secret kept in the platform's storage, is missing or different).",
         ));
     }
-    Ok(stored)
+    Ok((stored, via_storage))
+}
+
+/// Whether the request carries the state cookie of this login.
+fn same_browser_cookie(req: &HttpRequest, login: &LoginState) -> bool {
+    req.cookie(BROWSER_COOKIE)
+        .is_some_and(|c| same_hash(&hash(c.value()), &login.browser_hash))
 }
 
 /// The id_token's claims, once its signature verifies with the platform's key (the one its

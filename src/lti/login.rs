@@ -45,6 +45,12 @@ pub struct LoginParameters {
     pub client_id: Option<String>,
     /// The deployment the launch will be for.
     pub lti_deployment_id: Option<String>,
+    /// The platform's storage frame (LTI client-side postMessage storage): `_parent`, or the
+    /// name of a frame in the parent window. With it, quizd keeps the login's secret there
+    /// instead of relying on its state cookie.
+    #[param(max_length = 200)]
+    #[schema(max_length = 200)]
+    pub lti_storage_target: Option<String>,
 }
 
 /// OIDC login initiation (GET): redirects the browser to the platform's authorization
@@ -52,6 +58,7 @@ pub struct LoginParameters {
 #[utoipa::path(get, path = "/v1/lti/login", tag = "lti", params(LoginParameters),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -68,6 +75,7 @@ pub async fn login_get(
     request_body(content = LoginParameters, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 302, description = "To the platform's authorization endpoint; sets the state cookie"),
+        (status = 200, description = "With `lti_storage_target`: a page that puts the state's secret in the platform's storage frame (`lti.put_data`), then goes to the platform's authorization endpoint; sets the state cookie too", content_type = "text/html"),
         (status = 400, description = "A missing or repeated parameter", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "An unknown platform or deployment, or a target link that is not an http(s) URL", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -120,7 +128,29 @@ async fn login(
             );
         }
     }
+    let storage_target = p
+        .get("lti_storage_target")
+        .map(String::as_str)
+        .filter(|t| !t.is_empty());
+    if storage_target.is_some_and(|t| !super::storage::valid_target(t)) {
+        return Err(ApiError::new(
+            code,
+            "`lti_storage_target` must be a frame name of at most 200 characters.",
+        ));
+    }
     let reg = registration_for_login(state, iss, client_id, deployment_id).await?;
+    // With the platform's storage, the browser is proved by the state cookie where it comes
+    // back, else by a secret of this login alone, kept there (inside the platform's iframe the
+    // browser may block the cookie).
+    let storage = match storage_target {
+        Some(target) => {
+            let origin = super::storage::origin_of(&reg.auth_endpoint).ok_or_else(|| {
+                ApiError::internal("a registration's auth endpoint has no origin")
+            })?;
+            Some((target, origin, random_token()))
+        }
+        None => None,
+    };
     let browser = req
         .cookie(BROWSER_COOKIE)
         .map(|c| c.value().to_string())
@@ -140,6 +170,11 @@ async fn login(
             deployment_id,
             created_at: now,
             expires_at: now + Duration::minutes(LOGIN_TTL_MINUTES),
+            storage_target,
+            storage_hash: storage
+                .as_ref()
+                .map(|(_, _, secret)| hash(secret))
+                .as_deref(),
         },
     )
     .await?;
@@ -151,13 +186,28 @@ async fn login(
         &nonce,
         message_hint.map(String::as_str),
     )?;
+    let cookie = browser_cookie(is_https(state, req), browser);
+    if let Some((target, origin, secret)) = &storage {
+        let mut page = super::storage::login_page(
+            state,
+            target,
+            origin,
+            &login_state,
+            &nonce,
+            secret,
+            auth.as_str(),
+        );
+        page.headers_mut().insert(
+            header::SET_COOKIE,
+            header::HeaderValue::from_str(&cookie)
+                .map_err(|_| ApiError::internal("a cookie that is no header value"))?,
+        );
+        return Ok(page);
+    }
     Ok(HttpResponse::Found()
         .insert_header((header::LOCATION, auth.to_string()))
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .insert_header((
-            header::SET_COOKIE,
-            browser_cookie(is_https(state, req), browser),
-        ))
+        .insert_header((header::SET_COOKIE, cookie))
         .finish())
 }
 

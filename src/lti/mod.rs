@@ -30,6 +30,7 @@ pub mod provision;
 pub mod registrations;
 pub mod routes;
 pub mod services;
+pub mod storage;
 pub mod store;
 
 use std::sync::OnceLock;

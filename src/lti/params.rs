@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use crate::error::{ApiError, Code};
 
 /// The parameters quizd reads from logins and launches. Others are ignored, as OIDC asks.
-const KNOWN_PARAMETERS: [&str; 10] = [
+const KNOWN_PARAMETERS: [&str; 12] = [
     "iss",
     "login_hint",
     "target_link_uri",
@@ -16,6 +16,10 @@ const KNOWN_PARAMETERS: [&str; 10] = [
     "state",
     "error",
     "error_description",
+    // LTI client-side postMessage storage: the platform's storage frame (login), and the
+    // secret quizd's launch page read back from it (the launch's second post).
+    "lti_storage_target",
+    "lti_storage_secret",
 ];
 
 /// The known parameters of a form or query string; one of them given twice is refused.
@@ -86,6 +90,7 @@ mod tests {
         );
         // Unknown parameters are ignored, however they come.
         let p = parameters(b"x=1&x=2&lti_storage_target=_parent&iss=a").unwrap();
-        assert_eq!(p.len(), 1);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p["lti_storage_target"], "_parent");
     }
 }

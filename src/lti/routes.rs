@@ -329,6 +329,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/v1/lti/exchange").route(post().to(super::exchange::exchange)))
         .service(resource("/v1/lti/deep-link").route(post().to(super::deep_linking::respond)))
         .service(
+            resource("/v1/lti/deep-link/{id}").route(get().to(super::deep_linking::get_request)),
+        )
+        .service(
+            resource("/v1/lti/deep-link/{id}/return")
+                .route(post().to(super::deep_linking::return_to_platform)),
+        )
+        .service(
             resource("/v1/lti/registrations")
                 .route(get().to(list_registrations))
                 .route(
@@ -361,6 +368,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         super::launch::launch,
         super::exchange::exchange,
         super::deep_linking::respond,
+        super::deep_linking::get_request,
+        super::deep_linking::return_to_platform,
         super::nrps::roster,
         create_registration,
         list_registrations,

@@ -254,6 +254,10 @@ pub struct LoginState {
     pub target_link_uri: String,
     pub deployment_id: Option<String>,
     pub expires_at: DateTime<Utc>,
+    /// Started with `lti_storage_target`: the platform's storage frame, and the hash of the
+    /// secret kept there, which proves the browser where the state cookie does not come back.
+    pub storage_target: Option<String>,
+    pub storage_hash: Option<Vec<u8>>,
 }
 
 /// A login being started; the state and the browser are kept as hashes only.
@@ -266,6 +270,8 @@ pub struct NewLoginState<'a> {
     pub deployment_id: Option<&'a str>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    pub storage_target: Option<&'a str>,
+    pub storage_hash: Option<&'a [u8]>,
 }
 
 pub async fn insert_login_state(
@@ -274,8 +280,9 @@ pub async fn insert_login_state(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO lti_login_states (state_hash, registration_id, nonce, browser_hash,
-                target_link_uri, deployment_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                target_link_uri, deployment_id, created_at, expires_at, storage_target,
+                storage_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(s.state_hash)
     .bind(s.registration_id)
@@ -285,9 +292,28 @@ pub async fn insert_login_state(
     .bind(s.deployment_id)
     .bind(s.created_at)
     .bind(s.expires_at)
+    .bind(s.storage_target)
+    .bind(s.storage_hash)
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// A login's state without using it up: the registration and the storage frame of a login
+/// started with `lti_storage_target`, for the page that reads the secret back from the
+/// platform's storage before the launch is posted again.
+pub async fn peek_login_state(
+    db: impl PgExecutor<'_>,
+    state_hash: &[u8],
+) -> Result<Option<LoginState>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
+                storage_target, storage_hash
+           FROM lti_login_states WHERE state_hash = $1",
+    )
+    .bind(state_hash)
+    .fetch_optional(db)
+    .await
 }
 
 /// Takes a login's state: `DELETE … RETURNING`, so that it is used up by this one read,
@@ -299,7 +325,8 @@ pub async fn take_login_state(
 ) -> Result<Option<LoginState>, sqlx::Error> {
     sqlx::query_as(
         "DELETE FROM lti_login_states WHERE state_hash = $1
-         RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at",
+         RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
+                   storage_target, storage_hash",
     )
     .bind(state_hash)
     .fetch_optional(db)
@@ -668,6 +695,8 @@ pub struct DeepLinkRow {
     pub accept_lineitem: bool,
     pub expires_at: DateTime<Utc>,
     pub used_at: Option<DateTime<Utc>>,
+    /// The hash of the response quizd signed, once answered.
+    pub response_hash: Option<Vec<u8>>,
 }
 
 pub async fn deep_link(
@@ -676,7 +705,7 @@ pub async fn deep_link(
 ) -> Result<Option<DeepLinkRow>, sqlx::Error> {
     sqlx::query_as::<_, DeepLinkRow>(
         "SELECT registration_id, deployment_id, user_id, return_url, data, accept_multiple,
-                accept_lineitem, expires_at, used_at
+                accept_lineitem, expires_at, used_at, response_hash
            FROM lti_deep_links WHERE id = $1",
     )
     .bind(id)
@@ -684,14 +713,22 @@ pub async fn deep_link(
     .await
 }
 
-/// Marks a Deep Linking request answered; `false` when it was already (`used_at IS NULL` in
-/// the statement: of two answers at once, one wins).
-pub async fn use_deep_link(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
-    let used =
-        sqlx::query("UPDATE lti_deep_links SET used_at = now() WHERE id = $1 AND used_at IS NULL")
-            .bind(id)
-            .execute(db)
-            .await?;
+/// Marks a Deep Linking request answered with the response quizd signed (kept as its hash);
+/// `false` when it was already (`used_at IS NULL` in the statement: of two answers at once,
+/// one wins).
+pub async fn use_deep_link(
+    db: impl PgExecutor<'_>,
+    id: Uuid,
+    response_hash: &[u8],
+) -> Result<bool, sqlx::Error> {
+    let used = sqlx::query(
+        "UPDATE lti_deep_links SET used_at = now(), response_hash = $2
+          WHERE id = $1 AND used_at IS NULL",
+    )
+    .bind(id)
+    .bind(response_hash)
+    .execute(db)
+    .await?;
     Ok(used.rows_affected() == 1)
 }
 

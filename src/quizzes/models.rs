@@ -326,6 +326,7 @@ impl QuizVersion {
             visibility: self.content.visibility,
             locales: self.coverage.clone(),
             question_count: self.content.served_count(),
+            max_points: self.content.nominal_max_score(),
             practice_assignment_id: self.practice_assignment_id,
             editable: false,
         }
@@ -391,6 +392,9 @@ pub struct QuizSummary {
     /// Every locale the quiz is available in, with its translation coverage.
     pub locales: Vec<LocaleCoverage>,
     pub question_count: usize,
+    /// The most an attempt can score: the points of every question, or with question banks
+    /// the fixed questions and each slot's highest draw (what an LMS line item is made with).
+    pub max_points: f64,
     /// Start a practice attempt on it (any signed-in learner).
     pub practice_assignment_id: Option<Uuid>,
     /// You may change it and read its translations (you own or co-author it, or are an

@@ -911,3 +911,184 @@ async fn a_feedback_policy_the_code_does_not_know_fails_closed_and_reveals_nothi
         .unwrap();
     assert_eq!(started, 0);
 }
+
+async fn clear(app: &TestApp, who: &Person, attempt: &Value, question: &str) -> reqwest::Response {
+    let path = format!(
+        "/v1/attempts/{}/responses/{question}",
+        attempt["id"].as_str().unwrap()
+    );
+    crate::support::bearer(app, reqwest::Method::DELETE, &path, &who.access)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn cleared_events(app: &TestApp) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM outbox WHERE topic = 'response.cleared'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn clearing_a_choice_leaves_the_question_unanswered_while_answers_may_change_and_never_after()
+{
+    let clock = Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let (teacher, learner, assignment) = course_assignment(
+        &app,
+        "data-parallelism",
+        json!({"feedback": "on_finish", "time_limit_minutes": 10}),
+    )
+    .await;
+    let content = quiz("data-parallelism");
+    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let id = attempt["id"].as_str().unwrap();
+    let q0 = &attempt["questions"][0];
+    let q0_id = q0["id"].as_str().unwrap();
+    let right = json!({"selected": [option_ids(&content, q0, true)[0]]});
+    expect_status(
+        answer(&app, &learner, &attempt, q0, right.clone()).await,
+        200,
+    )
+    .await;
+
+    // Cleared: unanswered again, with its event; clearing it again changes nothing.
+    assert_eq!(clear(&app, &learner, &attempt, q0_id).await.status(), 204);
+    let read = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    assert!(
+        read["questions"][0]["response"].is_null(),
+        "{}",
+        read["questions"][0]
+    );
+    assert_eq!(cleared_events(&app).await, 1);
+    assert_eq!(clear(&app, &learner, &attempt, q0_id).await.status(), 204);
+    assert_eq!(cleared_events(&app).await, 1);
+
+    // Nobody else clears it: another learner does not see the attempt, its teacher may not answer.
+    let other = token_for(&app, "other-clear@example.org", "learner").await;
+    assert_problem(
+        clear(&app, &other, &attempt, q0_id).await,
+        404,
+        "attempt_not_found",
+    )
+    .await;
+    assert_eq!(clear(&app, &teacher, &attempt, q0_id).await.status(), 403);
+    assert_problem(
+        clear(&app, &learner, &attempt, "no-such-question").await,
+        404,
+        "question_not_found",
+    )
+    .await;
+
+    // Answered again, then past the deadline: the answer stands and counts.
+    expect_status(answer(&app, &learner, &attempt, q0, right).await, 200).await;
+    clock.advance(Duration::minutes(11));
+    assert_problem(
+        clear(&app, &learner, &attempt, q0_id).await,
+        409,
+        "deadline_passed",
+    )
+    .await;
+    let after = expect_status(
+        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(after["state"], "finished");
+    assert_eq!(after["result"]["score"], 1.0);
+    assert_eq!(cleared_events(&app).await, 1);
+
+    // Under immediate feedback an answered question has shown its key: its answer stands.
+    let practice = start_practice(&app, &other, "data-parallelism", "en").await;
+    let p0 = &practice["questions"][0];
+    expect_status(
+        answer(
+            &app,
+            &other,
+            &practice,
+            p0,
+            json!({"selected": [option_ids(&content, p0, false)[0]]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    assert_problem(
+        clear(&app, &other, &practice, p0["id"].as_str().unwrap()).await,
+        409,
+        "answer_final",
+    )
+    .await;
+    let p1 = practice["questions"][1]["id"].as_str().unwrap();
+    assert_eq!(clear(&app, &other, &practice, p1).await.status(), 204);
+    let count: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM responses WHERE attempt_id = $1::uuid")
+            .bind(practice["id"].as_str().unwrap())
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(cleared_events(&app).await, 1);
+}
+
+#[tokio::test]
+async fn a_learner_reads_how_many_attempts_remain_with_an_overrides_extra_attempts() {
+    let app = TestApp::spawn().await;
+    let (teacher, learner, assignment) = course_assignment(
+        &app,
+        "kinds-sampler",
+        json!({"feedback": "on_finish", "attempts_allowed": 1}),
+    )
+    .await;
+    let path = format!("/v1/assignments/{assignment}");
+    let yours = |v: Value| v["your_attempts"].clone();
+    let before = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    assert_eq!(
+        before,
+        json!({"allowed": 1, "used": 0, "remaining": 1, "opens_at": null, "closes_at": null})
+    );
+    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    finish(&app, &learner, &attempt).await;
+    let used = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    assert_eq!(
+        (used["used"].as_u64(), used["remaining"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_problem(
+        start(&app, &learner, &assignment).await,
+        409,
+        "attempts_exhausted",
+    )
+    .await;
+
+    // A staff override's extra attempt: visible to the learner, and the start agrees.
+    let res = crate::support::put_as(
+        &app,
+        &teacher.access,
+        &format!("/v1/assignments/{assignment}/overrides/{}", learner.id),
+        &json!({"extra_attempts": 1}),
+    )
+    .await;
+    assert!(res.status().is_success(), "{}", res.status());
+    let extra = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    assert_eq!(
+        (
+            extra["allowed"].as_u64(),
+            extra["used"].as_u64(),
+            extra["remaining"].as_u64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
+    expect_status(start(&app, &learner, &assignment).await, 201).await;
+    // Each reader reads their own: the teacher has used none of theirs.
+    let theirs = yours(expect_status(get_as(&app, &teacher.access, &path).await, 200).await);
+    assert_eq!(
+        (theirs["allowed"].as_u64(), theirs["used"].as_u64()),
+        (Some(1), Some(0))
+    );
+}

@@ -1061,6 +1061,258 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
 }
 
 #[tokio::test]
+async fn the_content_picker_reads_its_request_and_returns_only_the_response_quizd_signed() {
+    let lti = setup().await;
+    let mut dl = instructor("teacher-picker");
+    dl["message_type"] = json!("deep_linking");
+    dl.as_object_mut().unwrap().remove("resource_link");
+    dl.as_object_mut().unwrap().remove("custom");
+    let session = launch_session(&lti, &dl).await;
+    let token = session["access_token"].as_str().unwrap().to_string();
+    let id = session["destination"]["deep_link_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The picker reads what the platform accepts; nobody else reads the request.
+    let view = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view["accept_multiple"], true);
+    assert_eq!(view["answered"], false);
+    let other = token_for(&lti.app, "picker-other@lti.example", "instructor").await;
+    let res = get_as(&lti.app, &other.access, &format!("/v1/lti/deep-link/{id}")).await;
+    assert_problem(res, 404, "deep_link_not_found").await;
+    // The catalogue gives each quiz's points, the line item's maximum.
+    let quiz = expect_status(get_as(&lti.app, &token, "/v1/quizzes").await, 200).await["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["slug"] == "kinds-sampler")
+        .cloned()
+        .unwrap();
+    let max_points = quiz["max_points"].as_f64().unwrap();
+    assert!(max_points > 0.0);
+
+    let relay = |jwt: String| {
+        let url = lti.app.url(&format!("/v1/lti/deep-link/{id}/return"));
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .form(&[("JWT", jwt)])
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    // Before it is answered, the return page forwards nothing.
+    assert_problem(relay("a.b.c".into()).await, 404, "deep_link_not_found").await;
+    let answer = expect_status(
+        post_as(
+            &lti.app,
+            &token,
+            "/v1/lti/deep-link",
+            &json!({"deep_link_id": id, "items": [{"quiz": "kinds-sampler"}, {"quiz": "data-parallelism"}]}),
+        )
+        .await,
+        200,
+    )
+    .await;
+    let view = expect_status(
+        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
+        200,
+    )
+    .await;
+    assert_eq!(view["answered"], true);
+    // Any other token, even one quizd signed for another request, is refused.
+    let jwt = answer["jwt"].as_str().unwrap().to_string();
+    let forged = format!("{jwt}x");
+    assert_problem(relay(forged).await, 404, "deep_link_not_found").await;
+    // The response itself: a page that posts it to the return URL, with a strict policy.
+    let res = relay(jwt.clone()).await;
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(csp.contains("script-src 'sha256-"), "{csp}");
+    let page = expect_html(res, 200).await;
+    assert_eq!(form_action(&page), lti.platform.url("/deep_link_return"));
+    assert_eq!(attr(&page, "JWT"), jwt);
+    // The platform takes it: both quizzes, the line item with the catalogue's points.
+    let res = lti
+        .platform
+        .client
+        .post(form_action(&page))
+        .form(&[("JWT", attr(&page, "JWT"))])
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 200).await;
+    let rec = lti.platform.recorded().await;
+    let items = rec["deep_link_responses"][0]["items"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["custom"]["quiz"], "kinds-sampler");
+    assert_eq!(
+        items[0]["lineItem"]["scoreMaximum"].as_f64().unwrap(),
+        max_points
+    );
+}
+
+/// The data block of a page of the platform-storage flow.
+fn storage_data(page: &str) -> Value {
+    let needle = "id=\"lti-storage\">";
+    let start = page.find(needle).unwrap() + needle.len();
+    let end = page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..start + end]).unwrap()
+}
+
+/// A login started with `lti_storage_target`, through the platform's authorization endpoint:
+/// quizd's login page, and the id_token and state the platform posts to the launch.
+async fn storage_login(lti: &Lti, sub: &str) -> (String, String, Value) {
+    let mut s = learner(sub);
+    s["storage_target"] = json!("lti_storage");
+    let flow = run_launch(lti, &s).await;
+    // The state cookie is set too, for where it comes back (a window of its own).
+    assert!(cookie(&flow.response).is_some(), "the state cookie");
+    let csp = flow.response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let page = expect_html(flow.response, 200).await;
+    let data = storage_data(&page);
+    assert_eq!(data["step"], "login");
+    assert_eq!(data["target"], "lti_storage");
+    assert_eq!(data["origin"], lti.platform.base);
+    for part in [
+        "script-src 'self'",
+        "form-action 'self'",
+        "default-src 'none'",
+    ] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(!page.contains("<script>"), "no inline script: {page}");
+    let auth = data["next"].as_str().unwrap();
+    assert!(auth.starts_with(&lti.platform.url("/auth?")), "{auth}");
+    let form = expect_html(lti.platform.client.get(auth).send().await.unwrap(), 200).await;
+    let (id_token, state) = (
+        attr(&form, "id_token").to_string(),
+        attr(&form, "state").to_string(),
+    );
+    assert_eq!(state, data["state"]);
+    (id_token, state, data)
+}
+
+async fn post_storage_launch(
+    lti: &Lti,
+    id_token: &str,
+    state: &str,
+    secret: Option<&str>,
+) -> reqwest::Response {
+    let mut form = vec![("id_token", id_token), ("state", state)];
+    if let Some(s) = secret {
+        form.push(("lti_storage_secret", s));
+    }
+    lti.platform
+        .client
+        .post(lti.app.url("/v1/lti/launch"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_login_kept_in_the_platforms_storage_is_proved_by_its_secret_not_a_cookie() {
+    let lti = setup().await;
+    let (id_token, state, data) = storage_login(&lti, "learner-storage").await;
+    let secret = data["secret"].as_str().unwrap();
+
+    // The platform's post gets the page that reads the secret back; nothing is used up.
+    let res = post_storage_launch(&lti, &id_token, &state, None).await;
+    let page = expect_html(res, 200).await;
+    assert_eq!(storage_data(&page)["step"], "launch");
+    assert_eq!(attr(&page, "state"), state);
+    let res = post_storage_launch(&lti, &id_token, &state, None).await;
+    expect_html(res, 200).await;
+
+    // The secret from the platform's storage: accepted, no cookie, the fragment says where the
+    // front-end reads it back.
+    let res = post_storage_launch(&lti, &id_token, &state, Some(secret)).await;
+    assert_eq!(res.status(), 303);
+    assert!(
+        res.headers().get("set-cookie").is_none(),
+        "no cookie with the platform's storage"
+    );
+    let to = location(&res);
+    let code = to
+        .split("#/lti/")
+        .nth(1)
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(to.contains("lti_storage_target=lti_storage"), "{to}");
+    // The state is used up: the same launch again is refused.
+    let res = post_storage_launch(&lti, &id_token, &state, Some(secret)).await;
+    assert_problem(res, 401, "lti_state_invalid").await;
+    // The exchange: without the secret nothing is used up; with it, signed in.
+    let bare = lti
+        .app
+        .client
+        .post(lti.app.url("/v1/lti/exchange"))
+        .json(&json!({"code": code}))
+        .send()
+        .await
+        .unwrap();
+    assert_problem(bare, 401, "launch_browser_mismatch").await;
+    let res = lti
+        .app
+        .client
+        .post(lti.app.url("/v1/lti/exchange"))
+        .json(&json!({"code": code, "storage_secret": secret}))
+        .send()
+        .await
+        .unwrap();
+    let session = expect_status(res, 200).await;
+    assert_eq!(session["destination"]["kind"], "attempt");
+
+    // Where the state cookie comes back, the launch goes on at once, with the exchange cookie.
+    let mut s = learner("learner-storage-cookie");
+    s["storage_target"] = json!("_parent");
+    let flow = run_launch(&lti, &s).await;
+    let state_cookie = cookie(&flow.response).unwrap();
+    let page = expect_html(flow.response, 200).await;
+    let auth = storage_data(&page)["next"].as_str().unwrap().to_string();
+    let form = expect_html(lti.platform.client.get(auth).send().await.unwrap(), 200).await;
+    let res = post_launch(
+        &lti,
+        attr(&form, "id_token"),
+        attr(&form, "state"),
+        Some(&state_cookie),
+    )
+    .await;
+    let (code, exchange_cookie) = launched(&res);
+    expect_status(exchange(&lti, &code, Some(&exchange_cookie)).await, 200).await;
+
+    // Another secret (a forged form, another browser's) is refused, and the state is spent.
+    let (id_token, state, _) = storage_login(&lti, "learner-storage-2").await;
+    let res = post_storage_launch(&lti, &id_token, &state, Some(&"0".repeat(64))).await;
+    assert_problem(res, 401, "lti_state_mismatch").await;
+    // A cookie login's state is not proved by a storage secret either (its cookie is missing).
+    let (id_token, state, _cookie) = run_launch_until_form(&lti, &learner("learner-cookie")).await;
+    let res = post_storage_launch(&lti, &id_token, &state, Some(&"0".repeat(64))).await;
+    assert_problem(res, 401, "lti_state_mismatch").await;
+}
+
+#[tokio::test]
 async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     let lti = setup().await;
     lti.platform.control(json!({"fail_scores": 1})).await;

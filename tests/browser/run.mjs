@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +40,21 @@ let server;
 let base;
 /// The LMS of the LTI test, while it runs: `{ child, url }`.
 let lms = null;
+/// The LMS's port, chosen before quizd starts: quizd lets the LMS's pages on
+/// `http://localhost:<port>` (another site than quizd's 127.0.0.1) frame it.
+let LMS_PORT = 0;
+
+/// A port free on loopback now.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {import('node:net').AddressInfo} */ (srv.address());
+      srv.close(() => resolve(port));
+    });
+  });
+}
 /// What quizd wrote to its log (the mail it would have sent, with its links, among it).
 let serverLog = '';
 let context;
@@ -55,7 +71,7 @@ function quizdArgs() {
 function startServer() {
   return new Promise((resolve, reject) => {
     // The set-up signs up some 60 learners from this one address: a large class behind one NAT.
-    const child = spawn(BIN, ['serve', '--bind', '127.0.0.1:0', '--content-dir', path.join(ROOT, 'content'), '--workers', '2', '--signup-burst', '100', ...quizdArgs()], {
+    const child = spawn(BIN, ['serve', '--bind', '127.0.0.1:0', '--content-dir', path.join(ROOT, 'content'), '--workers', '2', '--signup-burst', '100', '--frame-ancestor', `http://localhost:${LMS_PORT}`, ...quizdArgs()], {
       cwd: tmp,
       // Without --smtp-url quizd logs each message's link (at info): the tests follow them.
       env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'warn,quizd::mail=info' },
@@ -239,6 +255,7 @@ before(async () => {
     });
     assert.equal(made.status, 0, `quizd user create failed:\n${made.stdout}\n${made.stderr}`);
   }
+  LMS_PORT = await freePort();
   const started = await startServer();
   server = started.child;
   base = started.url;
@@ -257,7 +274,8 @@ before(async () => {
   context.on('request', (r) => {
     const url = r.url();
     // (The LMS of the LTI test runs on loopback too.)
-    if (!url.startsWith(base) && !(lms && url.startsWith(lms.url)) && !url.startsWith('data:') && !url.startsWith('blob:')) external.push(url);
+    const fromLms = lms && (url.startsWith(lms.url) || url.startsWith(`http://localhost:${LMS_PORT}/`));
+    if (!url.startsWith(base) && !fromLms && !url.startsWith('data:') && !url.startsWith('blob:')) external.push(url);
   });
 
   const operator = await call('POST', '/v1/auth/login', { email: OPERATOR.email, password: PASSWORD });
@@ -1536,6 +1554,48 @@ test('"Start another attempt" is offered only while the assignment’s attempts 
   await teacherPage.locator('figure.fig-locales').waitFor();
 });
 
+test('"Clear my choice" leaves a saved question unanswered, and an override’s extra attempt is offered to the learner', async () => {
+  const teacher = (await call('POST', '/v1/auth/login', { email: TEACHER.email, password: PASSWORD })).access_token;
+  const course = await call('POST', '/v1/courses', { title: `Second chances ${RUN}` }, teacher);
+  const own = await newLearner();
+  await call('POST', `/v1/courses/${course.id}/enrollments`, { user_id: own.id }, teacher);
+  const asg = await call('POST', `/v1/courses/${course.id}/assignments`, { quiz: 'kinds-sampler', title: 'Once only', policy: { feedback: 'on_finish', attempts_allowed: 1 } }, teacher);
+  const page = await signedInPage(own);
+  await page.locator(`.assignment[data-assignment="${asg.id}"] button.primary`).click();
+  await page.waitForURL(/#\/attempt\//);
+  const form = page.locator('form.question');
+  await form.waitFor();
+  // No choice yet: nothing to clear.
+  assert.equal(await page.locator('.clear-choice').count(), 0);
+  const choice = form.locator('input[type=radio], input[type=checkbox]');
+  if (await choice.count()) await form.locator('.option label').first().click();
+  else await form.locator('input, textarea').first().fill('1');
+  await form.locator('button[type=submit]').click();
+  await page.locator('.saved-note').waitFor();
+  await checkA11y(page, 'a saved answer with Clear my choice');
+  await page.locator('.clear-choice', { hasText: 'Clear my choice' }).click();
+  await waitAnnounced(page, 'Choice cleared');
+  assert.equal(await page.locator('.saved-note').count(), 0);
+  assert.equal(await page.locator('form.question input:checked').count(), 0);
+  const attempt = await shownAttempt(page, own.token);
+  assert.equal(attempt.questions[0].response, null, 'the server has no answer for it');
+  // Finished: the one attempt is used, and none is offered.
+  await page.locator('.qnav-finish').click();
+  await page.locator('section.finish button.primary').click();
+  await page.locator('.attempts-used').waitFor();
+  assert.equal(await page.locator('.attempts-used').textContent(), 'Attempts used: 1 of 1');
+  assert.equal(await page.locator('.another-attempt button').count(), 0);
+  // The teacher grants one more: the learner's result offers it, and it starts.
+  await call('PUT', `/v1/assignments/${asg.id}/overrides/${own.id}`, { extra_attempts: 1 }, teacher);
+  await page.reload();
+  await page.locator('.attempts-used', { hasText: '1 of 2' }).waitFor();
+  const finished = page.url();
+  await page.locator('.another-attempt button.primary', { hasText: 'Start another attempt' }).click();
+  await page.waitForURL((u) => u.href !== finished);
+  await page.locator('form.question').waitFor();
+  await page.close();
+});
+
 test('on a 390 px phone the header fits one row, signed out and signed in, in English and Bengali', async () => {
   const own = await newLearner();
   const oneRow = (page) =>
@@ -1577,7 +1637,7 @@ async function startLms() {
   };
   if (!existsSync(python)) run('python3', ['-m', 'venv', venv]);
   run(path.join(venv, 'bin/pip'), ['install', '-q', '--disable-pip-version-check', '-r', path.join(ROOT, 'tests/lti/requirements.txt')]);
-  const child = spawn(python, [path.join(ROOT, 'tests/lti/lti_platform.py'), '--tool', base], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(python, [path.join(ROOT, 'tests/lti/lti_platform.py'), '--tool', base, '--port', String(LMS_PORT)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {
@@ -1647,6 +1707,131 @@ test('re-opening an LTI activity after finishing lands on the last attempt’s r
   assert.equal(await page.locator('.attempts-used').textContent(), 'Attempts used: 1 of 1');
   assert.equal(await page.locator('.another-attempt button').count(), 0);
   await assertNoJunkText(page, 'a result reopened from the LMS');
+  await page.close();
+});
+
+/// A teacher's Deep Linking launch ("Select content"), ending on the content picker.
+async function deepLinkFromLms(page, extra = {}) {
+  const scenario = {
+    user: { sub: `lti-teacher-${RUN}`, name: 'Launched Teacher' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    message_type: 'deep_linking',
+    ...extra,
+  };
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  const { hint } = await made.json();
+  await page.goto(`${lms.url}/initiate?hint=${encodeURIComponent(hint)}`);
+  await page.waitForURL(/#\/lti\/deep-link\/[0-9a-f-]{36}$/);
+  await page.locator('h1', { hasText: 'Choose a quiz to place' }).waitFor();
+}
+
+const recordedPlacements = async () => (await (await fetch(`${lms.url}/recorded`)).json()).deep_link_responses;
+
+test('a teacher’s Deep Linking launch picks quizzes with their languages, points and a preview, and the platform receives them', async () => {
+  assert.ok(lms, 'the LMS of the LTI test runs');
+  const page = await newPage();
+  await deepLinkFromLms(page, { dl_data: `picked-${RUN}` });
+  // The platform accepts several: checkboxes, each quiz with its points and languages.
+  const card = page.locator('.pick-card[data-slug="data-parallelism"]');
+  assert.equal(await card.locator('input[type=checkbox]').count(), 1);
+  const catalogue = await call('GET', '/v1/quizzes');
+  const dp = catalogue.items.find((q) => q.slug === 'data-parallelism');
+  assert.match(await card.locator('.pick-points').textContent(), new RegExp(`${dp.question_count} questions · Points: ${dp.max_points}`));
+  assert.match(await card.locator('.pick-langs').textContent(), /English.*বাংলা/);
+  // The preview: the questions as a learner reads them, and nothing of the key.
+  await card.locator('.preview-toggle').click();
+  assert.equal(await card.locator('.preview-toggle').getAttribute('aria-expanded'), 'true');
+  await card.locator('.preview-item').first().waitFor();
+  const view = await call('GET', '/v1/quizzes/data-parallelism');
+  assert.equal(await card.locator('.preview-item').count(), view.questions.length);
+  const previewText = await card.locator('.preview').textContent();
+  for (const q of key.questions) {
+    const explanation = q.explanation && typeof q.explanation === 'object' ? Object.values(q.explanation)[0] : null;
+    if (typeof explanation === 'string' && explanation) assert.ok(!previewText.includes(explanation), 'no explanation in the preview');
+  }
+  await checkA11y(page, 'the Deep Linking content picker');
+  await assertNoJunkText(page, 'the Deep Linking content picker');
+  await shot(page, 'deep-link-picker', { fullPage: true });
+  // Nothing chosen: said, not sent.
+  await page.locator('.pick-form button[type=submit]').click();
+  assert.equal(await page.locator('.pick-form .inline-error').textContent(), 'Choose a quiz first.');
+  assert.equal((await recordedPlacements()).length, 0);
+  await card.locator('label').click();
+  await page.locator('.pick-card[data-slug="kinds-sampler"] label').click();
+  await page.locator('.pick-form button[type=submit]').click();
+  // A real form post lands on the platform's return URL; the platform verified and kept it.
+  await page.waitForURL(`${lms.url}/deep_link_return`);
+  const placed = (await recordedPlacements()).at(-1);
+  assert.equal(placed.data, `picked-${RUN}`);
+  assert.deepEqual(placed.items.map((i) => i.custom.quiz).sort(), ['data-parallelism', 'kinds-sampler']);
+  assert.equal(placed.items.find((i) => i.custom.quiz === 'data-parallelism').lineItem.scoreMaximum, dp.max_points);
+  await page.close();
+});
+
+test('where the platform takes one item the picker offers one choice, and Cancel sends an empty response', async () => {
+  const page = await newPage();
+  const before = (await recordedPlacements()).length;
+  await deepLinkFromLms(page, { dl_accept_multiple: false });
+  assert.equal(await page.locator('.pick-card input[type=checkbox]').count(), 0);
+  assert.ok((await page.locator('.pick-card input[type=radio]').count()) >= 2);
+  await page.locator('.pick-cancel').click();
+  await page.waitForURL(`${lms.url}/deep_link_return`);
+  const all = await recordedPlacements();
+  assert.equal(all.length, before + 1);
+  assert.deepEqual(all.at(-1).items, []);
+  await page.close();
+});
+
+test('in an LMS iframe on another site, with no cookie reaching quizd, a launch completes through the platform’s storage', async () => {
+  assert.ok(lms, 'the LMS of the LTI test runs');
+  // No cookie of quizd's left over from the launches above: what follows must do without.
+  await context.clearCookies();
+  const scenario = {
+    user: { sub: `lti-framed-${RUN}`, name: 'Framed Learner' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Learner'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    resource_link: { id: `rl-framed-${RUN}`, title: 'Framed quiz' },
+    custom: { quiz: 'kinds-sampler' },
+    storage_target: 'lti_storage',
+  };
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  const { hint } = await made.json();
+  const page = await newPage();
+  // The LMS's page is on localhost, quizd on 127.0.0.1: another site, where quizd's cookies
+  // (SameSite=Lax over plain HTTP) are neither set nor sent inside the iframe.
+  await page.goto(`http://localhost:${LMS_PORT}/course?hint=${encodeURIComponent(hint)}`);
+  const tool = page.frameLocator('#tool');
+  await tool.locator('form.question').waitFor({ timeout: 30_000 });
+  const frame = page.frame({ name: 'tool' });
+  assert.match(frame.url(), /#\/attempt\/[0-9a-f-]{36}$/);
+  assert.deepEqual((await context.cookies(base)).map((c) => c.name).filter((n) => n.startsWith('quizd_lti')), []);
+  const log = (await (await fetch(`${lms.url}/recorded`)).json()).storage_log;
+  const ops = log.map((e) => `${e.op} ${e.key.split('_')[0]}${e.found === false ? ' missing' : ''}`);
+  // The login's two puts, then the launch page's and the front-end's reads, each found.
+  assert.deepEqual(ops.sort(), ['get state', 'get state', 'put nonce', 'put state'], JSON.stringify(log));
+  assert.ok(log.every((e) => e.origin === base), 'only quizd’s origin used the storage');
+  await page.close();
+});
+
+test('in an LMS iframe without cookies or the platform’s storage, the launch page says what to do instead of loading forever', async () => {
+  // A login that asks for storage from a frame the page does not have.
+  const scenario = {
+    user: { sub: `lti-nostorage-${RUN}`, name: 'Framed Learner' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Learner'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    resource_link: { id: `rl-nostorage-${RUN}`, title: 'Framed quiz' },
+    custom: { quiz: 'kinds-sampler' },
+    storage_target: 'no_such_frame',
+  };
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  const { hint } = await made.json();
+  const page = await newPage();
+  await page.goto(`http://localhost:${LMS_PORT}/course?hint=${encodeURIComponent(hint)}`);
+  const tool = page.frameLocator('#tool');
+  await tool.locator('#lti-failed').waitFor({ timeout: 15_000 });
+  assert.match(await tool.locator('#lti-failed').textContent(), /Open the activity in a new window/);
+  assert.equal(await tool.locator('#lti-status').textContent(), '');
   await page.close();
 });
 

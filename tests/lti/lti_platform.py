@@ -25,6 +25,8 @@ Endpoints (the test drives the browser's part itself):
     GET  /nrps/CONTEXT                NRPS context membership
     POST /deep_link_return            Deep Linking response
     GET  /recorded                    what the platform received (JSON)
+    GET  /course?hint=H               a course page embedding the tool, with a storage frame
+    GET  /storage-frame               the platform's postMessage storage (lti.put_data/get_data)
     POST /control                     {"rotate_key": true} | {"withdraw_previous_keys": true}
                                       | {"fail_scores": n} | {"roster": {...}}
 """
@@ -105,6 +107,7 @@ class State:
         self.id_tokens: t.Dict[str, str] = {}
         self.fail_scores = 0
         self.roster: t.Dict[str, t.List[t.Dict[str, t.Any]]] = {}
+        self.storage_log: t.List[t.Dict[str, t.Any]] = []
 
     @property
     def launch_url(self) -> str:
@@ -329,6 +332,10 @@ def build_launch(scenario: t.Dict[str, t.Any], preflight: t.Dict[str, str]) -> t
     if scenario.get("message_type") == "deep_linking":
         launch.set_dl(f"{STATE.base}/deep_link_return", title="Place a quiz",
                       accept_types={"ltiResourceLink"}, extra_data=scenario.get("dl_data"))
+        if "dl_accept_multiple" in scenario:  # the package always accepts several
+            settings = launch._deep_linking_launch_data[
+                "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"]
+            settings["accept_multiple"] = bool(scenario["dl_accept_multiple"])
     else:
         link = scenario.get("resource_link") or {"id": "rl-" + uuid.uuid4().hex[:8]}
         launch.set_resource_link_claim(link["id"], title=link.get("title"))
@@ -475,6 +482,11 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 q[name] = value
             url = parsed._replace(query=urlencode(q)).geturl()
+        if scenario.get("storage_target"):  # LTI client-side postMessage storage offered
+            parsed = urlparse(url)
+            q = dict(parse_qsl(parsed.query))
+            q["lti_storage_target"] = scenario["storage_target"]
+            url = parsed._replace(query=urlencode(q)).geturl()
         if scenario.get("login_method") == "post":
             parsed = urlparse(url)
             action = parsed._replace(query="").geturl()
@@ -610,12 +622,58 @@ class Handler(BaseHTTPRequestHandler):
             })
         self.send(200, {"placed": len(placed)})
 
+    def course(self) -> None:
+        """A course page that embeds the tool in an iframe, with the platform's storage frame
+        (LTI client-side postMessage storage) beside it, served from the platform's issuer
+        origin (where the tool's messages go)."""
+        hint = self.query().get("hint", "")
+        page = (
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Course</title></head>'
+            '<body><h1>Parallel Programming</h1>'
+            f'<iframe name="lti_storage" title="storage" src="{html.escape(STATE.base)}/storage-frame"'
+            ' width="1" height="1"></iframe>'
+            f'<iframe id="tool" name="tool" title="quizd" src="/initiate?hint={html.escape(hint)}"'
+            ' width="1100" height="800"></iframe></body></html>'
+        )
+        self.send(200, page, "text/html")
+
+    def storage_frame(self) -> None:
+        """The platform's side of LTI client-side postMessage storage, written from the spec:
+        lti.put_data and lti.get_data, values kept per tool origin, answered to that origin."""
+        script = """
+const kept = new Map();
+const log = (entry) => fetch('/storage-log', { method: 'POST', body: JSON.stringify(entry) });
+window.addEventListener('message', (e) => {
+  const m = e.data;
+  if (!m || typeof m !== 'object' || typeof m.subject !== 'string' || typeof m.key !== 'string') return;
+  const reply = (body) => e.source.postMessage({ subject: `${m.subject}.response`, message_id: m.message_id, key: m.key, ...body }, e.origin);
+  const slot = `${e.origin} ${m.key}`;
+  if (m.subject === 'lti.put_data') {
+    kept.set(slot, String(m.value));
+    log({ op: 'put', origin: e.origin, key: m.key });
+    reply({ value: m.value });
+  } else if (m.subject === 'lti.get_data') {
+    log({ op: 'get', origin: e.origin, key: m.key, found: kept.has(slot) });
+    if (kept.has(slot)) reply({ value: kept.get(slot) });
+    else reply({ error: { code: 'bad_request', message: 'no value for this key' } });
+  }
+});
+"""
+        self.send(200, f"<!DOCTYPE html><html><body><script>{script}</script></body></html>", "text/html")
+
+    def storage_log(self) -> None:
+        entry = json.loads(self.body() or b"{}")
+        with STATE.lock:
+            STATE.storage_log.append(entry)
+        self.send(200, {"ok": True})
+
     def recorded(self) -> None:
         with STATE.lock:
             self.send(200, {
                 "scores": STATE.scores,
                 "lineitems": STATE.lineitems,
                 "deep_link_responses": STATE.deep_link_responses,
+                "storage_log": STATE.storage_log,
                 "tokens_issued": STATE.tokens_issued,
                 "auth_requests": STATE.auth_requests,
                 "id_tokens": STATE.id_tokens,
@@ -652,6 +710,9 @@ ROUTES = {
     ("POST", "/lineitems"): Handler.lineitems,
     ("POST", "/deep_link_return"): Handler.deep_link_return,
     ("GET", "/recorded"): Handler.recorded,
+    ("GET", "/course"): Handler.course,
+    ("GET", "/storage-frame"): Handler.storage_frame,
+    ("POST", "/storage-log"): Handler.storage_log,
     ("POST", "/control"): Handler.control,
 }
 PREFIX_ROUTES = {

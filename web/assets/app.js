@@ -1,6 +1,6 @@
 // @ts-check
 // quizd's web front-end: a single page with hash routes.
-//   #/signin  #/signup  #/quizzes  #/attempt/<id>
+//   #/signin  #/signup  #/quizzes  #/attempt/<id>  #/lti/<code>  #/lti/deep-link/<id>
 //   #/teach   #/teach/course/<id>  #/teach/course/<id>/gradebook  #/teach/assignment/<id>
 //   #/teach/assignment/<id>/exam[/<learner id>]  #/teach/translations
 //   #/live  #/teach/assignment/<id>/live
@@ -13,6 +13,8 @@ import * as learner from './learner.js';
 import * as teach from './teach.js';
 import * as live from './live.js';
 import { analyticsPage } from './charts.js';
+import { deepLinkPage } from './picker.js';
+import { ask } from './platform-storage.js';
 
 const LANG_KEY = 'quizd.lang';
 
@@ -201,11 +203,25 @@ async function doSignOut() {
 }
 
 /// An LMS launch lands here with a one-time code: trade it for a session, then go where the
-/// launch leads (a learner into the assignment's attempt, an instructor to its analytics).
-async function ltiLaunchPage(view, ctx, code) {
+/// launch leads (a learner into the assignment's attempt, an instructor to its analytics or,
+/// for Deep Linking, to the content picker).
+async function ltiLaunchPage(view, ctx, code, query) {
   // The launch bound the code to this browser with an HttpOnly cookie; this same-origin
-  // fetch sends it (fetch's default `credentials: 'same-origin'`).
-  const session = await api.post('/v1/lti/exchange', {}, { code });
+  // fetch sends it (fetch's default `credentials: 'same-origin'`). A launch proved through the
+  // platform's storage (third-party cookies blocked in its iframe) set no cookie: the secret
+  // is read back from the platform's storage frame, which only this browser's LMS page holds.
+  const storage = new URLSearchParams(query || '');
+  const target = storage.get('lti_storage_target');
+  let storageSecret;
+  if (target) {
+    try {
+      storageSecret = await ask(target, storage.get('origin') || '', { subject: 'lti.get_data', key: `state_${storage.get('state') || ''}` });
+    } catch {
+      view.append(h('h1', {}, t('lti_storage_title')), h('p', { role: 'alert' }, t('lti_storage_failed')), h('p', {}, t('lti_storage_failed_what')));
+      return;
+    }
+  }
+  const session = await api.post('/v1/lti/exchange', {}, storageSecret ? { code, storage_secret: storageSecret } : { code });
   setSession(session);
   ctx.me = await api.get('/v1/me');
   if (ctx.me.locale) {
@@ -218,6 +234,8 @@ async function ltiLaunchPage(view, ctx, code) {
     location.replace(`#/attempt/${await launchedAttempt(to.assignment_id)}`);
   } else if (to.kind === 'analytics' && to.assignment_id) {
     location.replace(`#/teach/assignment/${to.assignment_id}`);
+  } else if (to.kind === 'deep_link' && to.deep_link_id) {
+    location.replace(`#/lti/deep-link/${to.deep_link_id}`);
   } else {
     location.replace('#/quizzes');
   }
@@ -244,7 +262,8 @@ async function launchedAttempt(assignmentId) {
  */
 /** @type {Route[]} */
 const routes = [
-  [/^#\/lti\/([A-Za-z0-9_-]{8,200})$/, ltiLaunchPage, null],
+  [/^#\/lti\/([A-Za-z0-9_-]{8,200})(?:\?([^#]{0,2000}))?$/, ltiLaunchPage, null],
+  [/^#\/lti\/deep-link\/([0-9a-f-]{36})$/, deepLinkPage, true],
   [/^#\/signin$/, learner.signInPage, false],
   [/^#\/signup$/, learner.signUpPage, false],
   [/^#\/quizzes$/, learner.cataloguePage, true],

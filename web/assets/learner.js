@@ -665,6 +665,39 @@ export async function attemptPage(view, ctx, id) {
           h('span', { class: 'flag-icon', 'aria-hidden': 'true' }, '⚑ '),
           t('flag_for_later'),
         );
+    // "Clear my choice": where an answer may still change (not judged, not sequential), the
+    // question becomes unanswered again, on the server and here.
+    const clear =
+      !locked && !sequential() && (q.response || unsent.has(q.id))
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'clear-choice',
+              onclick: async () => {
+                clear.disabled = true;
+                unsent.delete(q.id);
+                if (q.response) {
+                  try {
+                    await api.del('/v1/attempts/{id}/responses/{question_id}', { id: attempt.id, question_id: q.id });
+                  } catch (thrown) {
+                    const err = /** @type {Partial<ApiError>} */ (thrown);
+                    if (err.code === 'deadline_passed' || err.code === 'attempt_finished' || err.code === 'closed') return expire();
+                    message.replaceChildren(ctx.errorText(err));
+                    clear.disabled = false;
+                    return;
+                  }
+                }
+                q.response = null;
+                renderNav();
+                renderStage();
+                announce(t('choice_cleared'));
+                focus(stage.querySelector('fieldset input, fieldset textarea'));
+              },
+            },
+            t('clear_choice'),
+          )
+        : null;
     // Under deferred feedback a saved answer says so on screen, not only in the list's dot.
     const saved =
       q.response && !q.result && !unsent.has(q.id)
@@ -685,7 +718,7 @@ export async function attemptPage(view, ctx, id) {
       message,
       saved,
       q.result ? feedbackPanel(q) : null,
-      h('div', { class: 'actions' }, submit, flag),
+      h('div', { class: 'actions' }, submit, clear, flag),
       // Reading order: back, then on.
       prev || next ? h('div', { class: 'actions step-nav' }, prev, next) : null,
     );
@@ -842,10 +875,10 @@ export async function attemptPage(view, ctx, id) {
     );
   }
 
-  /// "Start another attempt" (or Resume, one being open), only where the assignment leaves one:
-  /// its `attempts_allowed` against this learner's attempts of it, inside its dates. An
-  /// override's extra attempts are not visible to the learner in the API, so with one the
-  /// button can be missing where the server would allow it; never the reverse.
+  /// "Start another attempt" (or Resume, one being open), exactly where the server would start
+  /// one: the learner's own rules (`your_attempts`: the policy with their overrides and course
+  /// accommodation, so an override's extra attempts count) against their attempts of it, inside
+  /// their window.
   /** @param {HTMLElement} place */
   async function anotherAttempt(place) {
     const [assignment, mine] = await Promise.all([
@@ -855,12 +888,13 @@ export async function attemptPage(view, ctx, id) {
     const own = mine.items.filter((a) => a.assignment_id === attempt.assignment_id);
     if (!own.some((a) => a.id === attempt.id)) return; // staff reading a learner's attempt
     const p = assignment.policy;
+    const yours = assignment.your_attempts ?? { allowed: p.attempts_allowed, used: own.length, remaining: null, opens_at: p.opens_at, closes_at: p.closes_at };
     const now = Date.now();
-    const inDates = (!p.opens_at || Date.parse(p.opens_at) <= now) && (!p.closes_at || Date.parse(p.closes_at) > now);
+    const inDates = (!yours.opens_at || Date.parse(yours.opens_at) <= now) && (!yours.closes_at || Date.parse(yours.closes_at) > now);
     const inProgress = own.find((a) => a.state === 'in_progress');
-    const left = p.attempts_allowed == null || own.length < p.attempts_allowed;
+    const left = yours.allowed == null || (yours.remaining ?? yours.allowed - yours.used) > 0;
     place.replaceChildren(
-      p.attempts_allowed != null ? h('p', { class: 'attempts-used' }, t('attempts_used', { n: own.length, m: p.attempts_allowed })) : '',
+      yours.allowed != null ? h('p', { class: 'attempts-used' }, t('attempts_used', { n: yours.used, m: yours.allowed })) : '',
       ...(inProgress || (left && inDates)
         ? startButton(ctx, {
             inProgress,
