@@ -3,7 +3,7 @@
 //! access tokens until shortly before they expire.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -11,6 +11,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::PlatformClient;
 use super::registrations::RegistrationRow;
 
 pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
@@ -23,10 +24,29 @@ struct Cached {
     until: Instant,
 }
 
-fn cache() -> &'static Mutex<HashMap<(Uuid, String), Cached>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<(Uuid, String), Cached>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Access tokens by (registration, scopes), each until [`EXPIRY_MARGIN`] before it expires.
+/// Part of [`super::PlatformClient`]; clones share the tokens.
+#[derive(Clone, Default)]
+pub struct TokenCache(Arc<Mutex<HashMap<(Uuid, String), Cached>>>);
+
+impl TokenCache {
+    fn get(&self, key: &(Uuid, String)) -> Option<String> {
+        let cache = self.0.lock().expect("token cache");
+        let c = cache.get(key)?;
+        (c.until > Instant::now()).then(|| c.token.clone())
+    }
+
+    fn insert(&self, key: (Uuid, String), cached: Cached) {
+        self.0.lock().expect("token cache").insert(key, cached);
+    }
+
+    /// Forgets a token the platform refused, so the next call asks for a new one.
+    pub fn forget(&self, reg: Uuid, scopes: &str) {
+        self.0
+            .lock()
+            .expect("token cache")
+            .remove(&(reg, scopes.to_string()));
+    }
 }
 
 #[derive(Deserialize)]
@@ -58,17 +78,17 @@ pub async fn client_assertion(pool: &PgPool, reg: &RegistrationRow) -> anyhow::R
 /// An access token for these scopes (space-separated), from the cache or the token endpoint.
 pub async fn access_token(
     pool: &PgPool,
+    platforms: &PlatformClient,
     reg: &RegistrationRow,
     scopes: &str,
 ) -> anyhow::Result<String> {
     let key = (reg.id, scopes.to_string());
-    if let Some(c) = cache().lock().expect("token cache").get(&key)
-        && c.until > Instant::now()
-    {
-        return Ok(c.token.clone());
+    if let Some(token) = platforms.tokens().get(&key) {
+        return Ok(token);
     }
     let assertion = client_assertion(pool, reg).await?;
-    let res = super::http()
+    let res = platforms
+        .http()
         .post(&reg.token_endpoint)
         .header("accept", "application/json")
         .form(&[
@@ -97,7 +117,7 @@ pub async fn access_token(
         anyhow::bail!("the token endpoint issued a token that is not a bearer token");
     }
     let lifetime = Duration::from_secs(token.expires_in.unwrap_or(3600));
-    cache().lock().expect("token cache").insert(
+    platforms.tokens().insert(
         key,
         Cached {
             token: token.access_token.clone(),
@@ -105,14 +125,6 @@ pub async fn access_token(
         },
     );
     Ok(token.access_token)
-}
-
-/// Forgets a token the platform refused, so the next call asks for a new one.
-pub fn forget_token(reg: Uuid, scopes: &str) {
-    cache()
-        .lock()
-        .expect("token cache")
-        .remove(&(reg, scopes.to_string()));
 }
 
 /// The start of a platform's answer, for error messages.
