@@ -541,21 +541,26 @@ async fn create_user(
     Ok(user.id)
 }
 
-#[actix_web::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     // Password hashes allocate 19 MiB each. glibc raises its mmap threshold after the first
     // such block is freed, and later ones would then stay in the heap; a fixed threshold hands
-    // every large block back to the system when it is freed.
+    // every large block back to the system when it is freed. The environment's
+    // `MALLOC_MMAP_THRESHOLD_` would do it only if set before quizd starts, so it is set here,
+    // first, before the runtime starts any thread (docs/ARCHITECTURE.md, "Unsafe code").
     #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt takes two integers and changes only the allocator's parameters; no
+    // other thread exists yet to allocate meanwhile.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
     telemetry::init_logging();
-    match run(Cli::parse()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("quizd: {e:#}");
-            ExitCode::FAILURE
+    actix_web::rt::System::new().block_on(async {
+        match run(Cli::parse()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("quizd: {e:#}");
+                ExitCode::FAILURE
+            }
         }
-    }
+    })
 }

@@ -41,9 +41,7 @@ pub async fn rebuild_stale_sums(
         }
         let mut tx = pool.begin().await?;
         // Once per assignment, over all its attempts: longer than a request's statement.
-        sqlx::query("SET LOCAL statement_timeout = '600s'")
-            .execute(&mut *tx)
-            .await?;
+        store::long_statements(&mut *tx).await?;
         store::rebuild_sums(&mut *tx, *id).await?;
         tx.commit().await?;
     }
