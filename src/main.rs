@@ -507,9 +507,10 @@ async fn create_user(
     password: &str,
     role: Role,
 ) -> Result<uuid::Uuid> {
-    quizd::validate::email(email).map_err(|e| anyhow::anyhow!(e.detail))?;
-    quizd::validate::line("display_name", display_name, 1, 200)
-        .map_err(|e| anyhow::anyhow!(e.detail))?;
+    // Checked as a request's would be; stored as given (as before the parsed types).
+    quizd::validate::Email::try_from(email.to_string()).map_err(|e| anyhow::anyhow!(e.0.detail))?;
+    quizd::validate::DisplayName::try_from(display_name.to_string())
+        .map_err(|e| anyhow::anyhow!(e.0.detail))?;
     let len = password.chars().count();
     anyhow::ensure!(
         (password::MIN_LEN..=password::MAX_LEN).contains(&len) && !password.contains('\0'),
