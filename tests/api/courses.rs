@@ -938,33 +938,27 @@ async fn the_roster_lists_instructors_first() {
 #[tokio::test]
 async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
-    let learner = register(&app, "ada@example.com").await;
+    let teacher = app.instructor().await;
+    let outsider = app.instructor().await;
+    let learner = app.learner().await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &learner).await;
     let path = format!("/v1/courses/{id}");
 
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &path,
-        &json!({ "title": " Data parallelism ", "code": "CS-452" }),
-    )
-    .await;
-    let changed = expect_status(res, 200).await;
+    let body = json!({ "title": " Data parallelism ", "code": "CS-452" });
+    let changed = teacher.patch(&path, &body).await.status(200).await;
     assert_eq!(changed["title"], "Data parallelism");
     assert_eq!(changed["code"], "CS-452");
     assert_eq!(changed["my_role"], "instructor");
     assert!(changed["archived_at"].is_null());
     // Only what is given changes; `null` removes the code.
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "code": null })).await;
-    let changed = expect_status(res, 200).await;
+    let body = json!({ "code": null });
+    let changed = teacher.patch(&path, &body).await.status(200).await;
     assert_eq!(changed["title"], "Data parallelism");
     assert!(changed["code"].is_null());
-    let res = get_as(&app, &learner.access, &path).await;
-    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+    let seen = learner.get(&path).await.status(200).await;
+    assert_eq!(seen["title"], "Data parallelism");
 
     for (body, status, code) in [
         (json!({ "title": "" }), 422, "invalid_field"),
@@ -977,24 +971,31 @@ async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
         ),
         (json!({ "archived": "yes" }), 400, "invalid_body"),
     ] {
-        let res = patch_as(&app, &teacher.access, &path, &body).await;
-        assert_problem(res, status, code).await;
+        teacher
+            .patch(&path, &body)
+            .await
+            .problem(status, code)
+            .await;
     }
-    let res = patch_as(&app, &learner.access, &path, &json!({ "title": "Mine" })).await;
-    assert_problem(res, 403, "forbidden").await;
-    let res = patch_as(&app, &outsider.access, &path, &json!({ "title": "Mine" })).await;
-    assert_problem(res, 404, "course_not_found").await;
-    let res = get_as(&app, &teacher.access, &path).await;
-    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+    let mine = json!({ "title": "Mine" });
+    learner
+        .patch(&path, &mine)
+        .await
+        .problem(403, "forbidden")
+        .await;
+    let res = outsider.patch(&path, &mine).await;
+    res.problem(404, "course_not_found").await;
+    let seen = teacher.get(&path).await.status(200).await;
+    assert_eq!(seen["title"], "Data parallelism");
 }
 
 #[tokio::test]
 async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let learner = register(&app, "ada@example.com").await;
-    let late = register(&app, "late@example.com").await;
-    let grace = register(&app, "grace@example.com").await;
+    let teacher = app.instructor().await;
+    let learner = app.learner().await;
+    let late = app.learner().await;
+    let grace = app.learner().await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &learner).await;
@@ -1003,32 +1004,24 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     let assignment = expect_status(res, 201).await;
     let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
     // Grace has an attempt in progress when the course is archived.
-    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
-    let in_progress = expect_status(res, 201).await;
+    let in_progress = grace.post(&attempts, &json!({})).await.status(201).await;
 
     let path = format!("/v1/courses/{id}");
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
-    let archived = expect_status(res, 200).await;
+    let archive = json!({ "archived": true });
+    let archived = teacher.patch(&path, &archive).await.status(200).await;
     let archived_at = archived["archived_at"].as_str().unwrap().to_string();
     // Archived again: the first time stays.
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
-    assert_eq!(
-        expect_status(res, 200).await["archived_at"],
-        archived_at.as_str()
-    );
+    let again = teacher.patch(&path, &archive).await.status(200).await;
+    assert_eq!(again["archived_at"], archived_at.as_str());
 
     // Listed apart, for staff and learners alike; still readable.
     assert!(course_ids(&app, &teacher).await.is_empty());
     assert!(course_ids(&app, &learner).await.is_empty());
-    let res = get_as(&app, &learner.access, "/v1/courses?archived=true").await;
-    let listed = expect_status(res, 200).await;
+    let listed: Value = learner.get("/v1/courses?archived=true").await.ok().await;
     assert_eq!(listed["items"][0]["id"], id);
     assert_eq!(roster_ids(&app, &teacher, id).await.len(), 3);
-    let res = get_as(&app, &teacher.access, &path).await;
-    assert_eq!(
-        expect_status(res, 200).await["archived_at"],
-        archived_at.as_str()
-    );
+    let seen = teacher.get(&path).await.status(200).await;
+    assert_eq!(seen["archived_at"], archived_at.as_str());
 
     // Nothing new: enrollments, invitations, rosters, assignments, attempts, other changes.
     let res = enroll(&app, &teacher, id, json!({ "user_id": late.id })).await;
@@ -1047,43 +1040,29 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     .await
     .unwrap();
     assert_problem(res, 409, "course_archived").await;
-    let res = bearer(
-        &app,
-        reqwest::Method::DELETE,
-        &format!("{path}/enrollments/{}", learner.id),
-        &teacher.access,
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_problem(res, 409, "course_archived").await;
+    let unenroll = format!("{path}/enrollments/{}", learner.id);
+    let res = teacher.delete(&unenroll).await;
+    res.problem(409, "course_archived").await;
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
     assert_problem(res, 409, "course_archived").await;
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "title": "Renamed" })).await;
-    assert_problem(res, 409, "course_archived").await;
-    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
-    assert_problem(res, 409, "course_archived").await;
+    let res = teacher.patch(&path, &json!({ "title": "Renamed" })).await;
+    res.problem(409, "course_archived").await;
+    let res = learner.post(&attempts, &json!({})).await;
+    res.problem(409, "course_archived").await;
     // An attempt already in progress resumes (it finishes as its rules say).
-    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
-    assert_eq!(expect_status(res, 200).await["id"], in_progress["id"]);
+    let resumed = grace.post(&attempts, &json!({})).await.status(200).await;
+    assert_eq!(resumed["id"], in_progress["id"]);
     // The learner cannot archive or restore it.
-    let res = patch_as(&app, &learner.access, &path, &json!({ "archived": false })).await;
-    assert_problem(res, 403, "forbidden").await;
+    let res = learner.patch(&path, &json!({ "archived": false })).await;
+    res.problem(403, "forbidden").await;
 
     // Made active again (with a change in the same request), it takes everything again.
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &path,
-        &json!({ "archived": false, "title": "Again" }),
-    )
-    .await;
-    let active = expect_status(res, 200).await;
+    let body = json!({ "archived": false, "title": "Again" });
+    let active = teacher.patch(&path, &body).await.status(200).await;
     assert!(active["archived_at"].is_null());
     assert_eq!(active["title"], "Again");
     assert_eq!(course_ids(&app, &teacher).await, vec![id.to_string()]);
-    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
-    expect_status(res, 201).await;
+    learner.post(&attempts, &json!({})).await.status(201).await;
     enroll_learner(&app, &teacher, id, &late).await;
 }
 
