@@ -2,8 +2,7 @@
 //! JWT client assertion signed by quizd (1EdTech Security Framework §4.1), and a cache of the
 //! access tokens until shortly before they expire.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -19,33 +18,40 @@ pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-
 /// A token is used until this long before it expires.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
+#[derive(Clone)]
 struct Cached {
     token: String,
     until: Instant,
 }
 
-/// Access tokens by (registration, scopes), each until [`EXPIRY_MARGIN`] before it expires.
-/// Part of [`super::PlatformClient`]; clones share the tokens.
-#[derive(Clone, Default)]
-pub struct TokenCache(Arc<Mutex<HashMap<(Uuid, String), Cached>>>);
+/// Access tokens by (registration, scopes), each until [`EXPIRY_MARGIN`] before it expires;
+/// at most [`TokenCache::MAX_TOKENS`], the most used kept (quick_cache, as every in-memory
+/// cache of quizd). Part of [`super::PlatformClient`]; clones share the tokens.
+#[derive(Clone)]
+pub struct TokenCache(Arc<quick_cache::sync::Cache<(Uuid, String), Cached>>);
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        Self(Arc::new(quick_cache::sync::Cache::new(Self::MAX_TOKENS)))
+    }
+}
 
 impl TokenCache {
+    /// A few per registration (one per set of scopes).
+    pub const MAX_TOKENS: usize = 4096;
+
     fn get(&self, key: &(Uuid, String)) -> Option<String> {
-        let cache = self.0.lock().expect("token cache");
-        let c = cache.get(key)?;
-        (c.until > Instant::now()).then(|| c.token.clone())
+        let c = self.0.get(key)?;
+        (c.until > Instant::now()).then_some(c.token)
     }
 
     fn insert(&self, key: (Uuid, String), cached: Cached) {
-        self.0.lock().expect("token cache").insert(key, cached);
+        self.0.insert(key, cached);
     }
 
     /// Forgets a token the platform refused, so the next call asks for a new one.
     pub fn forget(&self, reg: Uuid, scopes: &str) {
-        self.0
-            .lock()
-            .expect("token cache")
-            .remove(&(reg, scopes.to_string()));
+        self.0.remove(&(reg, scopes.to_string()));
     }
 }
 
