@@ -103,6 +103,7 @@ impl Background {
         if let Some(every) = loops.grade_delivery {
             tasks.push(tokio::spawn(crate::lti::ags::deliver_grades(
                 state.pool.clone(),
+                state.platforms.clone(),
                 every,
                 shutdown.clone(),
             )));

@@ -40,11 +40,19 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonObject<T> {
                     ApiError::new(Code::InvalidBody, "The body must be a JSON object.").into(),
                 );
             }
-            serde_json::from_value(value).map(JsonObject).map_err(|e| {
-                ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")).into()
-            })
+            from_object(value).map(JsonObject).map_err(Into::into)
         })
     }
+}
+
+/// Reads a JSON object into `T`. A value a parsed type refused (a [`crate::validate::Email`],
+/// say) gives that type's problem; anything else that does not fit is `invalid_body`.
+pub fn from_object<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    crate::validate::take_refused();
+    serde_json::from_value(value).map_err(|e| {
+        crate::validate::take_refused()
+            .unwrap_or_else(|| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))
+    })
 }
 
 /// An optional whole number that may arrive as `3` or `3.0` (JSON Schema calls both integers).

@@ -518,9 +518,10 @@ async fn create_user(
     password: &str,
     role: Role,
 ) -> Result<uuid::Uuid> {
-    quizd::validate::email(email).map_err(|e| anyhow::anyhow!(e.detail))?;
-    quizd::validate::line("display_name", display_name, 1, 200)
-        .map_err(|e| anyhow::anyhow!(e.detail))?;
+    // Checked as a request's would be; stored as given (as before the parsed types).
+    quizd::validate::Email::try_from(email.to_string()).map_err(|e| anyhow::anyhow!(e.0.detail))?;
+    quizd::validate::DisplayName::try_from(display_name.to_string())
+        .map_err(|e| anyhow::anyhow!(e.0.detail))?;
     let len = password.chars().count();
     anyhow::ensure!(
         (password::MIN_LEN..=password::MAX_LEN).contains(&len) && !password.contains('\0'),
@@ -552,21 +553,26 @@ async fn create_user(
     Ok(user.id)
 }
 
-#[actix_web::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     // Password hashes allocate 19 MiB each. glibc raises its mmap threshold after the first
     // such block is freed, and later ones would then stay in the heap; a fixed threshold hands
-    // every large block back to the system when it is freed.
+    // every large block back to the system when it is freed. The environment's
+    // `MALLOC_MMAP_THRESHOLD_` would do it only if set before quizd starts, so it is set here,
+    // first, before the runtime starts any thread (docs/ARCHITECTURE.md, "Unsafe code").
     #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt takes two integers and changes only the allocator's parameters; no
+    // other thread exists yet to allocate meanwhile.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
     }
     telemetry::init_logging();
-    match run(Cli::parse()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("quizd: {e:#}");
-            ExitCode::FAILURE
+    actix_web::rt::System::new().block_on(async {
+        match run(Cli::parse()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("quizd: {e:#}");
+                ExitCode::FAILURE
+            }
         }
-    }
+    })
 }

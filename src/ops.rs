@@ -38,7 +38,7 @@ pub async fn healthz() -> HttpResponse {
         (status = 503, description = "Database unreachable or not migrated", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    match db::migrations_applied(&state.pool).await {
+    match db::store::migrations_applied(&state.pool).await {
         Ok(true) => Ok(HttpResponse::Ok().json(Status { status: "ready" })),
         Ok(false) => Err(ApiError::unavailable(
             "The database schema is older than this build; run `quizd migrate`.",

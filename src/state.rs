@@ -1,5 +1,5 @@
-//! What every handler shares: the pools, the caches, the clock, the keys and the settings
-//! quizd was started with. A low module: domain modules import it, it imports none of their
+//! What every handler shares: the pools, the caches, the clock, the keys, the clients (of LMS
+//! platforms, of the mail server) and the settings quizd was started with. A low module: domain modules import it, it imports none of their
 //! handlers. `main` builds one [`Settings`] from the command line and the environment and
 //! hands it to [`AppState::build`]; tests build theirs the same way.
 
@@ -95,6 +95,8 @@ pub struct AppState {
     pub trusted_proxies: TrustedProxies,
     /// quizd's public origin and front-end for LTI; unset by default (from each request).
     pub lti: lti::Settings,
+    /// How quizd calls LMS platforms: the HTTP client and the service-token cache.
+    pub platforms: lti::PlatformClient,
     /// Where verification links and invitations go: SMTP, or the log (the default).
     pub mailer: Mailer,
     /// The Learning Record Store that xAPI statements go to; none by default.
@@ -152,6 +154,7 @@ impl AppState {
             metrics_access: settings.metrics_access,
             trusted_proxies: settings.trusted_proxies,
             lti: settings.lti,
+            platforms: lti::PlatformClient::new(),
             mailer,
             xapi: settings.xapi,
             webhook_hosts: settings.webhook_hosts,

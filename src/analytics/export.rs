@@ -60,9 +60,7 @@ fn stream_csv(
         {
             return;
         }
-        let mut rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(assignment)
-            .fetch(&pool);
+        let mut rows = super::store::csv_rows(&pool, sql, assignment);
         let mut chunk = String::with_capacity(64 * 1024);
         while let Some(row) = rows.next().await {
             match row {
@@ -108,28 +106,7 @@ fn stream_csv(
         .streaming(body)
 }
 
-const RESPONSES_SQL: &str =
-    "SELECT a.attempt_id::text, a.user_id::text, a.number::text, a.locale, a.state,
-        r.question_key, r.points::text, r.max_points::text, r.correct::text, r.answered_at::text,
-        r.seconds::text, array_to_string(r.selected_options, ' '), r.number::text, r.text
-   FROM analytics.responses r JOIN analytics.attempts a ON a.attempt_id = r.attempt_id
-  WHERE a.assignment_id = $1
-  ORDER BY a.attempt_id, r.question_key";
-
 const RESPONSES_HEADER: &str = "attempt_id,user_id,attempt_number,locale,attempt_state,question_key,points,max_points,correct,answered_at,seconds,selected_options,number,text\r\n";
-
-const RESULTS_SQL: &str = "SELECT a.user_id::text, u.display_name, u.email, count(*)::text, count(a.finished_at)::text,
-        (CASE min(a.grading_method)
-           WHEN 'highest' THEN max(a.percentage)
-           WHEN 'average' THEN avg(a.percentage)
-           WHEN 'latest' THEN (array_agg(a.percentage ORDER BY a.number DESC) FILTER (WHERE a.finished_at IS NOT NULL))[1]
-           ELSE (array_agg(a.percentage ORDER BY a.number) FILTER (WHERE a.finished_at IS NOT NULL))[1]
-         END)::text,
-        min(a.grading_method), max(a.finished_at)::text
-   FROM analytics.attempts a JOIN users u ON u.id = a.user_id
-  WHERE a.assignment_id = $1
-  GROUP BY a.user_id, u.display_name, u.email
-  ORDER BY u.display_name, a.user_id";
 
 const RESULTS_HEADER: &str = "user_id,display_name,email,attempts_started,attempts_finished,grade_percentage,grading_method,last_finished_at\r\n";
 
@@ -150,7 +127,7 @@ pub async fn responses_csv(
     assignment_scope(&state, *id, &user).await?;
     Ok(stream_csv(
         fresh_pool(&state).await?,
-        RESPONSES_SQL,
+        super::store::RESPONSES_CSV,
         *id,
         RESPONSES_HEADER,
         format!("responses-{id}.csv"),
@@ -174,7 +151,7 @@ pub async fn results_csv(
     assignment_scope(&state, *id, &user).await?;
     Ok(stream_csv(
         fresh_pool(&state).await?,
-        RESULTS_SQL,
+        super::store::RESULTS_CSV,
         *id,
         RESULTS_HEADER,
         format!("results-{id}.csv"),

@@ -10,7 +10,7 @@ pub mod store;
 pub mod sums;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::i18n::resolve;
 use crate::quizzes::QuizVersion;
@@ -41,9 +41,7 @@ pub async fn rebuild_stale_sums(
         }
         let mut tx = pool.begin().await?;
         // Once per assignment, over all its attempts: longer than a request's statement.
-        sqlx::query("SET LOCAL statement_timeout = '600s'")
-            .execute(&mut *tx)
-            .await?;
+        store::long_statements(&mut *tx).await?;
         store::rebuild_sums(&mut *tx, *id).await?;
         tx.commit().await?;
     }
@@ -432,23 +430,24 @@ pub fn version_report(
 
 /// Computed reports, keyed by everything that decides them, including the scope's
 /// generation: an attempt starting or finishing makes a new key, so nothing stale is served.
-#[derive(Default)]
-pub struct ReportCache {
-    entries: Mutex<HashMap<String, Arc<VersionReport>>>,
+/// At most [`Self::MAX_ENTRIES`], the most used kept (quick_cache, as every in-memory cache
+/// of quizd; a stale key is simply never asked for again and ages out).
+pub struct ReportCache(quick_cache::sync::Cache<String, Arc<VersionReport>>);
+
+impl Default for ReportCache {
+    fn default() -> Self {
+        Self(quick_cache::sync::Cache::new(Self::MAX_ENTRIES))
+    }
 }
 
 impl ReportCache {
     const MAX_ENTRIES: usize = 256;
 
     pub fn get(&self, key: &str) -> Option<Arc<VersionReport>> {
-        self.entries.lock().expect("cache lock").get(key).cloned()
+        self.0.get(key)
     }
 
     pub fn put(&self, key: String, report: Arc<VersionReport>) {
-        let mut entries = self.entries.lock().expect("cache lock");
-        if entries.len() >= Self::MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(key, report);
+        self.0.insert(key, report);
     }
 }

@@ -240,6 +240,15 @@ pub async fn stale_sums(
 
 /// Rebuilds one assignment's tables from its finished attempts (idempotent, race-free: see
 /// `item_sums_rebuild` in migration 0014). Run it in a transaction of its own.
+/// Lets the statements of this transaction run up to 600 s (a rebuild, over all the attempts
+/// of an assignment, runs longer than a request's statement may).
+pub async fn long_statements(db: impl PgExecutor<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query("SET LOCAL statement_timeout = '600s'")
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 pub async fn rebuild_sums(db: impl PgExecutor<'_>, assignment: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query("SELECT item_sums_rebuild($1)")
         .bind(assignment)
@@ -346,4 +355,38 @@ pub async fn read_sums(
             in_progress,
         },
     ))
+}
+
+/// The rows of `responses.csv` (every column text; `$1` the assignment).
+pub const RESPONSES_CSV: &str =
+    "SELECT a.attempt_id::text, a.user_id::text, a.number::text, a.locale, a.state,
+        r.question_key, r.points::text, r.max_points::text, r.correct::text, r.answered_at::text,
+        r.seconds::text, array_to_string(r.selected_options, ' '), r.number::text, r.text
+   FROM analytics.responses r JOIN analytics.attempts a ON a.attempt_id = r.attempt_id
+  WHERE a.assignment_id = $1
+  ORDER BY a.attempt_id, r.question_key";
+
+/// The rows of `results.csv` (every column text; `$1` the assignment).
+pub const RESULTS_CSV: &str = "SELECT a.user_id::text, u.display_name, u.email, count(*)::text, count(a.finished_at)::text,
+        (CASE min(a.grading_method)
+           WHEN 'highest' THEN max(a.percentage)
+           WHEN 'average' THEN avg(a.percentage)
+           WHEN 'latest' THEN (array_agg(a.percentage ORDER BY a.number DESC) FILTER (WHERE a.finished_at IS NOT NULL))[1]
+           ELSE (array_agg(a.percentage ORDER BY a.number) FILTER (WHERE a.finished_at IS NOT NULL))[1]
+         END)::text,
+        min(a.grading_method), max(a.finished_at)::text
+   FROM analytics.attempts a JOIN users u ON u.id = a.user_id
+  WHERE a.assignment_id = $1
+  GROUP BY a.user_id, u.display_name, u.email
+  ORDER BY u.display_name, a.user_id";
+
+/// The rows of a CSV export (`RESPONSES_CSV` or `RESULTS_CSV`), streamed.
+pub fn csv_rows<'a>(
+    pool: &'a sqlx::PgPool,
+    sql: &'static str,
+    assignment: Uuid,
+) -> futures_util::stream::BoxStream<'a, Result<sqlx::postgres::PgRow, sqlx::Error>> {
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(assignment)
+        .fetch(pool)
 }

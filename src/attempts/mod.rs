@@ -276,7 +276,7 @@ pub async fn start(
     state: &AppState,
     user: &CurrentUser,
     assignment: &AssignmentRow,
-    requested_locale: Option<&str>,
+    requested_locale: Option<&crate::validate::Locale>,
     accept_language: Option<&str>,
     live: Option<Uuid>,
 ) -> Result<(AttemptRow, bool), ApiError> {
@@ -317,7 +317,7 @@ pub async fn start(
     }
     let version = version(state, assignment.quiz_version_id).await?;
     let preference = match requested_locale {
-        Some(l) => Some(crate::validate::locale(l)?),
+        Some(l) => Some(l.as_str().to_string()),
         None => crate::auth::store::user_by_id(&mut *conn, user.id)
             .await?
             .and_then(|u| u.locale),

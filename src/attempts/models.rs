@@ -16,7 +16,8 @@ use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
 #[serde(deny_unknown_fields)]
 pub struct StartAttempt {
     /// The locale to take the quiz in (BCP 47); else your preference, else `Accept-Language`.
-    pub locale: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub locale: Option<crate::validate::Locale>,
 }
 
 /// An answer: exactly one of `selected` (option ids, for choice kinds), `number` (numeric) and

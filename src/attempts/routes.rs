@@ -29,9 +29,7 @@ fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
     }
     match serde_json::from_slice::<serde_json::Value>(body) {
         Ok(serde_json::Value::Null) => Ok(StartAttempt::default()),
-        Ok(v @ serde_json::Value::Object(_)) => {
-            serde_json::from_value(v).map_err(|e| invalid(format!("Invalid JSON body: {e}")))
-        }
+        Ok(v @ serde_json::Value::Object(_)) => crate::extract::from_object(v),
         Ok(_) => Err(invalid("The body must be a JSON object.".into())),
         Err(e) => Err(invalid(format!("Invalid JSON body: {e}"))),
     }
@@ -49,7 +47,7 @@ async fn start_response(
         .headers()
         .get(header::ACCEPT_LANGUAGE)
         .and_then(|v| v.to_str().ok());
-    let (row, created) = start(state, user, assignment, locale.as_deref(), accept, None).await?;
+    let (row, created) = start(state, user, assignment, locale.as_ref(), accept, None).await?;
     let body = view(state, &row, Viewer::Learner).await?;
     let mut res = if created {
         HttpResponse::Created()

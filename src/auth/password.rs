@@ -77,6 +77,10 @@ impl HashQueue {
     }
 }
 
+/// The process's one queue, deliberately not in `AppState`: what it rations is the process's
+/// (its cores and its memory, 19 MiB per hash), not a state's. Two states in one process (the
+/// tests run hundreds, `another_instance` two on one database) must not each be allowed a hash
+/// per core, and it holds no configuration: the core count is the machine's.
 static HASHING: std::sync::LazyLock<HashQueue> = std::sync::LazyLock::new(|| {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     HashQueue::new(cores, cores * QUEUED_PER_CORE)

@@ -14,17 +14,20 @@ use crate::audit::{self, Action, Entry};
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
 use crate::state::AppState;
-use crate::validate;
+use crate::validate::{DisplayName, Email, Locale};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterRequest {
-    pub email: String,
-    pub display_name: String,
+    #[schema(value_type = String)]
+    pub email: Email,
+    #[schema(value_type = String)]
+    pub display_name: DisplayName,
     /// 8 to 256 characters.
     pub password: String,
     /// Preferred locale for quizzes (BCP 47), e.g. `bn`.
-    pub locale: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub locale: Option<Locale>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -43,9 +46,11 @@ pub struct RefreshRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileUpdate {
-    pub display_name: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub display_name: Option<DisplayName>,
     /// Preferred locale for quizzes (BCP 47).
-    pub locale: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub locale: Option<Locale>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -111,10 +116,7 @@ pub async fn register(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
-    validate::email(&body.email)?;
-    validate::line("display_name", &body.display_name, 1, 200)?;
     check_password_shape(&body.password)?;
-    let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     if let Err(wait) = state
         .login_limiter
         .check_signup(&state.pool, state.trusted_proxies.client_ip(&req))
@@ -134,11 +136,11 @@ pub async fn register(
     let user = store::insert_user(
         &mut *tx,
         NewUser {
-            email: Some(body.email.trim()),
-            display_name: body.display_name.trim(),
+            email: Some(body.email.as_str()),
+            display_name: body.display_name.as_str(),
             password_hash: Some(&hash),
             role: Role::Learner,
-            locale: locale.as_deref(),
+            locale: body.locale.as_ref().map(Locale::as_str),
         },
     )
     .await
@@ -151,7 +153,7 @@ pub async fn register(
     })?;
     let tokens = issue_pair(&mut *tx, &state, user.id, user.role(), None).await?;
     let (verification, _) =
-        crate::invitations::verification_mail(&mut *tx, &state, &req, user.id, body.email.trim())
+        crate::invitations::verification_mail(&mut *tx, &state, &req, user.id, body.email.as_str())
             .await?;
     tx.commit().await?;
     state.mailer.send(verification);
@@ -329,15 +331,11 @@ pub async fn update_me(
     user: CurrentUser,
     body: JsonObject<ProfileUpdate>,
 ) -> Result<HttpResponse, ApiError> {
-    if let Some(name) = &body.display_name {
-        validate::line("display_name", name, 1, 200)?;
-    }
-    let locale = body.locale.as_deref().map(validate::locale).transpose()?;
     let row = store::update_profile(
         &state.pool,
         user.id,
-        body.display_name.as_deref().map(str::trim),
-        locale.as_deref().map(Some),
+        body.display_name.as_ref().map(DisplayName::as_str),
+        body.locale.as_ref().map(|l| Some(l.as_str())),
     )
     .await?
     .ok_or_else(|| ApiError::new(Code::UserNotFound, "This account no longer exists."))?;

@@ -3,6 +3,7 @@
 
 pub mod postgres;
 pub mod quick;
+pub mod store;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -34,18 +35,6 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool, sqlx::Er
     pool_options(max_connections)
         .connect_with(connect_options(url)?)
         .await
-}
-
-/// Whether every migration this build knows is applied.
-pub async fn migrations_applied(pool: &PgPool) -> Result<bool, sqlx::Error> {
-    let applied: Vec<i64> =
-        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
-            .fetch_all(pool)
-            .await?;
-    Ok(MIGRATOR
-        .iter()
-        .filter(|m| m.migration_type.is_up_migration())
-        .all(|m| applied.contains(&m.version)))
 }
 
 /// A connected database: the pool, its URL, and the private server when quizd runs one.

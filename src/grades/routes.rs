@@ -112,9 +112,7 @@ pub async fn grade_history(
     visible_attempt(&state, *id, &user).await?;
     // One snapshot: the grade and the events that led to it.
     let mut tx = state.pool.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        .execute(&mut *tx)
-        .await?;
+    crate::db::store::snapshot(&mut *tx).await?;
     let grade = store::grade(&mut *tx, *id)
         .await?
         .ok_or_else(attempt_not_found)?;
@@ -312,9 +310,7 @@ pub async fn regrade(
         assignments::lock(&mut *tx, row.id, true).await?
     } else {
         // One snapshot: the attempts and the responses agree.
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .execute(&mut *tx)
-            .await?;
+        crate::db::store::snapshot(&mut *tx).await?;
         assignments::by_id(&mut *tx, row.id).await?
     }
     .ok_or_else(crate::assignments::assignment_not_found)?;

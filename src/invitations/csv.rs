@@ -38,11 +38,10 @@ pub enum Refused {
     TooManyRows,
 }
 
-/// The trimmed, lower-case address if `raw` is one (the rule of `validate::email`).
+/// The trimmed, lower-case address if `raw` is one (the rule of `validate::Email`).
 pub fn normalize_email(raw: &str) -> Option<String> {
-    let email = raw.trim();
-    crate::validate::email(email).ok()?;
-    Some(email.to_lowercase())
+    let email = crate::validate::Email::try_from(raw.trim().to_string()).ok()?;
+    Some(email.as_str().to_lowercase())
 }
 
 /// The rows of `bytes`, in file order: each one to enroll or invalid. A later row with an

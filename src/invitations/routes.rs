@@ -62,13 +62,7 @@ pub async fn request_verification(
 ) -> Result<HttpResponse, ApiError> {
     let mut tx = state.pool.begin().await?;
     // Locked: two requests at once count each other against the limit.
-    let row: Option<(Option<String>, Option<DateTime<Utc>>)> = sqlx::query_as(
-        "SELECT email, email_verified_at FROM users WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
-    )
-    .bind(user.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((email, verified)) = row else {
+    let Some((email, verified)) = store::lock_address(&mut *tx, user.id).await? else {
         return Err(ApiError::new(
             Code::UserNotFound,
             "This account no longer exists.",

@@ -61,6 +61,21 @@ pub async fn insert_verification(
     Ok(())
 }
 
+/// The account's address and when it was verified, the account locked (`FOR UPDATE`) so that
+/// two requests at once count each other against the limit; `None` for an erased or missing
+/// account.
+pub async fn lock_address(
+    db: impl PgExecutor<'_>,
+    user: Uuid,
+) -> Result<Option<(Option<String>, Option<DateTime<Utc>>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT email, email_verified_at FROM users WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
+    )
+    .bind(user)
+    .fetch_optional(db)
+    .await
+}
+
 /// How many verification links the account was sent since `since`, and the oldest of them.
 pub async fn verifications_since(
     db: impl PgExecutor<'_>,

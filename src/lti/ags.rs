@@ -15,9 +15,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::registrations::RegistrationRow;
-use super::services::{access_token, excerpt, forget_token};
+use super::services::{access_token, excerpt};
 use super::store::{self, ResourceLinkKey, Target};
-use super::{read_body, scope};
+use super::{PlatformClient, read_body, scope};
 use crate::events::{self, AGS, Outcome, Retry};
 use crate::grading::{FinishedAttempt, assignment_grade};
 
@@ -52,14 +52,18 @@ pub fn scores_url(lineitem: &str) -> anyhow::Result<reqwest::Url> {
 }
 
 /// Delivers the grade an event calls for.
-pub async fn deliver(pool: &PgPool, attempt: Uuid) -> Outcome {
-    match try_deliver(pool, attempt).await {
+pub async fn deliver(pool: &PgPool, platforms: &PlatformClient, attempt: Uuid) -> Outcome {
+    match try_deliver(pool, platforms, attempt).await {
         Ok(outcome) => outcome,
         Err(e) => Outcome::Failed(format!("{e:#}")),
     }
 }
 
-async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
+async fn try_deliver(
+    pool: &PgPool,
+    platforms: &PlatformClient,
+    attempt: Uuid,
+) -> anyhow::Result<Outcome> {
     let target = store::delivery_target(pool, attempt).await?;
     let Some(target) = target else {
         return Ok(Outcome::Delivered(Some(
@@ -104,7 +108,8 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
             let can_manage = target.ags_scopes.iter().any(|s| s == scope::LINEITEM);
             match (&target.lineitems_url, can_manage) {
                 (Some(container), true) => {
-                    let l = find_or_create_lineitem(pool, &reg, &target, container, max).await?;
+                    let l = find_or_create_lineitem(pool, platforms, &reg, &target, container, max)
+                        .await?;
                     let link = ResourceLinkKey {
                         registration_id: reg.id,
                         deployment_id: &target.deployment_id,
@@ -127,12 +132,13 @@ async fn try_deliver(pool: &PgPool, attempt: Uuid) -> anyhow::Result<Outcome> {
         )));
     }
     let body = score(&subject, fraction, max, Utc::now());
-    post_score(pool, &reg, &lineitem, &body).await?;
+    post_score(pool, platforms, &reg, &lineitem, &body).await?;
     Ok(Outcome::Delivered(None))
 }
 
 async fn post_score(
     pool: &PgPool,
+    platforms: &PlatformClient,
     reg: &RegistrationRow,
     lineitem: &str,
     body: &Value,
@@ -144,8 +150,9 @@ async fn post_score(
     let url = scores_url(lineitem)?;
     let payload = serde_json::to_vec(body)?;
     for fresh_token in [false, true] {
-        let token = access_token(pool, reg, scope::SCORE).await?;
-        let res = super::http()
+        let token = access_token(pool, platforms, reg, scope::SCORE).await?;
+        let res = platforms
+            .http()
             .post(url.clone())
             .bearer_auth(&token)
             .header("content-type", SCORE_MEDIA_TYPE)
@@ -158,7 +165,7 @@ async fn post_score(
         }
         // A token the platform no longer takes: forget it and ask for a new one, once.
         if status == reqwest::StatusCode::UNAUTHORIZED && !fresh_token {
-            forget_token(reg.id, scope::SCORE);
+            platforms.tokens().forget(reg.id, scope::SCORE);
             continue;
         }
         let text = String::from_utf8_lossy(&read_body(res).await.unwrap_or_default()).to_string();
@@ -173,6 +180,7 @@ async fn post_score(
 /// The line item of the resource link in the platform's container, created if it has none.
 async fn find_or_create_lineitem(
     pool: &PgPool,
+    platforms: &PlatformClient,
     reg: &RegistrationRow,
     target: &Target,
     container: &str,
@@ -180,11 +188,12 @@ async fn find_or_create_lineitem(
 ) -> anyhow::Result<String> {
     reg.check_service_url(container)
         .map_err(|why| anyhow::anyhow!("the line items URL {why}"))?;
-    let token = access_token(pool, reg, scope::LINEITEM).await?;
+    let token = access_token(pool, platforms, reg, scope::LINEITEM).await?;
     let mut url = reqwest::Url::parse(container)?;
     url.query_pairs_mut()
         .append_pair("resource_link_id", &target.resource_link_id);
-    let res = super::http()
+    let res = platforms
+        .http()
         .get(url)
         .bearer_auth(&token)
         .header("accept", LINEITEMS_MEDIA_TYPE)
@@ -204,7 +213,8 @@ async fn find_or_create_lineitem(
             return Ok(id);
         }
     }
-    let res = super::http()
+    let res = platforms
+        .http()
         .post(container)
         .bearer_auth(&token)
         .header("content-type", LINEITEM_MEDIA_TYPE)
@@ -235,11 +245,15 @@ async fn find_or_create_lineitem(
 }
 
 /// Delivers the events that are due, up to `limit`; returns how many were delivered.
-pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error> {
+pub async fn deliver_due(
+    pool: &PgPool,
+    platforms: &PlatformClient,
+    limit: i64,
+) -> Result<usize, sqlx::Error> {
     let claimed = events::claim(pool, AGS, limit).await?;
     let mut delivered = 0;
     for event in &claimed {
-        let outcome = deliver(pool, event.aggregate_id).await;
+        let outcome = deliver(pool, platforms, event.aggregate_id).await;
         match &outcome {
             Outcome::Delivered(None) => {
                 delivered += 1;
@@ -258,9 +272,11 @@ pub async fn deliver_due(pool: &PgPool, limit: i64) -> Result<usize, sqlx::Error
 }
 
 /// Runs grade passback every `every` until quizd stops (and, every minute, purges expired
-/// login material and old delivered outbox events).
+/// login material and old delivered outbox events). `platforms` is the state's
+/// ([`crate::state::AppState::platforms`]): the worker shares its client and tokens.
 pub async fn deliver_grades(
     pool: PgPool,
+    platforms: PlatformClient,
     every: StdDuration,
     mut shutdown: crate::background::Shutdown,
 ) {
@@ -269,7 +285,7 @@ pub async fn deliver_grades(
     let mut last_purge = std::time::Instant::now();
     let mut last_outbox_purge = std::time::Instant::now();
     while shutdown.tick(&mut tick).await {
-        if let Err(e) = deliver_due(&pool, 20).await {
+        if let Err(e) = deliver_due(&pool, &platforms, 20).await {
             tracing::warn!(error = %e, "grade passback failed to read the outbox");
         }
         if last_purge.elapsed() > StdDuration::from_secs(60) {

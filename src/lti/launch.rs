@@ -265,7 +265,9 @@ async fn verified_claims(
     now: DateTime<Utc>,
 ) -> Result<Value, ApiError> {
     let kid = rs256_kid(id_token)?;
-    let key = match registrations::platform_key(&state.pool, reg, &kid, now).await {
+    let key = match registrations::platform_key(&state.pool, state.platforms.http(), reg, &kid, now)
+        .await
+    {
         Ok(key) => key,
         Err(KeyError::Unknown) => {
             return Err(ApiError::new(

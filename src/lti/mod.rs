@@ -33,7 +33,6 @@ pub mod services;
 pub mod storage;
 pub mod store;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use actix_web::HttpRequest;
@@ -108,11 +107,20 @@ pub fn frontend_url(state: &AppState) -> &str {
     state.lti.frontend_url.as_deref().unwrap_or("/")
 }
 
-/// The HTTP client for platforms: short timeouts, no redirects, HTTPS with the web's roots.
-pub fn http() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT.get_or_init(|| {
-        reqwest::Client::builder()
+/// How quizd calls platforms (JWKS, token endpoints, AGS, NRPS): one HTTP client and the cache
+/// of service access tokens. Built once with the [`AppState`] and kept there (the launch takes
+/// it from the state, the grade worker from `Background`); clones share the client's
+/// connections and the cache.
+#[derive(Clone)]
+pub struct PlatformClient {
+    http: reqwest::Client,
+    tokens: services::TokenCache,
+}
+
+impl PlatformClient {
+    /// Short timeouts, no redirects, HTTPS with the web's roots; an empty token cache.
+    pub fn new() -> Self {
+        let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(15))
             .redirect(reqwest::redirect::Policy::none())
@@ -121,8 +129,28 @@ pub fn http() -> &'static reqwest::Client {
             .pool_max_idle_per_host(0)
             .user_agent(concat!("quizd/", env!("CARGO_PKG_VERSION"), " (LTI 1.3)"))
             .build()
-            .expect("the HTTP client builds")
-    })
+            .expect("the HTTP client builds");
+        Self {
+            http,
+            tokens: services::TokenCache::default(),
+        }
+    }
+
+    /// The HTTP client.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The service access tokens, until shortly before they expire.
+    pub fn tokens(&self) -> &services::TokenCache {
+        &self.tokens
+    }
+}
+
+impl Default for PlatformClient {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The largest body quizd reads from a platform (JWKS, token, roster page).

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::registrations::RegistrationRow;
 use super::services::{access_token, excerpt};
 use super::store;
-use super::{course_role, read_body, scope};
+use super::{PlatformClient, course_role, read_body, scope};
 use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::error::{ApiError, Code, Problem};
@@ -106,6 +106,7 @@ pub fn next_link(link: &str) -> Option<String> {
 /// Reads the whole roster from the platform.
 pub async fn fetch_roster(
     pool: &PgPool,
+    platforms: &PlatformClient,
     reg: &RegistrationRow,
     memberships_url: &str,
 ) -> anyhow::Result<Vec<Member>> {
@@ -121,8 +122,9 @@ pub async fn fetch_roster(
         // The first URL came from a launch, the next ones from the platform's answers.
         reg.check_service_url(&url)
             .map_err(|why| anyhow::anyhow!("the roster URL {why}"))?;
-        let token = access_token(pool, reg, scope::NRPS).await?;
-        let res = super::http()
+        let token = access_token(pool, platforms, reg, scope::NRPS).await?;
+        let res = platforms
+            .http()
             .get(&url)
             .bearer_auth(token)
             .header("accept", MEMBERSHIP_MEDIA_TYPE)
@@ -219,7 +221,7 @@ pub async fn roster(
     let reg = store::registration(&state.pool, registration_id)
         .await?
         .ok_or_else(unavailable)?;
-    let members = fetch_roster(&state.pool, &reg, &url).await.map_err(|e| {
+    let members = fetch_roster(&state.pool, &state.platforms, &reg, &url).await.map_err(|e| {
         tracing::warn!(registration = %reg.id, error = %format!("{e:#}"), "NRPS roster fetch failed");
         ApiError::new(Code::LtiPlatformUnreachable,
             "The LMS did not give the roster; try again later.",

@@ -40,7 +40,8 @@ pub(super) async fn provision(
     let locale = launch
         .locale
         .as_deref()
-        .and_then(|l| crate::validate::locale(l).ok());
+        .and_then(|l| crate::validate::Locale::try_from(l.to_string()).ok())
+        .map(|l| l.as_str().to_string());
     let user_id = store::upsert_launch_user(
         &mut **tx,
         store::LaunchUser {

@@ -367,10 +367,14 @@ pub enum KeyError {
 pub const JWKS_REFETCH_SECS: i64 = 2;
 
 /// Fetches the key set at the registration's `jwks_url` and caches it.
-pub async fn refresh_jwks(pool: &PgPool, reg: &RegistrationRow) -> Result<Value, KeyError> {
+pub async fn refresh_jwks(
+    pool: &PgPool,
+    http: &reqwest::Client,
+    reg: &RegistrationRow,
+) -> Result<Value, KeyError> {
     let url = reg.jwks_url.as_deref().ok_or(KeyError::Unknown)?;
     let fetched = async {
-        let res = super::http()
+        let res = http
             .get(url)
             .header("accept", "application/json")
             .send()
@@ -402,6 +406,7 @@ pub const JWKS_MAX_AGE_SECS: i64 = 3600;
 /// [`JWKS_REFETCH_SECS`]).
 pub async fn platform_key(
     pool: &PgPool,
+    http: &reqwest::Client,
     reg: &RegistrationRow,
     kid: &str,
     now: DateTime<Utc>,
@@ -413,7 +418,7 @@ pub async fn platform_key(
     let mut cached = reg.jwks_cache.clone();
     let stale = age.is_some_and(|a| a >= JWKS_MAX_AGE_SECS);
     if stale {
-        match refresh_jwks(pool, reg).await {
+        match refresh_jwks(pool, http, reg).await {
             Ok(set) => return find_key(Some(&set), kid).ok_or(KeyError::Unknown),
             Err(KeyError::Unreachable(cause)) => {
                 tracing::warn!(registration = %reg.id, error = %cause, "refreshing the platform's keys failed; using the cached ones");
@@ -428,7 +433,7 @@ pub async fn platform_key(
     if stale || age.is_some_and(|a| a < JWKS_REFETCH_SECS) {
         return Err(KeyError::Unknown);
     }
-    let set = refresh_jwks(pool, reg).await?;
+    let set = refresh_jwks(pool, http, reg).await?;
     find_key(Some(&set), kid).ok_or(KeyError::Unknown)
 }
 

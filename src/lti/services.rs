@@ -2,8 +2,7 @@
 //! JWT client assertion signed by quizd (1EdTech Security Framework §4.1), and a cache of the
 //! access tokens until shortly before they expire.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -11,6 +10,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::PlatformClient;
 use super::registrations::RegistrationRow;
 
 pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
@@ -18,15 +18,41 @@ pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-
 /// A token is used until this long before it expires.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
+#[derive(Clone)]
 struct Cached {
     token: String,
     until: Instant,
 }
 
-fn cache() -> &'static Mutex<HashMap<(Uuid, String), Cached>> {
-    static CACHE: std::sync::OnceLock<Mutex<HashMap<(Uuid, String), Cached>>> =
-        std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Access tokens by (registration, scopes), each until [`EXPIRY_MARGIN`] before it expires;
+/// at most [`TokenCache::MAX_TOKENS`], the most used kept (quick_cache, as every in-memory
+/// cache of quizd). Part of [`super::PlatformClient`]; clones share the tokens.
+#[derive(Clone)]
+pub struct TokenCache(Arc<quick_cache::sync::Cache<(Uuid, String), Cached>>);
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        Self(Arc::new(quick_cache::sync::Cache::new(Self::MAX_TOKENS)))
+    }
+}
+
+impl TokenCache {
+    /// A few per registration (one per set of scopes).
+    pub const MAX_TOKENS: usize = 4096;
+
+    fn get(&self, key: &(Uuid, String)) -> Option<String> {
+        let c = self.0.get(key)?;
+        (c.until > Instant::now()).then_some(c.token)
+    }
+
+    fn insert(&self, key: (Uuid, String), cached: Cached) {
+        self.0.insert(key, cached);
+    }
+
+    /// Forgets a token the platform refused, so the next call asks for a new one.
+    pub fn forget(&self, reg: Uuid, scopes: &str) {
+        self.0.remove(&(reg, scopes.to_string()));
+    }
 }
 
 #[derive(Deserialize)]
@@ -58,17 +84,17 @@ pub async fn client_assertion(pool: &PgPool, reg: &RegistrationRow) -> anyhow::R
 /// An access token for these scopes (space-separated), from the cache or the token endpoint.
 pub async fn access_token(
     pool: &PgPool,
+    platforms: &PlatformClient,
     reg: &RegistrationRow,
     scopes: &str,
 ) -> anyhow::Result<String> {
     let key = (reg.id, scopes.to_string());
-    if let Some(c) = cache().lock().expect("token cache").get(&key)
-        && c.until > Instant::now()
-    {
-        return Ok(c.token.clone());
+    if let Some(token) = platforms.tokens().get(&key) {
+        return Ok(token);
     }
     let assertion = client_assertion(pool, reg).await?;
-    let res = super::http()
+    let res = platforms
+        .http()
         .post(&reg.token_endpoint)
         .header("accept", "application/json")
         .form(&[
@@ -97,7 +123,7 @@ pub async fn access_token(
         anyhow::bail!("the token endpoint issued a token that is not a bearer token");
     }
     let lifetime = Duration::from_secs(token.expires_in.unwrap_or(3600));
-    cache().lock().expect("token cache").insert(
+    platforms.tokens().insert(
         key,
         Cached {
             token: token.access_token.clone(),
@@ -105,14 +131,6 @@ pub async fn access_token(
         },
     );
     Ok(token.access_token)
-}
-
-/// Forgets a token the platform refused, so the next call asks for a new one.
-pub fn forget_token(reg: Uuid, scopes: &str) {
-    cache()
-        .lock()
-        .expect("token cache")
-        .remove(&(reg, scopes.to_string()));
 }
 
 /// The start of a platform's answer, for error messages.

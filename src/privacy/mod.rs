@@ -54,9 +54,7 @@ pub async fn export(
 ) -> Result<HttpResponse, ApiError> {
     // One snapshot: a repeatable-read transaction sees every table as of one moment.
     let mut tx = state.pool.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        .execute(&mut *tx)
-        .await?;
+    crate::db::store::snapshot(&mut *tx).await?;
     let person = store::person(&mut *tx, user.id)
         .await?
         .ok_or_else(account_gone)?;

@@ -267,7 +267,7 @@ async fn undefined_statistics_are_null_for_one_attempt_and_for_no_variance() {
     let app = TestApp::spawn().await;
     let (teacher, course, assignment) =
         course_with_assignment(&app, json!({"feedback": "on_finish"})).await;
-    let learner = token_for(&app, "solo@example.org", "learner").await;
+    let learner = app.person("solo@example.org", "learner").await;
     // No attempt yet: everything undefined, nothing NaN.
     let empty = analytics(&app, &teacher, &assignment, "").await;
     assert_eq!(empty["versions"][0]["counts"]["counted"], 0);
@@ -281,47 +281,35 @@ async fn undefined_statistics_are_null_for_one_attempt_and_for_no_variance() {
     .await;
     expect_status(res, 201).await;
     // One attempt that answers one question right and leaves the rest unanswered.
-    let attempt = expect_status(
-        post_as(
-            &app,
-            &learner.access,
+    let attempt = learner
+        .post(
             &format!("/v1/assignments/{assignment}/attempts"),
             &json!({}),
         )
-        .await,
-        201,
-    )
-    .await;
+        .await
+        .status(201)
+        .await;
     let q = &attempt["questions"][0];
     let id = attempt["id"].as_str().unwrap();
     let qid = q["id"].as_str().unwrap();
     let opt = q["options"][0]["id"].as_str().unwrap();
-    expect_status(
-        put_as(
-            &app,
-            &learner.access,
+    learner
+        .put(
             &format!("/v1/attempts/{id}/responses/{qid}"),
             &json!({"selected": [opt]}),
         )
-        .await,
-        200,
-    )
-    .await;
+        .await
+        .status(200)
+        .await;
     // An in-progress attempt is counted as started, not in the statistics.
     let report = analytics(&app, &teacher, &assignment, "").await;
     assert_eq!(report["versions"][0]["counts"]["in_progress"], 1);
     assert_eq!(report["versions"][0]["counts"]["counted"], 0);
-    expect_status(
-        post_as(
-            &app,
-            &learner.access,
-            &format!("/v1/attempts/{id}/finish"),
-            &json!({}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    learner
+        .post(&format!("/v1/attempts/{id}/finish"), &json!({}))
+        .await
+        .status(200)
+        .await;
     // Not stale: the finished attempt shows at once.
     let report = analytics(&app, &teacher, &assignment, "").await;
     let v = &report["versions"][0];
@@ -395,54 +383,41 @@ async fn only_the_courses_staff_see_analytics_and_exports() {
     let app = TestApp::spawn().await;
     let (teacher, _, assignment) = course_with_assignment(&app, json!({})).await;
     generate(&app, &assignment, 20, 5).await;
-    let learner = token_for(&app, "nosy@example.org", "learner").await;
-    let other = token_for(&app, "other-teacher@example.org", "instructor").await;
-    let admin = token_for(&app, "root@example.org", "admin").await;
+    let learner = app.person("nosy@example.org", "learner").await;
+    let other = app.person("other-teacher@example.org", "instructor").await;
+    let admin = app.person("root@example.org", "admin").await;
     for path in [
         "analytics",
         "analytics/responses.csv",
         "analytics/results.csv",
     ] {
         let path = format!("/v1/assignments/{assignment}/{path}");
-        assert_problem(
-            get_as(&app, &learner.access, &path).await,
-            404,
-            "assignment_not_found",
-        )
-        .await;
-        assert_problem(
-            get_as(&app, &other.access, &path).await,
-            404,
-            "assignment_not_found",
-        )
-        .await;
-        assert_eq!(get_as(&app, &admin.access, &path).await.status(), 200);
+        learner
+            .get(&path)
+            .await
+            .problem(404, "assignment_not_found")
+            .await;
+        other
+            .get(&path)
+            .await
+            .problem(404, "assignment_not_found")
+            .await;
+        assert_eq!(admin.get(&path).await.response().status(), 200);
         assert_eq!(get_as(&app, &teacher.access, &path).await.status(), 200);
         assert_problem(app.get(&path).await, 401, "unauthorized").await;
     }
     // Quiz analytics: learners are refused; an instructor sees only their own assignments,
     // an admin every assignment, practice included.
-    assert_problem(
-        get_as(
-            &app,
-            &learner.access,
-            "/v1/quizzes/data-parallelism/analytics",
-        )
-        .await,
-        403,
-        "forbidden",
-    )
-    .await;
-    let theirs = expect_status(
-        get_as(
-            &app,
-            &other.access,
-            "/v1/quizzes/data-parallelism/analytics",
-        )
-        .await,
-        200,
-    )
-    .await;
+    learner
+        .get("/v1/quizzes/data-parallelism/analytics")
+        .await
+        .problem(403, "forbidden")
+        .await;
+    let theirs = other
+        .get("/v1/quizzes/data-parallelism/analytics")
+        .await
+        .status(200)
+        .await;
     assert!(theirs["assignments"].as_array().unwrap().is_empty());
     let mine = expect_status(
         get_as(
@@ -456,16 +431,11 @@ async fn only_the_courses_staff_see_analytics_and_exports() {
     .await;
     assert_eq!(mine["assignments"], json!([assignment]));
     assert_eq!(mine["versions"][0]["counts"]["counted"], 20);
-    let all = expect_status(
-        get_as(
-            &app,
-            &admin.access,
-            "/v1/quizzes/data-parallelism/analytics",
-        )
-        .await,
-        200,
-    )
-    .await;
+    let all = admin
+        .get("/v1/quizzes/data-parallelism/analytics")
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         all["assignments"].as_array().unwrap().len(),
         2,
@@ -543,7 +513,7 @@ async fn an_attempt_that_ran_out_of_time_counts_as_abandoned_and_with_what_it_an
     let app = TestApp::spawn_with_clock(clock.clone()).await;
     let (teacher, course, assignment) =
         course_with_assignment(&app, json!({"time_limit_minutes": 5})).await;
-    let learner = token_for(&app, "slow@example.org", "learner").await;
+    let learner = app.person("slow@example.org", "learner").await;
     let res = post_as(
         &app,
         &teacher.access,
@@ -552,30 +522,21 @@ async fn an_attempt_that_ran_out_of_time_counts_as_abandoned_and_with_what_it_an
     )
     .await;
     expect_status(res, 201).await;
-    let attempt = expect_status(
-        post_as(
-            &app,
-            &learner.access,
+    let attempt = learner
+        .post(
             &format!("/v1/assignments/{assignment}/attempts"),
             &json!({}),
         )
-        .await,
-        201,
-    )
-    .await;
+        .await
+        .status(201)
+        .await;
     let (id, q) = (attempt["id"].as_str().unwrap(), &attempt["questions"][0]);
     let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
-    expect_status(
-        put_as(
-            &app,
-            &learner.access,
-            &path,
-            &json!({"selected": [q["options"][0]["id"]]}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    learner
+        .put(&path, &json!({"selected": [q["options"][0]["id"]]}))
+        .await
+        .status(200)
+        .await;
     clock.advance(Duration::minutes(6));
     assert_eq!(
         quizd::attempts::finish_expired(&app.pool, clock.now())
@@ -669,7 +630,9 @@ async fn the_tables_kept_by_every_way_of_finishing_equal_a_rebuild_and_give_the_
     generate(&app, &assignment, 120, 11).await;
     let mut learners = Vec::new();
     for i in 0..3 {
-        let learner = token_for(&app, &format!("kept-{i}@example.org"), "learner").await;
+        let learner = app
+            .person(&format!("kept-{i}@example.org"), "learner")
+            .await;
         let res = post_as(
             &app,
             &teacher.access,

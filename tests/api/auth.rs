@@ -1182,29 +1182,17 @@ async fn every_protected_endpoint_wants_a_token() {
 #[tokio::test]
 async fn a_person_updates_their_name_and_locale_but_nothing_else() {
     let app = TestApp::spawn().await;
-    let person = register(&app, "ada@example.com").await;
+    let person = app.person("ada@example.com", "learner").await;
     let path = "/v1/me";
-    let me = expect_status(
-        patch_as(
-            &app,
-            &person.access,
-            path,
-            &json!({ "display_name": " Ada L. ", "locale": "id" }),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let body = json!({ "display_name": " Ada L. ", "locale": "id" });
+    let me = person.patch(path, &body).await.status(200).await;
     assert_eq!(me["display_name"], "Ada L.");
     assert_eq!(me["locale"], "id");
     assert_eq!(me["email"], "ada@example.com");
     assert_eq!(me["role"], "learner");
     // Omitted fields stay as they are.
-    let me = expect_status(
-        patch_as(&app, &person.access, path, &json!({ "locale": "pt-br" })).await,
-        200,
-    )
-    .await;
+    let body = json!({ "locale": "pt-br" });
+    let me = person.patch(path, &body).await.status(200).await;
     assert_eq!(me["display_name"], "Ada L.");
     assert_eq!(me["locale"], "pt-BR");
     for (body, status, code) in [
@@ -1212,10 +1200,9 @@ async fn a_person_updates_their_name_and_locale_but_nothing_else() {
         (json!({ "locale": "english" }), 422, "invalid_locale"),
         (json!({ "email": "new@example.com" }), 400, "invalid_body"),
     ] {
-        let res = patch_as(&app, &person.access, path, &body).await;
-        assert_problem(res, status, code).await;
+        person.patch(path, &body).await.problem(status, code).await;
     }
-    let me = expect_status(get_as(&app, &person.access, path).await, 200).await;
+    let me = person.get(path).await.status(200).await;
     assert_eq!(me["display_name"], "Ada L.");
     assert_eq!(me["email"], "ada@example.com");
 }
@@ -1223,9 +1210,9 @@ async fn a_person_updates_their_name_and_locale_but_nothing_else() {
 #[tokio::test]
 async fn only_an_admin_changes_roles() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
-    let instructor = token_for(&app, "teach@example.com", "instructor").await;
-    let learner = token_for(&app, "ada@example.com", "learner").await;
+    let admin = app.person("admin@example.com", "admin").await;
+    let instructor = app.person("teach@example.com", "instructor").await;
+    let learner = app.person("ada@example.com", "learner").await;
     let role_path = |id: Uuid| format!("/v1/users/{id}/role");
     // Not learners or instructors, not for others and not for themselves.
     for (who, target) in [
@@ -1235,14 +1222,8 @@ async fn only_an_admin_changes_roles() {
         (&instructor, learner.id),
     ] {
         for role in ["admin", "instructor", "learner"] {
-            let res = put_as(
-                &app,
-                &who.access,
-                &role_path(target),
-                &json!({ "role": role }),
-            )
-            .await;
-            assert_problem(res, 403, "forbidden").await;
+            let res = who.put(&role_path(target), &json!({ "role": role })).await;
+            res.problem(403, "forbidden").await;
         }
     }
     let roles: Vec<String> =
@@ -1255,76 +1236,51 @@ async fn only_an_admin_changes_roles() {
     assert_eq!(roles, ["learner", "admin", "instructor"]);
 
     // An admin can.
-    let res = put_as(
-        &app,
-        &admin.access,
-        &role_path(learner.id),
-        &json!({ "role": "instructor" }),
-    )
-    .await;
+    let res = admin
+        .put(&role_path(learner.id), &json!({ "role": "instructor" }))
+        .await
+        .response();
     assert_eq!(res.headers()["cache-control"], "no-store");
     let user = expect_status(res, 200).await;
     assert_eq!(user["id"], learner.id.to_string());
     assert_eq!(user["role"], "instructor");
     assert_eq!(user["email"], "ada@example.com");
-    let res = put_as(
-        &app,
-        &admin.access,
-        &role_path(instructor.id),
-        &json!({ "role": "admin" }),
-    )
-    .await;
-    assert_eq!(expect_status(res, 200).await["role"], "admin");
-    let me = expect_status(get_as(&app, &learner.access, "/v1/me").await, 200).await;
+    let to_admin = json!({ "role": "admin" });
+    let user = admin
+        .put(&role_path(instructor.id), &to_admin)
+        .await
+        .status(200)
+        .await;
+    assert_eq!(user["role"], "admin");
+    let me = learner.get("/v1/me").await.status(200).await;
     assert_eq!(me["role"], "instructor");
 
     // Its mistakes are answered precisely.
-    let res = put_as(
-        &app,
-        &admin.access,
-        &role_path(Uuid::now_v7()),
-        &json!({ "role": "admin" }),
-    )
-    .await;
-    assert_problem(res, 404, "user_not_found").await;
-    let res = put_as(
-        &app,
-        &admin.access,
-        &role_path(learner.id),
-        &json!({ "role": "superuser" }),
-    )
-    .await;
-    assert_problem(res, 400, "invalid_body").await;
-    let res = put_as(
-        &app,
-        &admin.access,
-        "/v1/users/not-a-uuid/role",
-        &json!({ "role": "admin" }),
-    )
-    .await;
-    assert_problem(res, 400, "invalid_path").await;
+    let res = admin.put(&role_path(Uuid::now_v7()), &to_admin).await;
+    res.problem(404, "user_not_found").await;
+    let res = admin
+        .put(&role_path(learner.id), &json!({ "role": "superuser" }))
+        .await;
+    res.problem(400, "invalid_body").await;
+    let res = admin.put("/v1/users/not-a-uuid/role", &to_admin).await;
+    res.problem(400, "invalid_path").await;
 }
 
 #[tokio::test]
 async fn a_changed_role_takes_effect_when_the_token_is_refreshed() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
-    let person = register(&app, "ada@example.com").await;
+    let admin = app.person("admin@example.com", "admin").await;
+    let person = app.person("ada@example.com", "learner").await;
     let course = json!({ "title": "Parallel computing" });
-    let res = put_as(
-        &app,
-        &admin.access,
-        &format!("/v1/users/{}/role", person.id),
-        &json!({ "role": "instructor" }),
-    )
-    .await;
-    expect_status(res, 200).await;
+    let role = format!("/v1/users/{}/role", person.id);
+    let to = |role: &str| json!({ "role": role });
+    admin.put(&role, &to("instructor")).await.status(200).await;
     // The old access token still carries the old role…
     assert_eq!(claims_of(&person.access)["role"], "learner");
-    let res = post_as(&app, &person.access, "/v1/courses", &course).await;
-    assert_problem(res, 403, "forbidden").await;
+    let res = person.post("/v1/courses", &course).await;
+    res.problem(403, "forbidden").await;
     // …while /v1/me reads the role from the database.
-    let me = expect_status(get_as(&app, &person.access, "/v1/me").await, 200).await;
+    let me = person.get("/v1/me").await.status(200).await;
     assert_eq!(me["role"], "instructor");
     // A refreshed token carries the new role, and instructor-only endpoints open.
     let (access, refresh_token) = refreshed(&app, &person.refresh).await;
@@ -1333,14 +1289,7 @@ async fn a_changed_role_takes_effect_when_the_token_is_refreshed() {
     assert_eq!(created["my_role"], "instructor");
 
     // Demoted again: the next refreshed token can no longer create courses.
-    let res = put_as(
-        &app,
-        &admin.access,
-        &format!("/v1/users/{}/role", person.id),
-        &json!({ "role": "learner" }),
-    )
-    .await;
-    expect_status(res, 200).await;
+    admin.put(&role, &to("learner")).await.status(200).await;
     let (access, _) = refreshed(&app, &refresh_token).await;
     assert_eq!(claims_of(&access)["role"], "learner");
     let res = post_as(&app, &access, "/v1/courses", &course).await;

@@ -3,10 +3,7 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::support::{
-    Person, TestApp, assert_problem, bearer, expect_status, get_as, patch_as, post_as, register,
-    token_for,
-};
+use crate::support::{Person, TestApp, assert_problem, bearer, expect_status, get_as, post_as};
 
 const QUIZ: &str = "data-parallelism";
 const QUIZ_TITLE: &str = "Data Parallelism Quiz";
@@ -98,48 +95,45 @@ async fn course_ids(app: &TestApp, who: &Person) -> Vec<String> {
 #[tokio::test]
 async fn an_instructor_creates_a_course_and_is_its_instructor() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        "/v1/courses",
-        &json!({ "title": "  Parallel computing ", "code": " CS-451 " }),
-    )
-    .await;
-    let course = expect_status(res, 201).await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let course = teacher
+        .post(
+            "/v1/courses",
+            &json!({ "title": "  Parallel computing ", "code": " CS-451 " }),
+        )
+        .await
+        .status(201)
+        .await;
     let id = id_of(&course);
     Uuid::parse_str(id).unwrap();
     assert_eq!(course["title"], "Parallel computing");
     assert_eq!(course["code"], "CS-451");
     assert_eq!(course["my_role"], "instructor");
     assert!(course["created_at"].is_string());
-    let fetched = expect_status(
-        get_as(&app, &teacher.access, &format!("/v1/courses/{id}")).await,
-        200,
-    )
-    .await;
+    let fetched = teacher
+        .get(&format!("/v1/courses/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(fetched, course);
-    let list = expect_status(get_as(&app, &teacher.access, "/v1/courses").await, 200).await;
+    let list = teacher.get("/v1/courses").await.status(200).await;
     assert_eq!(list["items"], json!([course]));
     assert_eq!(
         roster_ids(&app, &teacher, id).await,
         [(teacher.id.to_string(), "instructor".to_string())]
     );
     // A course without a code.
-    let res = post_as(
-        &app,
-        &teacher.access,
-        "/v1/courses",
-        &json!({ "title": "Other" }),
-    )
-    .await;
+    let res = teacher
+        .post("/v1/courses", &json!({ "title": "Other" }))
+        .await
+        .response();
     assert_eq!(expect_status(res, 201).await["code"], Value::Null);
 }
 
 #[tokio::test]
 async fn a_course_needs_a_valid_title_and_code() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     for (body, status, code) in [
         (json!({ "title": "" }), 422, "invalid_field"),
         (json!({ "title": "   " }), 422, "invalid_field"),
@@ -158,8 +152,11 @@ async fn a_course_needs_a_valid_title_and_code() {
             "invalid_body",
         ),
     ] {
-        let res = post_as(&app, &teacher.access, "/v1/courses", &body).await;
-        assert_problem(res, status, code).await;
+        teacher
+            .post("/v1/courses", &body)
+            .await
+            .problem(status, code)
+            .await;
     }
     assert!(course_ids(&app, &teacher).await.is_empty());
 }
@@ -167,22 +164,19 @@ async fn a_course_needs_a_valid_title_and_code() {
 #[tokio::test]
 async fn a_learner_cannot_create_a_course() {
     let app = TestApp::spawn().await;
-    let learner = register(&app, "ada@example.com").await;
-    let res = post_as(
-        &app,
-        &learner.access,
-        "/v1/courses",
-        &json!({ "title": "Mine" }),
-    )
-    .await;
-    assert_problem(res, 403, "forbidden").await;
+    let learner = app.person("ada@example.com", "learner").await;
+    learner
+        .post("/v1/courses", &json!({ "title": "Mine" }))
+        .await
+        .problem(403, "forbidden")
+        .await;
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM courses")
         .fetch_one(&app.pool)
         .await
         .unwrap();
     assert_eq!(count, 0);
     // An admin can, and becomes its instructor.
-    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let admin = app.person("admin@example.com", "admin").await;
     let course = create_course(&app, &admin, "Admin's course").await;
     assert_eq!(course["my_role"], "instructor");
 }
@@ -190,10 +184,10 @@ async fn a_learner_cannot_create_a_course() {
 #[tokio::test]
 async fn an_instructor_enrolls_people_by_email_and_by_id() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let ada = register(&app, "Ada@Example.com").await;
-    let grace = register(&app, "grace@example.com").await;
-    let colleague = token_for(&app, "colleague@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let ada = app.person("Ada@Example.com", "learner").await;
+    let grace = app.person("grace@example.com", "learner").await;
+    let colleague = app.person("colleague@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
 
@@ -257,8 +251,8 @@ async fn an_instructor_enrolls_people_by_email_and_by_id() {
 #[tokio::test]
 async fn enrolling_someone_who_does_not_exist_or_ambiguously_is_refused() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let ada = register(&app, "ada@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let ada = app.person("ada@example.com", "learner").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     for (body, status, code) in [
@@ -297,41 +291,43 @@ async fn enrolling_someone_who_does_not_exist_or_ambiguously_is_refused() {
 #[tokio::test]
 async fn a_learner_sees_only_the_courses_they_are_in() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let ada = register(&app, "ada@example.com").await;
-    let grace = register(&app, "grace@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let ada = app.person("ada@example.com", "learner").await;
+    let grace = app.person("grace@example.com", "learner").await;
     let mine = create_course(&app, &teacher, "Ada's course").await;
     let other = create_course(&app, &teacher, "Not Ada's course").await;
     enroll_learner(&app, &teacher, id_of(&mine), &ada).await;
 
-    let list = expect_status(get_as(&app, &ada.access, "/v1/courses").await, 200).await;
+    let list = ada.get("/v1/courses").await.status(200).await;
     let items = list["items"].as_array().unwrap();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["id"], mine["id"]);
     assert_eq!(items[0]["title"], "Ada's course");
     assert_eq!(items[0]["my_role"], "learner");
-    let course = expect_status(
-        get_as(&app, &ada.access, &format!("/v1/courses/{}", id_of(&mine))).await,
-        200,
-    )
-    .await;
+    let course = ada
+        .get(&format!("/v1/courses/{}", id_of(&mine)))
+        .await
+        .status(200)
+        .await;
     assert_eq!(course["my_role"], "learner");
     // The other course does not exist for her, just like one that truly does not.
     for id in [id_of(&other).to_string(), Uuid::now_v7().to_string()] {
-        let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}")).await;
-        assert_problem(res, 404, "course_not_found").await;
-        let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
-        assert_problem(res, 404, "course_not_found").await;
+        ada.get(&format!("/v1/courses/{id}"))
+            .await
+            .problem(404, "course_not_found")
+            .await;
+        ada.get(&format!("/v1/courses/{id}/assignments"))
+            .await
+            .problem(404, "course_not_found")
+            .await;
     }
     // Someone in no course sees none.
     assert!(course_ids(&app, &grace).await.is_empty());
-    let res = get_as(
-        &app,
-        &grace.access,
-        &format!("/v1/courses/{}", id_of(&mine)),
-    )
-    .await;
-    assert_problem(res, 404, "course_not_found").await;
+    grace
+        .get(&format!("/v1/courses/{}", id_of(&mine)))
+        .await
+        .problem(404, "course_not_found")
+        .await;
     // The teacher sees both.
     assert_eq!(course_ids(&app, &teacher).await.len(), 2);
 }
@@ -339,9 +335,9 @@ async fn a_learner_sees_only_the_courses_they_are_in() {
 #[tokio::test]
 async fn another_instructors_course_does_not_exist_for_an_instructor_not_in_it() {
     let app = TestApp::spawn().await;
-    let owner = token_for(&app, "owner@example.com", "instructor").await;
-    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
-    let ada = register(&app, "ada@example.com").await;
+    let owner = app.person("owner@example.com", "instructor").await;
+    let outsider = app.person("outsider@example.com", "instructor").await;
+    let ada = app.person("ada@example.com", "learner").await;
     let course = create_course(&app, &owner, "Owner's course").await;
     let id = id_of(&course);
     let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ })).await;
@@ -349,15 +345,16 @@ async fn another_instructors_course_does_not_exist_for_an_instructor_not_in_it()
 
     assert!(course_ids(&app, &outsider).await.is_empty());
     let course_path = format!("/v1/courses/{id}");
-    let res = get_as(&app, &outsider.access, &course_path).await;
-    assert_problem(res, 404, "course_not_found").await;
-    let res = get_as(
-        &app,
-        &outsider.access,
-        &format!("{course_path}/enrollments"),
-    )
-    .await;
-    assert_problem(res, 404, "course_not_found").await;
+    outsider
+        .get(&course_path)
+        .await
+        .problem(404, "course_not_found")
+        .await;
+    outsider
+        .get(&format!("{course_path}/enrollments"))
+        .await
+        .problem(404, "course_not_found")
+        .await;
     let res = enroll(&app, &outsider, id, json!({ "user_id": ada.id })).await;
     assert_problem(res, 404, "course_not_found").await;
     let res = enroll(
@@ -368,45 +365,43 @@ async fn another_instructors_course_does_not_exist_for_an_instructor_not_in_it()
     )
     .await;
     assert_problem(res, 404, "course_not_found").await;
-    let res = get_as(
-        &app,
-        &outsider.access,
-        &format!("{course_path}/assignments"),
-    )
-    .await;
-    assert_problem(res, 404, "course_not_found").await;
+    outsider
+        .get(&format!("{course_path}/assignments"))
+        .await
+        .problem(404, "course_not_found")
+        .await;
     let res = create_assignment(&app, &outsider, id, json!({ "quiz": QUIZ })).await;
     assert_problem(res, 404, "course_not_found").await;
-    let res = get_as(
-        &app,
-        &outsider.access,
-        &format!("/v1/assignments/{}", id_of(&assignment)),
-    )
-    .await;
-    assert_problem(res, 404, "assignment_not_found").await;
+    outsider
+        .get(&format!("/v1/assignments/{}", id_of(&assignment)))
+        .await
+        .problem(404, "assignment_not_found")
+        .await;
 
     // Nothing was changed by the attempts.
     assert_eq!(roster_ids(&app, &owner, id).await.len(), 1);
-    let list = expect_status(
-        get_as(&app, &owner.access, &format!("{course_path}/assignments")).await,
-        200,
-    )
-    .await;
+    let list = owner
+        .get(&format!("{course_path}/assignments"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn an_enrolled_learner_cannot_manage_the_course() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let ada = register(&app, "ada@example.com").await;
-    let grace = register(&app, "grace@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let ada = app.person("ada@example.com", "learner").await;
+    let grace = app.person("grace@example.com", "learner").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &ada).await;
 
-    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/enrollments")).await;
-    assert_problem(res, 403, "forbidden").await;
+    ada.get(&format!("/v1/courses/{id}/enrollments"))
+        .await
+        .problem(403, "forbidden")
+        .await;
     let res = enroll(&app, &ada, id, json!({ "user_id": grace.id })).await;
     assert_problem(res, 403, "forbidden").await;
     let res = enroll(
@@ -420,7 +415,10 @@ async fn an_enrolled_learner_cannot_manage_the_course() {
     let res = create_assignment(&app, &ada, id, json!({ "quiz": QUIZ })).await;
     assert_problem(res, 403, "forbidden").await;
     // She may still see the course and its assignments.
-    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
+    let res = ada
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .response();
     assert_eq!(expect_status(res, 200).await["items"], json!([]));
     // And nothing changed.
     let roster = roster_ids(&app, &teacher, id).await;
@@ -431,20 +429,18 @@ async fn an_enrolled_learner_cannot_manage_the_course() {
 #[tokio::test]
 async fn an_instructor_enrolled_as_a_learner_cannot_manage_that_course() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let student = token_for(&app, "ta@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let student = app.person("ta@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &student).await;
-    let res = get_as(&app, &student.access, &format!("/v1/courses/{id}")).await;
+    let res = student.get(&format!("/v1/courses/{id}")).await.response();
     assert_eq!(expect_status(res, 200).await["my_role"], "learner");
-    let res = get_as(
-        &app,
-        &student.access,
-        &format!("/v1/courses/{id}/enrollments"),
-    )
-    .await;
-    assert_problem(res, 403, "forbidden").await;
+    student
+        .get(&format!("/v1/courses/{id}/enrollments"))
+        .await
+        .problem(403, "forbidden")
+        .await;
     let res = enroll(
         &app,
         &student,
@@ -460,25 +456,25 @@ async fn an_instructor_enrolled_as_a_learner_cannot_manage_that_course() {
 #[tokio::test]
 async fn an_admin_sees_and_manages_every_course() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let other = token_for(&app, "other@example.com", "instructor").await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
-    let ada = register(&app, "ada@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let other = app.person("other@example.com", "instructor").await;
+    let admin = app.person("admin@example.com", "admin").await;
+    let ada = app.person("ada@example.com", "learner").await;
     let first = create_course(&app, &teacher, "First").await;
     let second = create_course(&app, &other, "Second").await;
 
-    let list = expect_status(get_as(&app, &admin.access, "/v1/courses").await, 200).await;
+    let list = admin.get("/v1/courses").await.status(200).await;
     let items = list["items"].as_array().unwrap();
     let ids: Vec<&str> = items.iter().map(id_of).collect();
     assert_eq!(ids, [id_of(&first), id_of(&second)]);
     assert!(items.iter().all(|c| c["my_role"].is_null()), "{list}");
 
     let id = id_of(&second);
-    let course = expect_status(
-        get_as(&app, &admin.access, &format!("/v1/courses/{id}")).await,
-        200,
-    )
-    .await;
+    let course = admin
+        .get(&format!("/v1/courses/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(course["title"], "Second");
     assert!(course["my_role"].is_null());
     let res = enroll(&app, &admin, id, json!({ "email": "ada@example.com" })).await;
@@ -494,19 +490,15 @@ async fn an_admin_sees_and_manages_every_course() {
     )
     .await;
     let assignment = expect_status(res, 201).await;
-    let res = get_as(
-        &app,
-        &admin.access,
-        &format!("/v1/assignments/{}", id_of(&assignment)),
-    )
-    .await;
+    let res = admin
+        .get(&format!("/v1/assignments/{}", id_of(&assignment)))
+        .await
+        .response();
     assert_eq!(expect_status(res, 200).await["title"], "Set by the admin");
-    let res = get_as(
-        &app,
-        &admin.access,
-        &format!("/v1/courses/{id}/assignments"),
-    )
-    .await;
+    let res = admin
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .response();
     assert_eq!(
         expect_status(res, 200).await["items"]
             .as_array()
@@ -523,21 +515,16 @@ async fn an_admin_sees_and_manages_every_course() {
     );
     // Ada, enrolled by the admin, now sees the course and the assignment.
     assert_eq!(course_ids(&app, &ada).await, [id.to_string()]);
-    let res = get_as(
-        &app,
-        &ada.access,
-        &format!("/v1/assignments/{}", id_of(&assignment)),
-    )
-    .await;
-    expect_status(res, 200).await;
+    ada.get(&format!("/v1/assignments/{}", id_of(&assignment)))
+        .await
+        .status(200)
+        .await;
     // A course that does not exist is 404 even for an admin.
-    let res = get_as(
-        &app,
-        &admin.access,
-        &format!("/v1/courses/{}", Uuid::now_v7()),
-    )
-    .await;
-    assert_problem(res, 404, "course_not_found").await;
+    admin
+        .get(&format!("/v1/courses/{}", Uuid::now_v7()))
+        .await
+        .problem(404, "course_not_found")
+        .await;
     let res = enroll(
         &app,
         &admin,
@@ -551,14 +538,14 @@ async fn an_admin_sees_and_manages_every_course() {
 #[tokio::test]
 async fn a_malformed_course_or_assignment_id_is_a_bad_request() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
+    let admin = app.person("admin@example.com", "admin").await;
     for path in [
         "/v1/courses/not-a-uuid",
         "/v1/courses/123/enrollments",
         "/v1/courses/x/assignments",
         "/v1/assignments/nope",
     ] {
-        assert_problem(get_as(&app, &admin.access, path).await, 400, "invalid_path").await;
+        admin.get(path).await.problem(400, "invalid_path").await;
     }
 }
 
@@ -567,7 +554,7 @@ async fn a_malformed_course_or_assignment_id_is_a_bad_request() {
 #[tokio::test]
 async fn an_assignment_keeps_the_policy_it_was_given() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     let policy = json!({
@@ -597,30 +584,20 @@ async fn an_assignment_keeps_the_policy_it_was_given() {
     assert_eq!(assignment["policy"], policy);
     assert!(assignment["created_at"].is_string());
 
-    let mut fetched = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/assignments/{}", id_of(&assignment)),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let mut fetched = teacher
+        .get(&format!("/v1/assignments/{}", id_of(&assignment)))
+        .await
+        .status(200)
+        .await;
     // The one assignment read also says how many attempts the reader has left.
     let yours = fetched.as_object_mut().unwrap().remove("your_attempts");
     assert_eq!(yours.unwrap()["used"], 0);
     assert_eq!(fetched, assignment);
-    let list = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/courses/{id}/assignments"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let list = teacher
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(list["items"], json!([assignment]));
 
     // Each feedback timing and grading method is kept.
@@ -645,7 +622,7 @@ async fn an_assignment_keeps_the_policy_it_was_given() {
 #[tokio::test]
 async fn an_assignment_defaults_to_the_quiz_title_and_the_default_policy() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
@@ -684,7 +661,7 @@ async fn an_assignment_defaults_to_the_quiz_title_and_the_default_policy() {
 #[tokio::test]
 async fn an_assignment_of_an_unknown_quiz_or_version_is_refused() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     for body in [
@@ -707,23 +684,18 @@ async fn an_assignment_of_an_unknown_quiz_or_version_is_refused() {
     assert_problem(res, 400, "invalid_body").await;
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "title": "" })).await;
     assert_problem(res, 422, "invalid_field").await;
-    let list = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/courses/{id}/assignments"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let list = teacher
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(list["items"], json!([]));
 }
 
 #[tokio::test]
 async fn an_invalid_policy_is_refused() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     let cases = [
@@ -768,16 +740,11 @@ async fn an_invalid_policy_is_refused() {
         let problem = assert_problem(res, status, code).await;
         assert!(problem["detail"].is_string(), "{policy}");
     }
-    let list = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/courses/{id}/assignments"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let list = teacher
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(list["items"], json!([]));
     // The limits themselves are fine.
     let res = create_assignment(
@@ -794,11 +761,11 @@ async fn an_invalid_policy_is_refused() {
 #[tokio::test]
 async fn a_course_assignment_is_visible_to_its_members_only() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let outsider_teacher = token_for(&app, "other@example.com", "instructor").await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
-    let ada = register(&app, "ada@example.com").await;
-    let grace = register(&app, "grace@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let outsider_teacher = app.person("other@example.com", "instructor").await;
+    let admin = app.person("admin@example.com", "admin").await;
+    let ada = app.person("ada@example.com", "learner").await;
+    let grace = app.person("grace@example.com", "learner").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &ada).await;
@@ -817,20 +784,21 @@ async fn a_course_assignment_is_visible_to_its_members_only() {
         );
         assert_eq!(read, assignment, "{}", who.email);
     }
-    let res = get_as(&app, &ada.access, &format!("/v1/courses/{id}/assignments")).await;
+    let res = ada
+        .get(&format!("/v1/courses/{id}/assignments"))
+        .await
+        .response();
     assert_eq!(expect_status(res, 200).await["items"], json!([assignment]));
     // Not in the course: it does not exist, exactly like one that does not.
     for who in [&grace, &outsider_teacher] {
         let res = get_as(&app, &who.access, &path).await;
         assert_problem(res, 404, "assignment_not_found").await;
     }
-    let res = get_as(
-        &app,
-        &grace.access,
-        &format!("/v1/assignments/{}", Uuid::now_v7()),
-    )
-    .await;
-    assert_problem(res, 404, "assignment_not_found").await;
+    grace
+        .get(&format!("/v1/assignments/{}", Uuid::now_v7()))
+        .await
+        .problem(404, "assignment_not_found")
+        .await;
     // Without a token, nothing.
     let res = app.get(&path).await;
     assert_problem(res, 401, "unauthorized").await;
@@ -839,13 +807,13 @@ async fn a_course_assignment_is_visible_to_its_members_only() {
 #[tokio::test]
 async fn the_practice_assignment_is_open_to_any_signed_in_learner() {
     let app = TestApp::spawn().await;
-    let ada = register(&app, "ada@example.com").await;
+    let ada = app.person("ada@example.com", "learner").await;
     let quiz = app.get_json(&format!("/v1/quizzes/{QUIZ}"), 200).await;
     let practice = quiz["practice_assignment_id"]
         .as_str()
         .expect("a practice assignment");
     let path = format!("/v1/assignments/{practice}");
-    let assignment = expect_status(get_as(&app, &ada.access, &path).await, 200).await;
+    let assignment = ada.get(&path).await.status(200).await;
     assert_eq!(assignment["id"], practice);
     assert!(assignment["course_id"].is_null());
     assert_eq!(assignment["quiz"], QUIZ);
@@ -865,11 +833,10 @@ async fn the_practice_assignment_is_open_to_any_signed_in_learner() {
         let id = q["practice_assignment_id"]
             .as_str()
             .unwrap_or_else(|| panic!("{q}"));
-        expect_status(
-            get_as(&app, &ada.access, &format!("/v1/assignments/{id}")).await,
-            200,
-        )
-        .await;
+        ada.get(&format!("/v1/assignments/{id}"))
+            .await
+            .status(200)
+            .await;
     }
     // But not anonymously.
     assert_problem(app.get(&path).await, 401, "unauthorized").await;
@@ -878,7 +845,7 @@ async fn the_practice_assignment_is_open_to_any_signed_in_learner() {
 #[tokio::test]
 async fn an_assignment_pins_the_quiz_version_it_was_given() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     // A second version of the quiz, now current, with a new title.
@@ -909,21 +876,19 @@ async fn an_assignment_pins_the_quiz_version_it_was_given() {
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ, "version": 3 })).await;
     assert_problem(res, 422, "unknown_quiz").await;
     // The pin holds when read back.
-    let res = get_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/assignments/{}", id_of(&pinned)),
-    )
-    .await;
+    let res = teacher
+        .get(&format!("/v1/assignments/{}", id_of(&pinned)))
+        .await
+        .response();
     assert_eq!(expect_status(res, 200).await["quiz_version"], 1);
 }
 
 #[tokio::test]
 async fn the_roster_lists_instructors_first() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let colleague = token_for(&app, "zed@example.com", "instructor").await;
-    let ada = register(&app, "ada@example.com").await;
+    let teacher = app.person("teach@example.com", "instructor").await;
+    let colleague = app.person("zed@example.com", "instructor").await;
+    let ada = app.person("ada@example.com", "learner").await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &ada).await;
@@ -948,33 +913,27 @@ async fn the_roster_lists_instructors_first() {
 #[tokio::test]
 async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
-    let learner = register(&app, "ada@example.com").await;
+    let teacher = app.instructor().await;
+    let outsider = app.instructor().await;
+    let learner = app.learner().await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &learner).await;
     let path = format!("/v1/courses/{id}");
 
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &path,
-        &json!({ "title": " Data parallelism ", "code": "CS-452" }),
-    )
-    .await;
-    let changed = expect_status(res, 200).await;
+    let body = json!({ "title": " Data parallelism ", "code": "CS-452" });
+    let changed = teacher.patch(&path, &body).await.status(200).await;
     assert_eq!(changed["title"], "Data parallelism");
     assert_eq!(changed["code"], "CS-452");
     assert_eq!(changed["my_role"], "instructor");
     assert!(changed["archived_at"].is_null());
     // Only what is given changes; `null` removes the code.
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "code": null })).await;
-    let changed = expect_status(res, 200).await;
+    let body = json!({ "code": null });
+    let changed = teacher.patch(&path, &body).await.status(200).await;
     assert_eq!(changed["title"], "Data parallelism");
     assert!(changed["code"].is_null());
-    let res = get_as(&app, &learner.access, &path).await;
-    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+    let seen = learner.get(&path).await.status(200).await;
+    assert_eq!(seen["title"], "Data parallelism");
 
     for (body, status, code) in [
         (json!({ "title": "" }), 422, "invalid_field"),
@@ -987,24 +946,31 @@ async fn an_instructor_renames_and_recodes_a_course_and_nobody_else_can() {
         ),
         (json!({ "archived": "yes" }), 400, "invalid_body"),
     ] {
-        let res = patch_as(&app, &teacher.access, &path, &body).await;
-        assert_problem(res, status, code).await;
+        teacher
+            .patch(&path, &body)
+            .await
+            .problem(status, code)
+            .await;
     }
-    let res = patch_as(&app, &learner.access, &path, &json!({ "title": "Mine" })).await;
-    assert_problem(res, 403, "forbidden").await;
-    let res = patch_as(&app, &outsider.access, &path, &json!({ "title": "Mine" })).await;
-    assert_problem(res, 404, "course_not_found").await;
-    let res = get_as(&app, &teacher.access, &path).await;
-    assert_eq!(expect_status(res, 200).await["title"], "Data parallelism");
+    let mine = json!({ "title": "Mine" });
+    learner
+        .patch(&path, &mine)
+        .await
+        .problem(403, "forbidden")
+        .await;
+    let res = outsider.patch(&path, &mine).await;
+    res.problem(404, "course_not_found").await;
+    let seen = teacher.get(&path).await.status(200).await;
+    assert_eq!(seen["title"], "Data parallelism");
 }
 
 #[tokio::test]
 async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teach@example.com", "instructor").await;
-    let learner = register(&app, "ada@example.com").await;
-    let late = register(&app, "late@example.com").await;
-    let grace = register(&app, "grace@example.com").await;
+    let teacher = app.instructor().await;
+    let learner = app.learner().await;
+    let late = app.learner().await;
+    let grace = app.learner().await;
     let course = create_course(&app, &teacher, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &teacher, id, &learner).await;
@@ -1013,32 +979,24 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     let assignment = expect_status(res, 201).await;
     let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
     // Grace has an attempt in progress when the course is archived.
-    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
-    let in_progress = expect_status(res, 201).await;
+    let in_progress = grace.post(&attempts, &json!({})).await.status(201).await;
 
     let path = format!("/v1/courses/{id}");
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
-    let archived = expect_status(res, 200).await;
+    let archive = json!({ "archived": true });
+    let archived = teacher.patch(&path, &archive).await.status(200).await;
     let archived_at = archived["archived_at"].as_str().unwrap().to_string();
     // Archived again: the first time stays.
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "archived": true })).await;
-    assert_eq!(
-        expect_status(res, 200).await["archived_at"],
-        archived_at.as_str()
-    );
+    let again = teacher.patch(&path, &archive).await.status(200).await;
+    assert_eq!(again["archived_at"], archived_at.as_str());
 
     // Listed apart, for staff and learners alike; still readable.
     assert!(course_ids(&app, &teacher).await.is_empty());
     assert!(course_ids(&app, &learner).await.is_empty());
-    let res = get_as(&app, &learner.access, "/v1/courses?archived=true").await;
-    let listed = expect_status(res, 200).await;
+    let listed: Value = learner.get("/v1/courses?archived=true").await.ok().await;
     assert_eq!(listed["items"][0]["id"], id);
     assert_eq!(roster_ids(&app, &teacher, id).await.len(), 3);
-    let res = get_as(&app, &teacher.access, &path).await;
-    assert_eq!(
-        expect_status(res, 200).await["archived_at"],
-        archived_at.as_str()
-    );
+    let seen = teacher.get(&path).await.status(200).await;
+    assert_eq!(seen["archived_at"], archived_at.as_str());
 
     // Nothing new: enrollments, invitations, rosters, assignments, attempts, other changes.
     let res = enroll(&app, &teacher, id, json!({ "user_id": late.id })).await;
@@ -1057,54 +1015,40 @@ async fn an_archived_course_is_read_only_listed_apart_and_takes_no_new_attempts(
     .await
     .unwrap();
     assert_problem(res, 409, "course_archived").await;
-    let res = bearer(
-        &app,
-        reqwest::Method::DELETE,
-        &format!("{path}/enrollments/{}", learner.id),
-        &teacher.access,
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_problem(res, 409, "course_archived").await;
+    let unenroll = format!("{path}/enrollments/{}", learner.id);
+    let res = teacher.delete(&unenroll).await;
+    res.problem(409, "course_archived").await;
     let res = create_assignment(&app, &teacher, id, json!({ "quiz": QUIZ })).await;
     assert_problem(res, 409, "course_archived").await;
-    let res = patch_as(&app, &teacher.access, &path, &json!({ "title": "Renamed" })).await;
-    assert_problem(res, 409, "course_archived").await;
-    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
-    assert_problem(res, 409, "course_archived").await;
+    let res = teacher.patch(&path, &json!({ "title": "Renamed" })).await;
+    res.problem(409, "course_archived").await;
+    let res = learner.post(&attempts, &json!({})).await;
+    res.problem(409, "course_archived").await;
     // An attempt already in progress resumes (it finishes as its rules say).
-    let res = post_as(&app, &grace.access, &attempts, &json!({})).await;
-    assert_eq!(expect_status(res, 200).await["id"], in_progress["id"]);
+    let resumed = grace.post(&attempts, &json!({})).await.status(200).await;
+    assert_eq!(resumed["id"], in_progress["id"]);
     // The learner cannot archive or restore it.
-    let res = patch_as(&app, &learner.access, &path, &json!({ "archived": false })).await;
-    assert_problem(res, 403, "forbidden").await;
+    let res = learner.patch(&path, &json!({ "archived": false })).await;
+    res.problem(403, "forbidden").await;
 
     // Made active again (with a change in the same request), it takes everything again.
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &path,
-        &json!({ "archived": false, "title": "Again" }),
-    )
-    .await;
-    let active = expect_status(res, 200).await;
+    let body = json!({ "archived": false, "title": "Again" });
+    let active = teacher.patch(&path, &body).await.status(200).await;
     assert!(active["archived_at"].is_null());
     assert_eq!(active["title"], "Again");
     assert_eq!(course_ids(&app, &teacher).await, vec![id.to_string()]);
-    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
-    expect_status(res, 201).await;
+    learner.post(&attempts, &json!({})).await.status(201).await;
     enroll_learner(&app, &teacher, id, &late).await;
 }
 
 #[tokio::test]
 async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let app = TestApp::spawn().await;
-    let owner = token_for(&app, "owner@example.com", "instructor").await;
-    let colleague = token_for(&app, "colleague@example.com", "instructor").await;
-    let outsider = token_for(&app, "outsider@example.com", "instructor").await;
-    let learner = register(&app, "ada@example.com").await;
-    let other = register(&app, "bob@example.com").await;
+    let owner = app.person("owner@example.com", "instructor").await;
+    let colleague = app.person("colleague@example.com", "instructor").await;
+    let outsider = app.person("outsider@example.com", "instructor").await;
+    let learner = app.person("ada@example.com", "learner").await;
+    let other = app.person("bob@example.com", "learner").await;
     let course = create_course(&app, &owner, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &owner, id, &learner).await;
@@ -1120,8 +1064,7 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ })).await;
     let assignment = expect_status(res, 201).await;
     let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
-    let res = post_as(&app, &learner.access, &attempts, &json!({})).await;
-    let attempt = expect_status(res, 201).await;
+    let attempt = learner.post(&attempts, &json!({})).await.status(201).await;
     let attempt_path = format!("/v1/attempts/{}", id_of(&attempt));
 
     let delete = |who: &Person, user: Uuid| {
@@ -1174,15 +1117,15 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
             .iter()
             .any(|(u, _)| *u == learner.id.to_string())
     );
-    let res = get_as(&app, &learner.access, &format!("/v1/courses/{id}")).await;
-    assert_problem(res, 404, "course_not_found").await;
+    learner
+        .get(&format!("/v1/courses/{id}"))
+        .await
+        .problem(404, "course_not_found")
+        .await;
     // The attempt stays: its learner and the course's staff still read it.
-    let res = get_as(&app, &learner.access, &attempt_path).await;
-    expect_status(res, 200).await;
-    let res = get_as(&app, &owner.access, &attempt_path).await;
-    expect_status(res, 200).await;
-    let res = get_as(&app, &owner.access, &attempts).await;
-    let listed = expect_status(res, 200).await;
+    learner.get(&attempt_path).await.status(200).await;
+    owner.get(&attempt_path).await.status(200).await;
+    let listed = owner.get(&attempts).await.status(200).await;
     assert!(listed.to_string().contains(id_of(&attempt)), "{listed}");
     assert_problem(
         delete(&owner, learner.id).await.unwrap(),
@@ -1192,23 +1135,26 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
     .await;
     // A co-instructor may leave; the owner still teaches.
     expect_status(delete(&colleague, colleague.id).await.unwrap(), 204).await;
-    let res = get_as(&app, &owner.access, &format!("/v1/courses/{id}")).await;
+    let res = owner.get(&format!("/v1/courses/{id}")).await.response();
     assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
 }
 
 #[tokio::test]
 async fn unenrolling_archiving_and_restoring_a_course_are_on_the_audit_record() {
     let app = TestApp::spawn().await;
-    let owner = token_for(&app, "owner@example.com", "instructor").await;
-    let admin = token_for(&app, "admin@example.com", "admin").await;
-    let learner = register(&app, "ada@example.com").await;
+    let owner = app.person("owner@example.com", "instructor").await;
+    let admin = app.person("admin@example.com", "admin").await;
+    let learner = app.person("ada@example.com", "learner").await;
     let course = create_course(&app, &owner, "Parallel computing").await;
     let id = id_of(&course);
     enroll_learner(&app, &owner, id, &learner).await;
     let path = format!("/v1/courses/{id}");
     for archived in [true, true, false] {
-        let res = patch_as(&app, &owner.access, &path, &json!({ "archived": archived })).await;
-        expect_status(res, 200).await;
+        owner
+            .patch(&path, &json!({ "archived": archived }))
+            .await
+            .status(200)
+            .await;
     }
     let unenroll = format!("/v1/courses/{id}/enrollments/{}", learner.id);
     let res = bearer(&app, reqwest::Method::DELETE, &unenroll, &owner.access)
@@ -1216,7 +1162,7 @@ async fn unenrolling_archiving_and_restoring_a_course_are_on_the_audit_record() 
         .await
         .unwrap();
     assert_eq!(res.status(), 204);
-    let log = expect_status(get_as(&app, &admin.access, "/v1/audit").await, 200).await;
+    let log = admin.get("/v1/audit").await.status(200).await;
     // Newest first; archiving an archived course again is no new entry.
     let entries: Vec<(Value, Value, Value)> = log["items"]
         .as_array()

@@ -358,7 +358,7 @@ async fn the_most_generous_rule_wins_across_an_assignment_override_and_a_course_
 async fn bulk_overrides_are_all_or_nothing() {
     let app = TestApp::spawn().await;
     let c = course(&app, 2).await;
-    let outsider = register(&app, "outsider@example.org").await;
+    let outsider = app.person("outsider@example.org", "learner").await;
     let a = assignment(&app, &c, json!({"time_limit_minutes": 20})).await;
     let path = format!("/v1/assignments/{a}/overrides");
     let (l0, l1) = (c.learners[0].id, c.learners[1].id);
@@ -405,7 +405,7 @@ async fn an_override_is_only_for_the_courses_learners_and_bad_values_are_refused
     let app = TestApp::spawn().await;
     let c = course(&app, 1).await;
     let learner = &c.learners[0];
-    let outsider = register(&app, "outsider@example.org").await;
+    let outsider = app.person("outsider@example.org", "learner").await;
     let a = assignment(&app, &c, json!({"time_limit_minutes": 20})).await;
     let body = json!({"extra_minutes": 5});
     for who in [&outsider, &c.teacher] {
@@ -640,18 +640,18 @@ async fn deleting_an_assignment_removes_it_if_unattempted_and_archives_it_otherw
     .await;
     assert_problem(res, 409, "assignment_archived").await;
     // A practice assignment is not changed here.
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let practice: uuid::Uuid =
         sqlx::query_scalar("SELECT id FROM assignments WHERE course_id IS NULL LIMIT 1")
             .fetch_one(&app.pool)
             .await
             .unwrap();
-    let res = patch_as(
-        &app,
-        &admin.access,
-        &format!("/v1/assignments/{practice}"),
-        &json!({"title": "Mine"}),
-    )
-    .await;
-    assert_problem(res, 409, "practice_assignment").await;
+    admin
+        .patch(
+            &format!("/v1/assignments/{practice}"),
+            &json!({"title": "Mine"}),
+        )
+        .await
+        .problem(409, "practice_assignment")
+        .await;
 }

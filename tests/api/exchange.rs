@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, assert_problem, bearer, expect_status, get_as, token_for};
+use crate::support::{TestApp, assert_problem, bearer, expect_status, get_as};
 
 /// A Moodle XML export in the shape Moodle 4 writes it (written for these tests): a category
 /// (no random question draws from it), two multichoice (single, multiple answer), truefalse, numerical, shortanswer and an essay.
@@ -45,7 +45,7 @@ fn en(v: &Value) -> &Value {
 #[tokio::test]
 async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_skipped_essay() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "moodle@example.org", "instructor").await;
+    let author = app.person("moodle@example.org", "instructor").await;
     let report = expect_status(
         import(
             &app,
@@ -86,11 +86,11 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
         "quiz_not_found",
     )
     .await;
-    let v = expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/geography/versions/1").await,
-        200,
-    )
-    .await;
+    let v = author
+        .get("/v1/quizzes/geography/versions/1")
+        .await
+        .status(200)
+        .await;
     assert_eq!(en(&v["title"]), "Geography 101");
     let q = &v["questions"];
     assert_eq!(en(&q[0]["prompt"]), "What is the capital of France?");
@@ -134,7 +134,7 @@ async fn a_moodle_xml_export_becomes_a_private_quiz_and_the_report_names_the_ski
 #[tokio::test]
 async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "refused@example.org", "instructor").await;
+    let author = app.person("refused@example.org", "instructor").await;
     // One question without general feedback: quizd needs an explanation.
     let no_explanation = GEOGRAPHY.replace(
         "<p>Paris has been the capital since 987 &amp; still is.</p>",
@@ -234,7 +234,7 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
         "payload_too_large",
     )
     .await;
-    let learner = token_for(&app, "learner@example.org", "learner").await;
+    let learner = app.person("learner@example.org", "learner").await;
     let res = import(
         &app,
         &learner.access,
@@ -246,12 +246,11 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
     assert_eq!(res.status(), 403);
 
     // Nothing was created.
-    assert_problem(
-        get_as(&app, &author.access, "/v1/quizzes/geography").await,
-        404,
-        "quiz_not_found",
-    )
-    .await;
+    author
+        .get("/v1/quizzes/geography")
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM quizzes WHERE slug = 'geography'")
         .fetch_one(&app.pool)
         .await
@@ -262,7 +261,7 @@ async fn a_refused_import_says_why_by_question_and_line_and_changes_nothing() {
 #[tokio::test]
 async fn the_export_is_for_the_quizs_authors_and_admins_and_refused_to_a_learner_or_a_stranger() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "exporter@example.org", "instructor").await;
+    let author = app.person("exporter@example.org", "instructor").await;
     expect_status(
         import(
             &app,
@@ -312,8 +311,8 @@ async fn the_export_is_for_the_quizs_authors_and_admins_and_refused_to_a_learner
     .await;
 
     // A private quiz does not exist for anyone else; a public one's key is not theirs.
-    let learner = token_for(&app, "curious@example.org", "learner").await;
-    let stranger = token_for(&app, "stranger@example.org", "instructor").await;
+    let learner = app.person("curious@example.org", "learner").await;
+    let stranger = app.person("stranger@example.org", "instructor").await;
     for who in [&learner, &stranger] {
         assert_problem(
             export(&app, &who.access, "geography", 1, "moodle-xml").await,
@@ -332,7 +331,7 @@ async fn the_export_is_for_the_quizs_authors_and_admins_and_refused_to_a_learner
         .get("/v1/quizzes/kinds-sampler/versions/1/export?format=gift")
         .await;
     assert_eq!(anonymous.status(), 401);
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let res = export(&app, &admin.access, "kinds-sampler", 1, "gift").await;
     assert_eq!(res.status(), 200);
     // The admin's read of a key that is not theirs is on record.
@@ -377,12 +376,12 @@ fn carried(q: &Value, gift: bool) -> Value {
 #[tokio::test]
 async fn a_quiz_exported_and_imported_again_through_http_is_the_same_quiz() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "roundtrip@example.org", "admin").await;
-    let original = expect_status(
-        get_as(&app, &admin.access, "/v1/quizzes/kinds-sampler/versions/1").await,
-        200,
-    )
-    .await;
+    let admin = app.person("roundtrip@example.org", "admin").await;
+    let original = admin
+        .get("/v1/quizzes/kinds-sampler/versions/1")
+        .await
+        .status(200)
+        .await;
     for (format, content_type, slug) in [
         ("moodle-xml", "application/xml", "kinds-moodle"),
         ("gift", "text/plain", "kinds-gift"),
@@ -402,16 +401,11 @@ async fn a_quiz_exported_and_imported_again_through_http_is_the_same_quiz() {
         )
         .await;
         assert_eq!(report["skipped"], json!([]), "{format}");
-        let copy = expect_status(
-            get_as(
-                &app,
-                &admin.access,
-                &format!("/v1/quizzes/{slug}/versions/1"),
-            )
-            .await,
-            200,
-        )
-        .await;
+        let copy = admin
+            .get(&format!("/v1/quizzes/{slug}/versions/1"))
+            .await
+            .status(200)
+            .await;
         let gift = format == "gift";
         let want: Vec<Value> = original["questions"]
             .as_array()
@@ -434,7 +428,7 @@ async fn a_quiz_exported_and_imported_again_through_http_is_the_same_quiz() {
 #[tokio::test]
 async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_theirs() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "again@example.org", "instructor").await;
+    let author = app.person("again@example.org", "instructor").await;
     let aiken = "Which planet is largest?\nA. Mars\nB. Jupiter\nANSWER: B\n";
     let p = assert_problem(
         import(
@@ -489,15 +483,15 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
         (&report["version"], &report["status"]),
         (&json!(2), &json!("new_version"))
     );
-    let v = expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/planets/versions/2").await,
-        200,
-    )
-    .await;
+    let v = author
+        .get("/v1/quizzes/planets/versions/2")
+        .await
+        .status(200)
+        .await;
     assert_eq!(v["title"]["en"], "Planets", "the title is kept");
     assert_eq!(v["visibility"], "private");
 
-    let other = token_for(&app, "other@example.org", "instructor").await;
+    let other = app.person("other@example.org", "instructor").await;
     assert_problem(
         import(
             &app,
@@ -516,18 +510,13 @@ async fn importing_again_makes_a_new_version_for_the_author_and_the_slug_stays_t
 #[tokio::test]
 async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_same_quiz() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "qti@example.org", "admin").await;
-    let learner = token_for(&app, "qti-learner@example.org", "learner").await;
-    let original = expect_status(
-        get_as(
-            &app,
-            &admin.access,
-            "/v1/quizzes/data-parallelism/versions/1",
-        )
-        .await,
-        200,
-    )
-    .await;
+    let admin = app.person("qti@example.org", "admin").await;
+    let learner = app.person("qti-learner@example.org", "learner").await;
+    let original = admin
+        .get("/v1/quizzes/data-parallelism/versions/1")
+        .await
+        .status(200)
+        .await;
     // The package holds the key: a learner is refused it like every export.
     let refused = export(&app, &learner.access, "data-parallelism", 1, "qti3").await;
     assert!(
@@ -558,11 +547,11 @@ async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_sam
     assert_eq!(report["format"], "qti3");
     assert_eq!(report["skipped"], json!([]));
     assert_eq!(report["imported"]["count"], 8);
-    let copy = expect_status(
-        get_as(&app, &admin.access, "/v1/quizzes/dp-from-qti/versions/1").await,
-        200,
-    )
-    .await;
+    let copy = admin
+        .get("/v1/quizzes/dp-from-qti/versions/1")
+        .await
+        .status(200)
+        .await;
     // Every language comes back, each text as it was (the untranslated ones still untranslated).
     assert_eq!(copy["locales"], original["locales"]);
     assert_eq!(copy["questions"], original["questions"]);
@@ -579,14 +568,14 @@ async fn a_qti_package_exported_with_every_language_is_imported_again_as_the_sam
     .await
     .unwrap();
     assert_problem(bad, 422, "invalid_import").await;
-    let missing = get_as(&app, &admin.access, "/v1/quizzes/not-a-package").await;
+    let missing = admin.get("/v1/quizzes/not-a-package").await.response();
     assert_eq!(missing.status(), 404);
 }
 
 #[tokio::test]
 async fn import_is_the_endpoints_name_and_no_quizs_slug() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "reserved@example.org", "admin").await;
+    let admin = app.person("reserved@example.org", "admin").await;
     let gift = "::sum:: What is 2 + 2? {=4 ~5 ####Two and two make four.}\n";
     let refused = import(
         &app,
@@ -602,7 +591,7 @@ async fn import_is_the_endpoints_name_and_no_quizs_slug() {
         "{problem}"
     );
     // Another method on the endpoint is a 405 that names only POST.
-    let get = get_as(&app, &admin.access, "/v1/quizzes/import").await;
+    let get = admin.get("/v1/quizzes/import").await.response();
     assert_eq!(get.headers()["allow"], "POST");
     assert_problem(get, 405, "method_not_allowed").await;
 }
@@ -613,8 +602,8 @@ async fn import_is_the_endpoints_name_and_no_quizs_slug() {
 #[tokio::test]
 async fn a_canvas_qti_1_2_package_imports_as_a_private_quiz_and_reports_what_it_skipped() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "canvas@example.org", "admin").await;
-    let learner = token_for(&app, "canvas-learner@example.org", "learner").await;
+    let admin = app.person("canvas@example.org", "admin").await;
+    let learner = app.person("canvas-learner@example.org", "learner").await;
     let zip = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/qti/fixtures/canvas-text2qti/quiz.zip"),
@@ -653,15 +642,15 @@ async fn a_canvas_qti_1_2_package_imports_as_a_private_quiz_and_reports_what_it_
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
     assert_eq!(skipped, ["essay_question", "file_upload_question"]);
-    let quiz = expect_status(
-        get_as(&app, &admin.access, "/v1/quizzes/from-canvas/versions/1").await,
-        200,
-    )
-    .await;
+    let quiz = admin
+        .get("/v1/quizzes/from-canvas/versions/1")
+        .await
+        .status(200)
+        .await;
     assert_eq!(en(&quiz["title"]), "From Canvas");
     assert_eq!(quiz["questions"][0]["options"][1]["correct"], true);
     // A private quiz: the learner does not see it at all.
-    let hidden = get_as(&app, &learner.access, "/v1/quizzes/from-canvas").await;
+    let hidden = learner.get("/v1/quizzes/from-canvas").await.response();
     assert_eq!(hidden.status(), 404);
     // Half a package imports nothing.
     let half = post(admin.access.clone(), zip[..zip.len() / 2].to_vec()).await;
@@ -698,7 +687,7 @@ fn form(parts: &[Part]) -> (String, Vec<u8>) {
 #[tokio::test]
 async fn a_file_uploaded_through_a_form_imports_as_the_same_file_sent_alone_would() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "form@example.org", "instructor").await;
+    let author = app.person("form@example.org", "instructor").await;
     let post = |query: &'static str, (content_type, body): (String, Vec<u8>)| {
         let app = &app;
         let token = author.access.clone();
@@ -809,6 +798,6 @@ async fn a_file_uploaded_through_a_form_imports_as_the_same_file_sent_alone_woul
     let big = vec![b'x'; (1 << 20) + 1];
     let too_big = form(&[("file", Some("a.gift"), Some("text/plain"), &big)]);
     assert_eq!(post("slug=form-refused", too_big).await.status(), 413);
-    let missing = get_as(&app, &author.access, "/v1/quizzes/form-refused").await;
+    let missing = author.get("/v1/quizzes/form-refused").await.response();
     assert_eq!(missing.status(), 404);
 }

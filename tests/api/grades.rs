@@ -616,9 +616,12 @@ async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
     assert_problem(res, 400, "invalid_query").await;
     let res = get_as(&app, &c.learners[0].access, &base).await;
     assert_problem(res, 403, "forbidden").await;
-    let outsider = register(&app, "outsider@example.org").await;
-    let res = get_as(&app, &outsider.access, &base).await;
-    assert_problem(res, 404, "course_not_found").await;
+    let outsider = app.person("outsider@example.org", "learner").await;
+    outsider
+        .get(&base)
+        .await
+        .problem(404, "course_not_found")
+        .await;
     let res = bearer(&app, reqwest::Method::GET, &base, "not-a-token")
         .send()
         .await

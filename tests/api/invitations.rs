@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::mailbox::{address, link_in, mailbox, spawn_with_mail};
 use crate::support::{
-    Person, TestApp, assert_problem, bearer, expect_status, get_as, login, patch_as, post_as,
-    register, register_unverified, token_for,
+    Person, TestApp, assert_problem, bearer, expect_status, get_as, login, post_as, register,
+    register_unverified,
 };
 
 async fn course(app: &TestApp, teacher: &Person, title: &str) -> String {
@@ -75,19 +75,19 @@ async fn follow_verification_link(app: &TestApp, link: &str) -> Value {
 #[tokio::test]
 async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_the_mailed_link() {
     let app = spawn_with_mail(|_| {}).await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
     let id = course(&app, &teacher, "Parallel computing").await;
     let invitee = address("Mina");
     let lower = invitee.to_lowercase();
 
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": format!("  {invitee} ") }),
-    )
-    .await;
-    let invitation = expect_status(res, 202).await;
+    let invitation = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": format!("  {invitee} ") }),
+        )
+        .await
+        .status(202)
+        .await;
     assert_eq!(invitation["email"], lower.as_str());
     assert_eq!(invitation["role"], "learner");
     assert_eq!(invitation["course_id"], id.as_str());
@@ -154,7 +154,7 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
 async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrolled_once_verified()
 {
     let app = spawn_with_mail(|_| {}).await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
     let id = course(&app, &teacher, "Exams").await;
     // Someone signed up with this address; nobody has proved it is theirs.
     let who = address("Unproven");
@@ -162,14 +162,14 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
     let unproven = register_unverified(&app, &who).await;
     let link = link_in(&mailbox().message_to(&lower).await);
 
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": who, "role": "instructor" }),
-    )
-    .await;
-    let invitation = expect_status(res, 202).await;
+    let invitation = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": who, "role": "instructor" }),
+        )
+        .await
+        .status(202)
+        .await;
     // The same answer as for an address with no account: it names no account.
     assert_eq!(invitation["email"], lower.as_str());
     assert_eq!(invitation["role"], "instructor");
@@ -193,14 +193,14 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
     assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
 
     // Verified, the address enrolls the account at once (here: a change of role).
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": format!(" {who} "), "role": "learner" }),
-    )
-    .await;
-    let enrollment = expect_status(res, 201).await;
+    let enrollment = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": format!(" {who} "), "role": "learner" }),
+        )
+        .await
+        .status(201)
+        .await;
     assert_eq!(enrollment["user_id"], unproven.id.to_string());
     assert_eq!(enrollment["role"], "learner");
     assert!(pending(&app, &teacher, &id).await.is_empty());
@@ -212,26 +212,26 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
 #[tokio::test]
 async fn a_csv_roster_invites_an_unverified_account_and_says_nothing_of_it_until_it_verifies() {
     let app = spawn_with_mail(|_| {}).await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
     let id = course(&app, &teacher, "Roster").await;
     let proven = address("proven");
     let unproven = address("unproven");
     let inside = address("inside");
     let nobody = address("nobody");
-    let proven_p = register(&app, &proven).await;
+    let proven_p = app.person(&proven, "learner").await;
     let unproven_p = register_unverified(&app, &unproven).await;
     let link = link_in(&mailbox().message_to(&unproven).await);
     // Unverified, but enrolled already (by id): the roster changes nothing for them.
     let inside_p = register_unverified(&app, &inside).await;
     mailbox().message_to(&inside).await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "user_id": inside_p.id }),
-    )
-    .await;
-    expect_status(res, 201).await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "user_id": inside_p.id }),
+        )
+        .await
+        .status(201)
+        .await;
 
     let csv = format!(
         "email,role
@@ -279,7 +279,7 @@ async fn a_csv_roster_invites_an_unverified_account_and_says_nothing_of_it_until
 #[tokio::test]
 async fn a_full_roster_of_unverified_accounts_is_invited_whole_in_one_request() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Large").await;
     // The worst roster the limits allow for this path: 5,000 rows, each the address of an
     // account that has not verified it (made behind the API's back).
@@ -359,30 +359,30 @@ async fn a_browser_pressing_the_button_gets_a_page_rather_than_json() {
 #[tokio::test]
 async fn a_verified_address_claims_at_sign_in_what_an_archived_course_held_back() {
     let app = spawn_with_mail(|_| {}).await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
     let open = course(&app, &teacher, "Open course").await;
     let paused = course(&app, &teacher, "Paused course").await;
     let invitee = address("ana");
     let lower = invitee.to_lowercase();
     for (id, role) in [(&open, "learner"), (&paused, "instructor")] {
-        let res = post_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": invitee, "role": role }),
-        )
-        .await;
-        expect_status(res, 202).await;
+        teacher
+            .post(
+                &format!("/v1/courses/{id}/enrollments"),
+                &json!({ "email": invitee, "role": role }),
+            )
+            .await
+            .status(202)
+            .await;
         mailbox().message_to(&lower).await;
     }
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{paused}"),
-        &json!({ "archived": true }),
-    )
-    .await;
-    expect_status(res, 200).await;
+    teacher
+        .patch(
+            &format!("/v1/courses/{paused}"),
+            &json!({ "archived": true }),
+        )
+        .await
+        .status(200)
+        .await;
 
     let ana = register_unverified(&app, &invitee).await;
     let verified =
@@ -391,14 +391,14 @@ async fn a_verified_address_claims_at_sign_in_what_an_archived_course_held_back(
     assert_eq!(verified["enrolled_in"], json!([open]));
     assert_eq!(pending(&app, &teacher, &paused).await.len(), 1);
 
-    let res = patch_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{paused}"),
-        &json!({ "archived": false }),
-    )
-    .await;
-    expect_status(res, 200).await;
+    teacher
+        .patch(
+            &format!("/v1/courses/{paused}"),
+            &json!({ "archived": false }),
+        )
+        .await
+        .status(200)
+        .await;
     let (access, _) = login(&app, &invitee).await;
     let res = get_as(&app, &access, &format!("/v1/courses/{paused}")).await;
     assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
@@ -499,30 +499,30 @@ fn csv_post(app: &TestApp, who: &Person, course: &str, body: String) -> reqwest:
 #[tokio::test]
 async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_the_others() {
     let app = spawn_with_mail(|_| {}).await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
     let id = course(&app, &teacher, "Roster course").await;
     let has_account = address("hasaccount");
     let enrolled = address("enrolled");
     let invited_before = address("invitedbefore");
     let newcomer = address("newcomer");
-    let account = register(&app, &has_account).await;
-    let already = register(&app, &enrolled).await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "user_id": already.id }),
-    )
-    .await;
-    expect_status(res, 201).await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": invited_before }),
-    )
-    .await;
-    expect_status(res, 202).await;
+    let account = app.person(&has_account, "learner").await;
+    let already = app.person(&enrolled, "learner").await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "user_id": already.id }),
+        )
+        .await
+        .status(201)
+        .await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": invited_before }),
+        )
+        .await
+        .status(202)
+        .await;
     mailbox().message_to(&invited_before).await;
 
     let csv = format!(
@@ -573,7 +573,7 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
     // What the report says is what happened.
     let roster = roster_emails(&app, &teacher, &id).await;
     assert!(roster.contains(&has_account.to_lowercase()));
-    let res = get_as(&app, &already.access, &format!("/v1/courses/{id}")).await;
+    let res = already.get(&format!("/v1/courses/{id}")).await.response();
     assert_eq!(
         expect_status(res, 200).await["my_role"],
         "learner",
@@ -600,9 +600,9 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
 #[tokio::test]
 async fn a_csv_roster_that_is_not_one_is_refused_whole() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
-    let learner = register(&app, "learner@example.org").await;
-    let other = token_for(&app, "other@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    let learner = app.person("learner@example.org", "learner").await;
+    let other = app.person("other@example.org", "instructor").await;
     let id = course(&app, &teacher, "Strict").await;
 
     let res = csv_post(
@@ -648,14 +648,14 @@ async fn a_csv_roster_that_is_not_one_is_refused_whole() {
         .await
         .unwrap();
     assert_problem(res, 404, "course_not_found").await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "user_id": learner.id }),
-    )
-    .await;
-    expect_status(res, 201).await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "user_id": learner.id }),
+        )
+        .await
+        .status(201)
+        .await;
     let res = csv_post(&app, &learner, &id, ok.clone())
         .send()
         .await
@@ -673,62 +673,60 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
         move |s| s.clock = clock
     })
     .await;
-    let teacher = token_for(&app, &address("teacher"), "instructor").await;
-    let other = token_for(&app, &address("other"), "instructor").await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
+    let other = app.person(&address("other"), "instructor").await;
     let learner = register(&app, &address("learner")).await;
     let id = course(&app, &teacher, "Invitations").await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "user_id": learner.id }),
-    )
-    .await;
-    expect_status(res, 201).await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "user_id": learner.id }),
+        )
+        .await
+        .status(201)
+        .await;
     let invitee = address("invitee");
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": invitee }),
-    )
-    .await;
-    let invitation = expect_status(res, 202).await;
+    let invitation = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": invitee }),
+        )
+        .await
+        .status(202)
+        .await;
     mailbox().message_to(&invitee).await;
     let inv = invitation["id"].as_str().unwrap();
     // Inviting again changes the role of the pending invitation, and mails nothing.
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": invitee, "role": "instructor" }),
-    )
-    .await;
-    let again = expect_status(res, 202).await;
+    let again = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": invitee, "role": "instructor" }),
+        )
+        .await
+        .status(202)
+        .await;
     assert_eq!(again["id"], inv);
     assert_eq!(again["role"], "instructor");
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": "not-an-email" }),
-    )
-    .await;
-    assert_problem(res, 422, "invalid_email").await;
+    teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": "not-an-email" }),
+        )
+        .await
+        .problem(422, "invalid_email")
+        .await;
 
     let list = pending(&app, &teacher, &id).await;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["role"], "instructor");
-    let res = get_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/invitations?limit=0"),
-    )
-    .await;
-    assert_problem(res, 400, "invalid_limit").await;
+    teacher
+        .get(&format!("/v1/courses/{id}/invitations?limit=0"))
+        .await
+        .problem(400, "invalid_limit")
+        .await;
 
     let resend = format!("/v1/courses/{id}/invitations/{inv}/resend");
-    let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
+    let res = teacher.post(&resend, &json!({})).await.response();
     let wait: u64 = res.headers()["retry-after"]
         .to_str()
         .unwrap()
@@ -737,8 +735,7 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
     assert!((1..=61).contains(&wait), "{wait}");
     assert_problem(res, 429, "too_many_emails").await;
     clock.advance(chrono::Duration::seconds(61));
-    let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
-    expect_status(res, 202).await;
+    teacher.post(&resend, &json!({})).await.status(202).await;
     let mail = mailbox().message_to(&invitee).await;
     assert!(
         mail["text"].as_str().unwrap().contains("as an instructor"),
@@ -772,8 +769,11 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
         .await
         .unwrap();
     assert_problem(res, 404, "invitation_not_found").await;
-    let res = post_as(&app, &teacher.access, &resend, &json!({})).await;
-    assert_problem(res, 404, "invitation_not_found").await;
+    teacher
+        .post(&resend, &json!({}))
+        .await
+        .problem(404, "invitation_not_found")
+        .await;
 
     // A revoked invitation is claimed by nobody.
     register_unverified(&app, &invitee).await;
@@ -790,7 +790,7 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
 #[tokio::test]
 async fn the_invitation_list_comes_in_bounded_pages() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Pages").await;
     let mut csv = String::from("email,role\n");
     for i in 0..5 {
@@ -801,13 +801,11 @@ async fn the_invitation_list_comes_in_bounded_pages() {
     let mut seen = Vec::new();
     let mut after = String::new();
     loop {
-        let res = get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/courses/{id}/invitations?limit=2{after}"),
-        )
-        .await;
-        let page = expect_status(res, 200).await;
+        let page = teacher
+            .get(&format!("/v1/courses/{id}/invitations?limit=2{after}"))
+            .await
+            .status(200)
+            .await;
         let items = page["items"].as_array().unwrap();
         assert!(items.len() <= 2);
         seen.extend(
@@ -839,30 +837,30 @@ async fn an_smtp_server_that_is_down_loses_no_invitation() {
         }
     })
     .await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Offline").await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/enrollments"),
-        &json!({ "email": "lost@example.org" }),
-    )
-    .await;
-    let invitation = expect_status(res, 202).await;
+    let invitation = teacher
+        .post(
+            &format!("/v1/courses/{id}/enrollments"),
+            &json!({ "email": "lost@example.org" }),
+        )
+        .await
+        .status(202)
+        .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
     clock.advance(chrono::Duration::minutes(2));
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &format!(
-            "/v1/courses/{id}/invitations/{}/resend",
-            invitation["id"].as_str().unwrap()
-        ),
-        &json!({}),
-    )
-    .await;
-    expect_status(res, 202).await;
+    teacher
+        .post(
+            &format!(
+                "/v1/courses/{id}/invitations/{}/resend",
+                invitation["id"].as_str().unwrap()
+            ),
+            &json!({}),
+        )
+        .await
+        .status(202)
+        .await;
     assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
 }
 
@@ -923,7 +921,7 @@ async fn without_smtp_quizd_says_so_at_start_up_and_the_link_in_its_log_verifies
 #[tokio::test]
 async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Busy").await;
     // 9,999 mailed in the last hour, behind the API's back.
     sqlx::query(
@@ -937,21 +935,15 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .await
     .unwrap();
     let enroll = format!("/v1/courses/{id}/enrollments");
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &enroll,
-        &json!({ "email": "last@example.org" }),
-    )
-    .await;
-    expect_status(res, 202).await;
-    let res = post_as(
-        &app,
-        &teacher.access,
-        &enroll,
-        &json!({ "email": "one-more@example.org" }),
-    )
-    .await;
+    teacher
+        .post(&enroll, &json!({ "email": "last@example.org" }))
+        .await
+        .status(202)
+        .await;
+    let res = teacher
+        .post(&enroll, &json!({ "email": "one-more@example.org" }))
+        .await
+        .response();
     assert_eq!(res.headers()["retry-after"], "3600");
     assert_problem(res, 429, "too_many_invitations").await;
     let res = csv_post(
@@ -965,7 +957,7 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .unwrap();
     assert_problem(res, 429, "too_many_invitations").await;
     // Enrolling people who have accounts mails nothing and is not limited.
-    let learner = register(&app, "learner@example.org").await;
+    let learner = app.person("learner@example.org", "learner").await;
     let res = csv_post(
         &app,
         &teacher,
@@ -976,12 +968,10 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .await
     .unwrap();
     assert_eq!(expect_status(res, 200).await["summary"]["enrolled"], 1);
-    let res = get_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/courses/{id}/invitations?limit=1000"),
-    )
-    .await;
+    let res = teacher
+        .get(&format!("/v1/courses/{id}/invitations?limit=1000"))
+        .await
+        .response();
     assert_eq!(
         expect_status(res, 200).await["items"]
             .as_array()

@@ -167,6 +167,7 @@ async fn setup_on(app: TestApp) -> Lti {
     let registration = expect_status(res, 201).await;
     let worker = tokio::spawn(quizd::lti::ags::deliver_grades(
         app.pool.clone(),
+        quizd::lti::PlatformClient::new(),
         Duration::from_millis(100),
         quizd::background::Shutdown::never(),
     ));

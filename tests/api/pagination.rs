@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::grades::{course, finish, start};
-use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, send_quiz, token_for,
-};
+use crate::support::session::Session;
+use crate::support::{TestApp, expect_status, send_quiz};
 
 fn quiz(slug: &str) -> String {
     format!(
@@ -20,11 +19,11 @@ fn quiz(slug: &str) -> String {
 }
 
 /// Walks a list with pages of `limit`: its items in order, and the pages' count.
-async fn walk(app: &TestApp, who: &Person, path: &str, key: &str, limit: usize) -> Vec<Value> {
+async fn walk(who: &Session<'_>, path: &str, key: &str, limit: usize) -> Vec<Value> {
     let mut items = Vec::new();
     let mut url = format!("{path}?limit={limit}");
     for _ in 0..100 {
-        let res = get_as(app, &who.access, &url).await;
+        let res = who.get(&url).await.response();
         let link = res
             .headers()
             .get("link")
@@ -64,21 +63,21 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         "l5@example.org",
     ];
     let c = course(&app, "teacher@example.org", &learners).await;
-    let t = &c.teacher;
+    let t = &app.session(c.teacher.clone());
     for i in 0..3 {
         let res = send_quiz(&app, &t.access, None, &quiz(&format!("own-{i}"))).await;
         expect_status(res, 201).await;
         let body = json!({"title": format!("Another course {i}")});
-        expect_status(post_as(&app, &t.access, "/v1/courses", &body).await, 201).await;
+        t.post("/v1/courses", &body).await.status(201).await;
     }
     let mut assignments = Vec::new();
     for i in 0..4 {
         let path = format!("/v1/courses/{}/assignments", c.id);
         let body = json!({"quiz": format!("own-{}", i % 3), "title": format!("Exam {i}")});
-        let a = expect_status(post_as(&app, &t.access, &path, &body).await, 201).await;
+        let a = t.post(&path, &body).await.status(201).await;
         assignments.push(a["id"].as_str().unwrap().to_string());
     }
-    let first = &c.learners[0];
+    let first = &app.session(c.learners[0].clone());
     for a in &assignments {
         let attempt = start(&app, first, a).await;
         finish(&app, first, &attempt).await;
@@ -89,19 +88,19 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         // A grade set by hand: an entry in the audit log.
         let path = format!("/v1/attempts/{}/grade", done["id"].as_str().unwrap());
         let body = json!({"points": 0.5, "reason": "Marked on paper."});
-        expect_status(put_as(&app, &t.access, &path, &body).await, 200).await;
+        t.put(&path, &body).await.status(200).await;
     }
     // Addresses with no account: pending invitations.
     for i in 0..3 {
         let path = format!("/v1/courses/{}/enrollments", c.id);
         let body = json!({"email": format!("new{i}@example.org")});
-        expect_status(post_as(&app, &t.access, &path, &body).await, 202).await;
+        t.post(&path, &body).await.status(202).await;
     }
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.admin().await;
     let course_id = c.id.as_str();
     let a0 = assignments[0].as_str();
     // Who reads each list, at which path, and where its items are.
-    let lists: BTreeMap<&str, (&Person, String, &str)> = BTreeMap::from([
+    let lists: BTreeMap<&str, (&Session, String, &str)> = BTreeMap::from([
         ("/v1/quizzes", (t, "/v1/quizzes".to_string(), "items")),
         ("/v1/courses", (t, "/v1/courses".to_string(), "items")),
         (
@@ -155,8 +154,11 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         let (who, path, key) = lists
             .get(template.as_str())
             .unwrap_or_else(|| panic!("{template} takes a cursor but this test does not walk it"));
-        let whole = get_as(&app, &who.access, &format!("{path}?limit={max}")).await;
-        let whole = expect_status(whole, 200).await;
+        let whole = who
+            .get(&format!("{path}?limit={max}"))
+            .await
+            .status(200)
+            .await;
         assert!(whole["next"].is_null(), "{template}: one page holds it all");
         let all = whole[*key].as_array().unwrap().clone();
         assert!(
@@ -166,29 +168,25 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         );
         for limit in [1, 2] {
             assert_eq!(
-                walk(&app, who, path, key, limit).await,
+                walk(who, path, key, limit).await,
                 all,
                 "{template} in pages of {limit}"
             );
         }
         // A cursor from this list, read by another list, altered, or with a bad limit.
-        let page = expect_status(
-            get_as(&app, &who.access, &format!("{path}?limit=1")).await,
-            200,
-        )
-        .await;
+        let page = who.get(&format!("{path}?limit=1")).await.status(200).await;
         let cursor = page["next"].as_str().unwrap().to_string();
         let mut altered = cursor.clone().into_bytes();
         let last = altered.len() - 3;
         altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
         let altered = String::from_utf8(altered).unwrap();
         for bad in [altered.as_str(), "not-a-cursor"] {
-            let res = get_as(&app, &who.access, &format!("{path}?cursor={bad}")).await;
-            assert_problem(res, 422, "invalid_cursor").await;
+            let res = who.get(&format!("{path}?cursor={bad}")).await;
+            res.problem(422, "invalid_cursor").await;
         }
         for limit in [0, max + 1] {
-            let res = get_as(&app, &who.access, &format!("{path}?limit={limit}")).await;
-            assert_problem(res, 400, "invalid_limit").await;
+            let res = who.get(&format!("{path}?limit={limit}")).await;
+            res.problem(400, "invalid_limit").await;
         }
         walked.push((template.clone(), path.clone(), cursor, *who));
     }
@@ -197,32 +195,29 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
     for (template, _, cursor, _) in &walked {
         for (other, path, _, who) in &walked {
             if other != template {
-                let res = get_as(&app, &who.access, &format!("{path}?cursor={cursor}")).await;
-                assert_problem(res, 422, "invalid_cursor").await;
+                let res = who.get(&format!("{path}?cursor={cursor}")).await;
+                res.problem(422, "invalid_cursor").await;
             }
         }
     }
     let (_, _, mine, _) = walked.iter().find(|w| w.0 == "/v1/me/attempts").unwrap();
-    let res = get_as(
-        &app,
-        &c.learners[1].access,
-        &format!("/v1/me/attempts?cursor={mine}"),
-    )
-    .await;
-    assert_problem(res, 422, "invalid_cursor").await;
+    let other = app.session(c.learners[1].clone());
+    let res = other.get(&format!("/v1/me/attempts?cursor={mine}")).await;
+    res.problem(422, "invalid_cursor").await;
 }
 
 #[tokio::test]
 async fn a_grade_counts_every_attempt_of_its_learner_whichever_page_lists_them() {
     let app = TestApp::spawn().await;
     let c = course(&app, "teacher@example.org", &["l1@example.org"]).await;
-    let t = &c.teacher;
-    expect_status(send_quiz(&app, &t.access, None, &quiz("graded")).await, 201).await;
+    let t = app.session(c.teacher.clone());
+    let res = send_quiz(&app, &t.access, None, &quiz("graded")).await;
+    expect_status(res, 201).await;
     let path = format!("/v1/courses/{}/assignments", c.id);
     let body = json!({"quiz": "graded", "policy": {"grading_method": "highest"}});
-    let a = expect_status(post_as(&app, &t.access, &path, &body).await, 201).await;
+    let a = t.post(&path, &body).await.status(201).await;
     let a = a["id"].as_str().unwrap();
-    let learner = &c.learners[0];
+    let learner = &app.session(c.learners[0].clone());
     // The first attempt right, the second unanswered.
     let right = start(&app, learner, a).await;
     let q = &right["questions"][0];
@@ -233,17 +228,16 @@ async fn a_grade_counts_every_attempt_of_its_learner_whichever_page_lists_them()
         q["id"].as_str().unwrap()
     );
     let body = json!({"selected": [true_id]});
-    let put = put_as(&app, &learner.access, &answer, &body).await;
-    expect_status(put, 200).await;
+    learner.put(&answer, &body).await.status(200).await;
     finish(&app, learner, &right).await;
     let empty = start(&app, learner, a).await;
     finish(&app, learner, &empty).await;
     // Newest first: the page of one lists the unanswered attempt, with the highest grade.
-    let page = expect_status(
-        get_as(&app, &learner.access, "/v1/me/attempts?limit=1").await,
-        200,
-    )
-    .await;
+    let page = learner
+        .get("/v1/me/attempts?limit=1")
+        .await
+        .status(200)
+        .await;
     assert_eq!(page["items"][0]["id"], empty["id"]);
     assert_eq!(page["grades"][0]["finished_attempts"], 2);
     // True comes first, and is right: the first attempt scored 100 %.

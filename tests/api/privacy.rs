@@ -2,88 +2,70 @@
 
 use serde_json::{Value, json};
 
+use crate::support::session::Session;
 use crate::support::{
-    PASSWORD, Person, TestApp, assert_problem, author_exam, expect_status, get_as, login_request,
-    post_as, put_as, register, token_for,
+    PASSWORD, TestApp, assert_problem, author_exam, expect_status, login_request, register,
 };
 
 /// An exam (`never` shows the key) that `learner` has taken: one answer, finished. Returns the
 /// attempt's id.
-async fn exam_taken(app: &TestApp, teacher: &Person, learner: &Person) -> String {
+async fn exam_taken(app: &TestApp, teacher: &Session<'_>, learner: &Session<'_>) -> String {
     author_exam(app, teacher, "exam").await;
-    let course = expect_status(
-        post_as(app, &teacher.access, "/v1/courses", &json!({"title": "C"})).await,
-        201,
-    )
-    .await;
+    let course = teacher
+        .post("/v1/courses", &json!({"title": "C"}))
+        .await
+        .status(201)
+        .await;
     let course = course["id"].as_str().unwrap();
-    let a = expect_status(
-        post_as(
-            app,
-            &teacher.access,
+    let a = teacher
+        .post(
             &format!("/v1/courses/{course}/assignments"),
             &json!({"quiz": "exam", "policy": {"feedback": "never"}}),
         )
-        .await,
-        201,
-    )
-    .await;
-    expect_status(
-        post_as(
-            app,
-            &teacher.access,
+        .await
+        .status(201)
+        .await;
+    teacher
+        .post(
             &format!("/v1/courses/{course}/enrollments"),
             &json!({"user_id": learner.id}),
         )
-        .await,
-        201,
-    )
-    .await;
-    let attempt = expect_status(
-        post_as(
-            app,
-            &learner.access,
+        .await
+        .status(201)
+        .await;
+    let attempt = learner
+        .post(
             &format!("/v1/assignments/{}/attempts", a["id"].as_str().unwrap()),
             &json!({}),
         )
-        .await,
-        201,
-    )
-    .await;
+        .await
+        .status(201)
+        .await;
     let id = attempt["id"].as_str().unwrap().to_string();
     let q = &attempt["questions"][0];
-    expect_status(
-        put_as(
-            app,
-            &learner.access,
+    learner
+        .put(
             &format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap()),
             &json!({"selected": [q["options"][1]["id"]]}),
         )
-        .await,
-        200,
-    )
-    .await;
-    expect_status(
-        post_as(
-            app,
-            &learner.access,
-            &format!("/v1/attempts/{id}/finish"),
-            &json!({}),
-        )
-        .await,
-        200,
-    )
-    .await;
+        .await
+        .status(200)
+        .await;
+    learner
+        .post(&format!("/v1/attempts/{id}/finish"), &json!({}))
+        .await
+        .status(200)
+        .await;
     id
 }
 
 #[tokio::test]
 async fn a_person_exports_everything_quizd_holds_about_them_and_no_key() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "t@example.org", "instructor").await;
-    let learner = register(&app, "l@example.org").await;
+    let teacher = app.person("t@example.org", "instructor").await;
+    let learner = app.person("l@example.org", "learner").await;
     let attempt = exam_taken(&app, &teacher, &learner).await;
-    let res = get_as(&app, &learner.access, "/v1/me/export").await;
+    let res = learner.get("/v1/me/export").await.response();
     assert_eq!(res.headers()["cache-control"], "private, no-store");
     let text = res.text().await.unwrap();
     let export: Value = serde_json::from_str(&text).unwrap();
@@ -100,8 +82,7 @@ async fn a_person_exports_everything_quizd_holds_about_them_and_no_key() {
     for secret in ["\"correct\"", "explanation", "seed", "password"] {
         assert!(!text.contains(secret), "{secret} in {text}");
     }
-    let teacher_export =
-        expect_status(get_as(&app, &teacher.access, "/v1/me/export").await, 200).await;
+    let teacher_export = teacher.get("/v1/me/export").await.status(200).await;
     assert_eq!(
         teacher_export["authored_quizzes"],
         json!([{"quiz": "exam", "role": "owner"}])
@@ -111,32 +92,23 @@ async fn a_person_exports_everything_quizd_holds_about_them_and_no_key() {
 #[tokio::test]
 async fn erasure_removes_the_person_and_keeps_their_attempts_for_statistics() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "t@example.org", "instructor").await;
-    let learner = register(&app, "l@example.org").await;
+    let teacher = app.person("t@example.org", "instructor").await;
+    let learner = app.person("l@example.org", "learner").await;
     let attempt = exam_taken(&app, &teacher, &learner).await;
     let erase = |body: Value| {
-        app.client
-            .delete(app.url("/v1/me"))
-            .bearer_auth(learner.access.clone())
+        learner
+            .request(reqwest::Method::DELETE, "/v1/me")
             .json(&body)
             .send()
     };
     // A wrong password changes nothing.
-    assert_problem(
-        erase(json!({"password": "wrong"})).await.unwrap(),
-        401,
-        "invalid_credentials",
-    )
-    .await;
-    expect_status(get_as(&app, &learner.access, "/v1/me").await, 200).await;
+    let wrong = erase(json!({"password": "wrong"})).await.unwrap();
+    assert_problem(wrong, 401, "invalid_credentials").await;
+    learner.get("/v1/me").await.status(200).await;
 
     expect_status(erase(json!({"password": PASSWORD})).await.unwrap(), 204).await;
-    assert_problem(
-        login_request(&app, "l@example.org", PASSWORD).await,
-        401,
-        "invalid_credentials",
-    )
-    .await;
+    let login = login_request(&app, "l@example.org", PASSWORD).await;
+    assert_problem(login, 401, "invalid_credentials").await;
     let res = app
         .client
         .post(app.url("/v1/auth/refresh"))
@@ -145,12 +117,11 @@ async fn erasure_removes_the_person_and_keeps_their_attempts_for_statistics() {
         .await
         .unwrap();
     assert_eq!(res.status(), 401);
-    assert_problem(
-        get_as(&app, &learner.access, "/v1/me").await,
-        404,
-        "user_not_found",
-    )
-    .await;
+    learner
+        .get("/v1/me")
+        .await
+        .problem(404, "user_not_found")
+        .await;
     assert_problem(erase(json!({})).await.unwrap(), 404, "user_not_found").await;
 
     // Nothing that names them is left; the attempt is, for the assignment's statistics.
@@ -185,36 +156,34 @@ async fn erasure_removes_the_person_and_keeps_their_attempts_for_statistics() {
 #[tokio::test]
 async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "root@example.org", "admin").await;
-    let owner = token_for(&app, "o@example.org", "instructor").await;
+    let admin = app.person("root@example.org", "admin").await;
+    let owner = app.person("o@example.org", "instructor").await;
     let co = register(&app, "co@example.org").await;
-    let ta = register(&app, "ta@example.org").await;
-    expect_status(
-        put_as(
-            &app,
-            &admin.access,
+    let ta = app.person("ta@example.org", "learner").await;
+    admin
+        .put(
             &format!("/v1/users/{}/role", co.id),
             &json!({"role": "instructor"}),
         )
-        .await,
-        200,
-    )
-    .await;
+        .await
+        .status(200)
+        .await;
     author_exam(&app, &owner, "exam").await;
-    let res = app
-        .client
-        .put(app.url(&format!("/v1/quizzes/exam/authors/{}", co.id)))
-        .bearer_auth(&owner.access)
+    let res = owner
+        .request(
+            reqwest::Method::PUT,
+            &format!("/v1/quizzes/exam/authors/{}", co.id),
+        )
         .send()
         .await
         .unwrap();
     expect_status(res, 204).await;
     // Staff of a course reading the key is on record; the owner's own reads are not.
-    let course = expect_status(
-        post_as(&app, &owner.access, "/v1/courses", &json!({"title": "C"})).await,
-        201,
-    )
-    .await;
+    let course = owner
+        .post("/v1/courses", &json!({"title": "C"}))
+        .await
+        .status(201)
+        .await;
     let course = course["id"].as_str().unwrap();
     for (path, body) in [
         (
@@ -226,20 +195,19 @@ async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it(
             json!({"user_id": ta.id, "role": "instructor"}),
         ),
     ] {
-        expect_status(post_as(&app, &owner.access, &path, &body).await, 201).await;
+        owner.post(&path, &body).await.status(201).await;
     }
-    expect_status(
-        get_as(&app, &owner.access, "/v1/quizzes/exam/versions/1").await,
-        200,
-    )
-    .await;
-    expect_status(
-        get_as(&app, &ta.access, "/v1/quizzes/exam/versions/1").await,
-        200,
-    )
-    .await;
+    owner
+        .get("/v1/quizzes/exam/versions/1")
+        .await
+        .status(200)
+        .await;
+    ta.get("/v1/quizzes/exam/versions/1")
+        .await
+        .status(200)
+        .await;
 
-    let log = expect_status(get_as(&app, &admin.access, "/v1/audit").await, 200).await;
+    let log = admin.get("/v1/audit").await.status(200).await;
     let actions: Vec<&str> = log["items"]
         .as_array()
         .unwrap()
@@ -262,44 +230,31 @@ async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it(
     );
     assert_eq!(role["detail"], json!({"to": "instructor"}));
     // Filters and pages.
-    let only = expect_status(
-        get_as(
-            &app,
-            &admin.access,
-            &format!("/v1/audit?action=coauthor_added&subject={}", co.id),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let only = admin
+        .get(&format!(
+            "/v1/audit?action=coauthor_added&subject={}",
+            co.id
+        ))
+        .await
+        .status(200)
+        .await;
     assert_eq!(only["items"].as_array().unwrap().len(), 1);
-    let page = expect_status(get_as(&app, &admin.access, "/v1/audit?limit=2").await, 200).await;
+    let page = admin.get("/v1/audit?limit=2").await.status(200).await;
     let before = page["next_before"].as_i64().unwrap();
-    let rest = expect_status(
-        get_as(
-            &app,
-            &admin.access,
-            &format!("/v1/audit?limit=2&before={before}"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let rest = admin
+        .get(&format!("/v1/audit?limit=2&before={before}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(rest["items"][0]["action"], "role_changed");
     assert!(rest["next_before"].is_null());
-    assert_problem(
-        get_as(&app, &admin.access, "/v1/audit?limit=0").await,
-        400,
-        "invalid_limit",
-    )
-    .await;
+    admin
+        .get("/v1/audit?limit=0")
+        .await
+        .problem(400, "invalid_limit")
+        .await;
     // Admins only; and not even the database's owner edits it.
-    assert_problem(
-        get_as(&app, &owner.access, "/v1/audit").await,
-        403,
-        "forbidden",
-    )
-    .await;
+    owner.get("/v1/audit").await.problem(403, "forbidden").await;
     for statement in [
         "UPDATE audit_log SET action = 'key_read'",
         "DELETE FROM audit_log",

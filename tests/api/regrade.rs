@@ -293,12 +293,12 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
         2
     );
     // The regrade is in the audit log.
-    let admin = token_for(&app, "root@example.org", "admin").await;
-    let audit = expect_status(
-        get_as(&app, &admin.access, "/v1/audit?action=assignment_regraded").await,
-        200,
-    )
-    .await;
+    let admin = app.person("root@example.org", "admin").await;
+    let audit = admin
+        .get("/v1/audit?action=assignment_regraded")
+        .await
+        .status(200)
+        .await;
     let items = audit["items"].as_array().unwrap();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["detail"]["grades_changed"], 3);
@@ -477,7 +477,7 @@ async fn a_regrade_that_cannot_be_made_is_refused_and_changes_nothing() {
         "forbidden",
     )
     .await;
-    let stranger = token_for(&app, "other@example.org", "instructor").await;
+    let stranger = app.person("other@example.org", "instructor").await;
     assert_problem(
         regrade(&app, &stranger, &a, apply).await,
         404,

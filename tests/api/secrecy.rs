@@ -4,8 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::support::{
-    TestApp, assert_problem, author_exam, expect_status, get_as, post_as, private_quiz, register,
-    send_quiz, token_for,
+    TestApp, assert_problem, author_exam, expect_status, get_as, post_as, private_quiz, send_quiz,
 };
 
 /// A course taught by `teacher` with `slug` (which they may place) assigned; returns the
@@ -54,10 +53,10 @@ async fn enroll(app: &TestApp, teacher: &str, course: &str, user: uuid::Uuid, ro
 #[tokio::test]
 async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_its_authors() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "author@example.org", "instructor").await;
+    let author = app.person("author@example.org", "instructor").await;
     author_exam(&app, &author, "exam").await;
-    let other = token_for(&app, "other@example.org", "instructor").await;
-    let learner = register(&app, "learner@example.org").await;
+    let other = app.person("other@example.org", "instructor").await;
+    let learner = app.person("learner@example.org", "learner").await;
 
     let catalogue = app.get_json("/v1/quizzes", 200).await;
     let slugs: Vec<&str> = catalogue["items"]
@@ -100,7 +99,7 @@ async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_i
             .find(|q| q["slug"] == "exam")
             .cloned()
     };
-    let mine = listed(expect_status(get_as(&app, &author.access, "/v1/quizzes").await, 200).await);
+    let mine = listed(author.get("/v1/quizzes").await.status(200).await);
     assert_eq!(mine.unwrap()["visibility"], "private");
     for token in [&other.access, &learner.access] {
         assert!(
@@ -108,35 +107,28 @@ async fn a_private_quiz_is_not_in_the_catalogue_and_reads_as_absent_to_all_but_i
         );
     }
     // Its author previews it and reads its key.
-    let quiz = expect_status(get_as(&app, &author.access, "/v1/quizzes/exam").await, 200).await;
+    let quiz = author.get("/v1/quizzes/exam").await.status(200).await;
     assert_eq!(quiz["questions"][0]["prompt"], "Pick one");
     assert!(quiz["practice_assignment_id"].is_null());
-    let key = expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/exam/versions/1").await,
-        200,
-    )
-    .await;
+    let key = author
+        .get("/v1/quizzes/exam/versions/1")
+        .await
+        .status(200)
+        .await;
     assert_eq!(key["questions"][0]["options"][0]["correct"], true);
 }
 
 #[tokio::test]
 async fn a_private_quiz_has_no_practice_twin_and_cannot_ask_for_one() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "author@example.org", "instructor").await;
+    let author = app.person("author@example.org", "instructor").await;
     author_exam(&app, &author, "exam").await;
-    let learner = register(&app, "learner@example.org").await;
-    assert_problem(
-        post_as(
-            &app,
-            &learner.access,
-            "/v1/quizzes/exam/attempts",
-            &json!({}),
-        )
-        .await,
-        404,
-        "quiz_not_found",
-    )
-    .await;
+    let learner = app.person("learner@example.org", "learner").await;
+    learner
+        .post("/v1/quizzes/exam/attempts", &json!({}))
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
     let practice: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM assignments a JOIN quizzes q ON q.id = a.quiz_id
           WHERE q.slug = 'exam' AND a.course_id IS NULL",
@@ -145,7 +137,7 @@ async fn a_private_quiz_has_no_practice_twin_and_cannot_ask_for_one() {
     .await
     .unwrap();
     assert_eq!(practice, 0);
-    let mine = expect_status(get_as(&app, &learner.access, "/v1/assignments").await, 200).await;
+    let mine = learner.get("/v1/assignments").await.status(200).await;
     assert!(
         mine["items"]
             .as_array()
@@ -170,7 +162,7 @@ async fn a_private_quiz_has_no_practice_twin_and_cannot_ask_for_one() {
 #[tokio::test]
 async fn a_learner_gets_nothing_of_an_exams_questions_before_it_opens() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "author@example.org", "instructor").await;
+    let author = app.person("author@example.org", "instructor").await;
     author_exam(&app, &author, "exam").await;
     let opens = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
     let (course, assignment) = course_with(
@@ -180,58 +172,45 @@ async fn a_learner_gets_nothing_of_an_exams_questions_before_it_opens() {
         json!({"feedback": "never", "opens_at": opens}),
     )
     .await;
-    let learner = register(&app, "learner@example.org").await;
+    let learner = app.person("learner@example.org", "learner").await;
     enroll(&app, &author.access, &course, learner.id, "learner").await;
 
-    let a = expect_status(
-        get_as(
-            &app,
-            &learner.access,
-            &format!("/v1/assignments/{assignment}"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let a = learner
+        .get(&format!("/v1/assignments/{assignment}"))
+        .await
+        .status(200)
+        .await;
     assert!(a.get("questions").is_none(), "{a}");
-    assert_problem(
-        post_as(
-            &app,
-            &learner.access,
+    learner
+        .post(
             &format!("/v1/assignments/{assignment}/attempts"),
             &json!({}),
         )
-        .await,
-        409,
-        "not_open",
-    )
-    .await;
-    assert_problem(
-        get_as(&app, &learner.access, "/v1/quizzes/exam").await,
-        404,
-        "quiz_not_found",
-    )
-    .await;
-    assert_problem(
-        post_as(
-            &app,
-            &learner.access,
-            "/v1/quizzes/exam/attempts",
-            &json!({}),
-        )
-        .await,
-        404,
-        "quiz_not_found",
-    )
-    .await;
+        .await
+        .problem(409, "not_open")
+        .await;
+    learner
+        .get("/v1/quizzes/exam")
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
+    learner
+        .post("/v1/quizzes/exam/attempts", &json!({}))
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
 }
 
 #[tokio::test]
 async fn two_instructors_creating_one_slug_at_once_get_one_201_and_one_409() {
     let app = TestApp::spawn().await;
     for round in 0..5 {
-        let a = token_for(&app, &format!("a{round}@example.org"), "instructor").await;
-        let b = token_for(&app, &format!("b{round}@example.org"), "instructor").await;
+        let a = app
+            .person(&format!("a{round}@example.org"), "instructor")
+            .await;
+        let b = app
+            .person(&format!("b{round}@example.org"), "instructor")
+            .await;
         let slug = format!("race-{round}");
         let quiz_a = private_quiz(&slug);
         let quiz_b = quiz_a.replace("Pick one", "Pick one of mine");
@@ -258,7 +237,7 @@ async fn two_instructors_creating_one_slug_at_once_get_one_201_and_one_409() {
 #[tokio::test]
 async fn an_author_posting_their_own_slug_again_gets_a_new_version() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "author@example.org", "instructor").await;
+    let author = app.person("author@example.org", "instructor").await;
     author_exam(&app, &author, "exam").await;
     let body = expect_status(
         send_quiz(
@@ -280,9 +259,9 @@ async fn an_author_posting_their_own_slug_again_gets_a_new_version() {
 #[tokio::test]
 async fn co_authors_change_a_quiz_and_read_its_key_and_only_the_owner_chooses_them() {
     let app = TestApp::spawn().await;
-    let owner = token_for(&app, "owner@example.org", "instructor").await;
-    let co = token_for(&app, "co@example.org", "instructor").await;
-    let third = token_for(&app, "third@example.org", "instructor").await;
+    let owner = app.person("owner@example.org", "instructor").await;
+    let co = app.person("co@example.org", "instructor").await;
+    let third = app.person("third@example.org", "instructor").await;
     author_exam(&app, &owner, "exam").await;
     let changed = private_quiz("exam").replace("Pick one", "Pick the one");
 
@@ -314,22 +293,17 @@ async fn co_authors_change_a_quiz_and_read_its_key_and_only_the_owner_chooses_th
         200,
     )
     .await;
-    expect_status(
-        get_as(&app, &co.access, "/v1/quizzes/exam/versions/2").await,
-        200,
-    )
-    .await;
+    co.get("/v1/quizzes/exam/versions/2")
+        .await
+        .status(200)
+        .await;
     assert_problem(
         add(&co.access, third.id).await.unwrap(),
         403,
         "not_quiz_owner",
     )
     .await;
-    let authors = expect_status(
-        get_as(&app, &co.access, "/v1/quizzes/exam/authors").await,
-        200,
-    )
-    .await;
+    let authors = co.get("/v1/quizzes/exam/authors").await.status(200).await;
     assert_eq!(authors["items"][0]["user_id"], owner.id.to_string());
     assert_eq!(authors["items"][0]["role"], "owner");
     assert_eq!(authors["items"][1]["user_id"], co.id.to_string());
@@ -342,160 +316,114 @@ async fn co_authors_change_a_quiz_and_read_its_key_and_only_the_owner_chooses_th
     };
     assert_problem(remove(owner.id).await.unwrap(), 409, "owner_stays").await;
     expect_status(remove(co.id).await.unwrap(), 204).await;
-    assert_problem(
-        get_as(&app, &co.access, "/v1/quizzes/exam/versions/2").await,
-        404,
-        "version_not_found",
-    )
-    .await;
+    co.get("/v1/quizzes/exam/versions/2")
+        .await
+        .problem(404, "version_not_found")
+        .await;
 }
 
 #[tokio::test]
 async fn staff_read_the_key_of_versions_assigned_in_their_course_and_no_other() {
     let app = TestApp::spawn().await;
-    let x = token_for(&app, "x@example.org", "instructor").await;
-    let y = token_for(&app, "y@example.org", "instructor").await;
+    let x = app.person("x@example.org", "instructor").await;
+    let y = app.person("y@example.org", "instructor").await;
     author_exam(&app, &x, "exam-a").await;
     author_exam(&app, &y, "exam-b").await;
     let (course_a, _) = course_with(&app, &x.access, "exam-a", json!({"feedback": "never"})).await;
     let (course_b, _) = course_with(&app, &y.access, "exam-b", json!({"feedback": "never"})).await;
     // A site learner who assists in course A and sits the exam in course B.
-    let ta = register(&app, "ta@example.org").await;
+    let ta = app.person("ta@example.org", "learner").await;
     enroll(&app, &x.access, &course_a, ta.id, "instructor").await;
     enroll(&app, &y.access, &course_b, ta.id, "learner").await;
 
-    let key = expect_status(
-        get_as(&app, &ta.access, "/v1/quizzes/exam-a/versions/1").await,
-        200,
-    )
-    .await;
+    let key = ta
+        .get("/v1/quizzes/exam-a/versions/1")
+        .await
+        .status(200)
+        .await;
     assert_eq!(key["questions"][0]["options"][0]["correct"], true);
-    assert_problem(
-        get_as(&app, &ta.access, "/v1/quizzes/exam-b/versions/1").await,
-        404,
-        "version_not_found",
-    )
-    .await;
+    ta.get("/v1/quizzes/exam-b/versions/1")
+        .await
+        .problem(404, "version_not_found")
+        .await;
     // Teaching course A lets them see its roster, not course B's.
-    expect_status(
-        get_as(
-            &app,
-            &ta.access,
-            &format!("/v1/courses/{course_a}/enrollments"),
-        )
-        .await,
-        200,
-    )
-    .await;
-    assert_problem(
-        get_as(
-            &app,
-            &ta.access,
-            &format!("/v1/courses/{course_b}/enrollments"),
-        )
-        .await,
-        403,
-        "forbidden",
-    )
-    .await;
+    ta.get(&format!("/v1/courses/{course_a}/enrollments"))
+        .await
+        .status(200)
+        .await;
+    ta.get(&format!("/v1/courses/{course_b}/enrollments"))
+        .await
+        .problem(403, "forbidden")
+        .await;
     // A site instructor reads no key of anyone else's quiz: not a private one, not a public one.
-    assert_problem(
-        get_as(&app, &y.access, "/v1/quizzes/exam-a/versions/1").await,
-        404,
-        "version_not_found",
-    )
-    .await;
-    assert_problem(
-        get_as(&app, &y.access, "/v1/quizzes/data-parallelism/versions/1").await,
-        403,
-        "key_forbidden",
-    )
-    .await;
+    y.get("/v1/quizzes/exam-a/versions/1")
+        .await
+        .problem(404, "version_not_found")
+        .await;
+    y.get("/v1/quizzes/data-parallelism/versions/1")
+        .await
+        .problem(403, "key_forbidden")
+        .await;
 }
 
 #[tokio::test]
 async fn an_instructor_cannot_place_someone_elses_private_quiz_to_read_its_key() {
     let app = TestApp::spawn().await;
-    let x = token_for(&app, "x@example.org", "instructor").await;
-    let y = token_for(&app, "y@example.org", "instructor").await;
+    let x = app.person("x@example.org", "instructor").await;
+    let y = app.person("y@example.org", "instructor").await;
     author_exam(&app, &x, "exam").await;
-    let course = expect_status(
-        post_as(&app, &y.access, "/v1/courses", &json!({"title": "Mine"})).await,
-        201,
-    )
-    .await;
+    let course = y
+        .post("/v1/courses", &json!({"title": "Mine"}))
+        .await
+        .status(201)
+        .await;
     let course = course["id"].as_str().unwrap();
-    assert_problem(
-        post_as(
-            &app,
-            &y.access,
-            &format!("/v1/courses/{course}/assignments"),
-            &json!({"quiz": "exam", "policy": {}}),
-        )
-        .await,
-        422,
-        "unknown_quiz",
+    y.post(
+        &format!("/v1/courses/{course}/assignments"),
+        &json!({"quiz": "exam", "policy": {}}),
     )
+    .await
+    .problem(422, "unknown_quiz")
     .await;
     // A public quiz anyone may place.
-    expect_status(
-        post_as(
-            &app,
-            &y.access,
-            &format!("/v1/courses/{course}/assignments"),
-            &json!({"quiz": "data-parallelism", "policy": {}}),
-        )
-        .await,
-        201,
+    y.post(
+        &format!("/v1/courses/{course}/assignments"),
+        &json!({"quiz": "data-parallelism", "policy": {}}),
     )
+    .await
+    .status(201)
     .await;
 }
 
 #[tokio::test]
 async fn a_co_instructor_cannot_demote_the_courses_owner() {
     let app = TestApp::spawn().await;
-    let owner = token_for(&app, "owner@example.org", "instructor").await;
-    let co = register(&app, "co@example.org").await;
-    let course = expect_status(
-        post_as(
-            &app,
-            &owner.access,
-            "/v1/courses",
-            &json!({"title": "Mine"}),
-        )
-        .await,
-        201,
-    )
-    .await;
+    let owner = app.person("owner@example.org", "instructor").await;
+    let co = app.person("co@example.org", "learner").await;
+    let course = owner
+        .post("/v1/courses", &json!({"title": "Mine"}))
+        .await
+        .status(201)
+        .await;
     assert_eq!(course["owner_id"], owner.id.to_string());
     let course = course["id"].as_str().unwrap();
     enroll(&app, &owner.access, course, co.id, "instructor").await;
     // The co-instructor (a site learner: teaching is a role in the course) manages the roster …
-    let learner = register(&app, "l@example.org").await;
+    let learner = app.person("l@example.org", "learner").await;
     enroll(&app, &co.access, course, learner.id, "learner").await;
     // … but cannot demote the owner, and nothing changes.
-    assert_problem(
-        post_as(
-            &app,
-            &co.access,
-            &format!("/v1/courses/{course}/enrollments"),
-            &json!({"user_id": owner.id, "role": "learner"}),
-        )
-        .await,
-        409,
-        "course_owner_stays",
+    co.post(
+        &format!("/v1/courses/{course}/enrollments"),
+        &json!({"user_id": owner.id, "role": "learner"}),
     )
+    .await
+    .problem(409, "course_owner_stays")
     .await;
-    let roster = expect_status(
-        get_as(
-            &app,
-            &owner.access,
-            &format!("/v1/courses/{course}/enrollments"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let roster = owner
+        .get(&format!("/v1/courses/{course}/enrollments"))
+        .await
+        .status(200)
+        .await;
     let owner_row = roster["items"]
         .as_array()
         .unwrap()

@@ -1,6 +1,9 @@
 //! The test harness: a real PostgreSQL (the private one quizd runs when no `DATABASE_URL` is
 //! set, or the server `DATABASE_URL` names), a fresh database per test cloned from a migrated
-//! and seeded template, and quizd serving real HTTP on a loopback port.
+//! and seeded template, and quizd serving real HTTP on a loopback port. People and their
+//! requests: [`session`] (`app.learner()`, `learner.get(path).await.status(200)`).
+
+pub mod session;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

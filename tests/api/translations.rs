@@ -2,9 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    TINY_QUIZ, TestApp, assert_problem, expect_status, get_as, put_as, token_for,
-};
+use crate::support::{TINY_QUIZ, TestApp, assert_problem, expect_status, get_as, put_as};
 
 const BN: &str = "title = \"ক্ষুদ্র\"\n\n[questions.q1]\nprompt = \"একটি বাছুন\"\n\n\
                   [questions.q1.options.a]\ntext = \"ক\"\n";
@@ -39,7 +37,7 @@ fn bn_coverage(quiz: &Value) -> u64 {
 #[tokio::test]
 async fn a_translation_whose_source_changed_is_stale_served_in_the_source_and_not_counted() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "translator@example.org", "instructor").await;
+    let author = app.person("translator@example.org", "instructor").await;
     save(&app, &author.access, "Pick one", BN, true).await;
     let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
     assert_eq!(quiz["questions"][0]["lang"], "bn");
@@ -60,11 +58,11 @@ async fn a_translation_whose_source_changed_is_stale_served_in_the_source_and_no
     );
     assert_eq!(bn_coverage(&quiz), before - 1);
 
-    let status = expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/tiny/translations").await,
-        200,
-    )
-    .await;
+    let status = author
+        .get("/v1/quizzes/tiny/translations")
+        .await
+        .status(200)
+        .await;
     let bn = &status["locales"][0];
     assert_eq!(bn["locale"], "bn");
     assert_eq!(
@@ -90,17 +88,12 @@ async fn a_translation_whose_source_changed_is_stale_served_in_the_source_and_no
 #[tokio::test]
 async fn the_seed_quiz_is_fully_current_in_bengali_and_indonesian() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
-    let status = expect_status(
-        get_as(
-            &app,
-            &admin.access,
-            "/v1/quizzes/data-parallelism/translations",
-        )
-        .await,
-        200,
-    )
-    .await;
+    let admin = app.person("admin@example.org", "admin").await;
+    let status = admin
+        .get("/v1/quizzes/data-parallelism/translations")
+        .await
+        .status(200)
+        .await;
     let catalogue = app.get_json("/v1/quizzes/data-parallelism", 200).await;
     for (i, locale) in ["bn", "id"].iter().enumerate() {
         let l = &status["locales"][i];
@@ -117,38 +110,31 @@ async fn the_seed_quiz_is_fully_current_in_bengali_and_indonesian() {
 #[tokio::test]
 async fn only_authors_and_admins_read_the_translation_status() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "owner@example.org", "instructor").await;
-    let other = token_for(&app, "other@example.org", "instructor").await;
+    let author = app.person("owner@example.org", "instructor").await;
+    let other = app.person("other@example.org", "instructor").await;
     crate::support::author_exam(&app, &author, "exam-t").await;
     // A private quiz does not exist for others; a public one is forbidden.
-    assert_problem(
-        get_as(&app, &other.access, "/v1/quizzes/exam-t/translations").await,
-        404,
-        "quiz_not_found",
-    )
-    .await;
-    assert_problem(
-        get_as(
-            &app,
-            &other.access,
-            "/v1/quizzes/data-parallelism/translations",
-        )
-        .await,
-        403,
-        "not_quiz_author",
-    )
-    .await;
+    other
+        .get("/v1/quizzes/exam-t/translations")
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
+    other
+        .get("/v1/quizzes/data-parallelism/translations")
+        .await
+        .problem(403, "not_quiz_author")
+        .await;
     assert_problem(
         app.get("/v1/quizzes/data-parallelism/translations").await,
         401,
         "unauthorized",
     )
     .await;
-    expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/exam-t/translations").await,
-        200,
-    )
-    .await;
+    author
+        .get("/v1/quizzes/exam-t/translations")
+        .await
+        .status(200)
+        .await;
     // The catalogue says which quizzes each may edit (and so read the translations of).
     let editable = |list: &Value| -> Vec<(String, bool)> {
         list["items"]
@@ -163,14 +149,14 @@ async fn only_authors_and_admins_read_the_translation_status() {
             })
             .collect()
     };
-    let list = expect_status(get_as(&app, &author.access, "/v1/quizzes").await, 200).await;
+    let list = author.get("/v1/quizzes").await.status(200).await;
     let mine: Vec<String> = editable(&list)
         .into_iter()
         .filter_map(|(slug, e)| e.then_some(slug))
         .collect();
     assert_eq!(mine, ["exam-t"], "the seed quizzes are not theirs");
-    let admin = token_for(&app, "admin@example.org", "admin").await;
-    let list = expect_status(get_as(&app, &admin.access, "/v1/quizzes").await, 200).await;
+    let admin = app.person("admin@example.org", "admin").await;
+    let list = admin.get("/v1/quizzes").await.status(200).await;
     assert!(editable(&list).iter().all(|(_, e)| *e), "{list}");
     assert_eq!(
         app.get_json("/v1/quizzes", 200).await["items"][0]["editable"],
@@ -218,7 +204,7 @@ async fn put_xliff(app: &TestApp, token: &str, path: &str, body: String) -> reqw
 #[tokio::test]
 async fn an_xliff_round_trip_through_a_translators_edit_changes_the_served_text_in_a_new_version() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf";
     let xliff = get_xliff(&app, &admin.access, path).await;
     assert!(
@@ -284,7 +270,7 @@ async fn an_xliff_round_trip_through_a_translators_edit_changes_the_served_text_
 #[tokio::test]
 async fn an_xliff_with_an_unknown_unit_or_a_changed_source_is_refused_naming_the_unit() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let path = "/v1/quizzes/data-parallelism/versions/1/translations/id.xlf";
     let xliff = get_xliff(&app, &admin.access, path).await;
     let bad = xliff
@@ -316,30 +302,23 @@ async fn an_xliff_with_an_unknown_unit_or_a_changed_source_is_refused_naming_the
     )
     .await;
     // The source locale is no translation target; a learner is no author.
-    assert_problem(
-        get_as(
-            &app,
-            &admin.access,
-            "/v1/quizzes/data-parallelism/versions/1/translations/en.xlf",
-        )
-        .await,
-        404,
-        "locale_not_found",
-    )
-    .await;
-    let learner = token_for(&app, "learner@example.org", "learner").await;
-    assert_problem(
-        get_as(&app, &learner.access, path).await,
-        403,
-        "not_quiz_author",
-    )
-    .await;
+    admin
+        .get("/v1/quizzes/data-parallelism/versions/1/translations/en.xlf")
+        .await
+        .problem(404, "locale_not_found")
+        .await;
+    let learner = app.person("learner@example.org", "learner").await;
+    learner
+        .get(path)
+        .await
+        .problem(403, "not_quiz_author")
+        .await;
 }
 
 #[tokio::test]
 async fn a_billion_laughs_or_an_external_entity_is_refused_cheaply() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.xlf";
     let mut entities = String::from("<!ENTITY l0 \"lol\">");
     for i in 1..10 {
@@ -406,7 +385,7 @@ fn keep_for_check(name: &str, text: &str) {
 #[tokio::test]
 async fn a_po_round_trip_through_a_translators_edit_changes_the_served_text_in_a_new_version() {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let path = "/v1/quizzes/data-parallelism/versions/1/translations/bn.po";
     let po = get_po(&app, &admin.access, path).await;
     // The same version as XLIFF, for check.py to compare the two exports unit by unit.
@@ -476,7 +455,7 @@ async fn a_po_round_trip_through_a_translators_edit_changes_the_served_text_in_a
 async fn a_stale_translation_is_exported_fuzzy_with_its_previous_msgid_and_imported_once_reviewed()
 {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "translator@example.org", "instructor").await;
+    let author = app.person("translator@example.org", "instructor").await;
     save(&app, &author.access, "Pick one", BN, true).await;
     save(&app, &author.access, "Pick exactly one", BN, false).await;
     let path = "/v1/quizzes/tiny/versions/2/translations/bn.po";
@@ -512,7 +491,7 @@ async fn a_stale_translation_is_exported_fuzzy_with_its_previous_msgid_and_impor
 async fn a_po_with_an_unknown_entry_a_changed_msgid_or_bad_syntax_is_refused_naming_entry_and_line()
 {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let path = "/v1/quizzes/data-parallelism/versions/1/translations/id.po";
     let po = get_po(&app, &admin.access, path).await;
     let bad = po
@@ -576,7 +555,7 @@ async fn a_po_with_an_unknown_entry_a_changed_msgid_or_bad_syntax_is_refused_nam
 #[tokio::test]
 async fn an_author_who_keeps_stale_translations_has_them_served_while_still_reported_stale() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "keeper@example.org", "instructor").await;
+    let author = app.person("keeper@example.org", "instructor").await;
     let keep = |prompt: &str| {
         json!({
             "quiz": TINY_QUIZ
@@ -590,28 +569,22 @@ async fn an_author_who_keeps_stale_translations_has_them_served_while_still_repo
         201,
     )
     .await;
-    expect_status(
-        put_as(
-            &app,
-            &author.access,
-            "/v1/quizzes/tiny",
-            &keep("Pick exactly one"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    author
+        .put("/v1/quizzes/tiny", &keep("Pick exactly one"))
+        .await
+        .status(200)
+        .await;
     let quiz = app.get_json("/v1/quizzes/tiny?lang=bn", 200).await;
     let q = &quiz["questions"][0];
     assert_eq!(
         (q["prompt"].as_str(), q["lang"].as_str()),
         (Some("একটি বাছুন"), Some("bn"))
     );
-    let status = expect_status(
-        get_as(&app, &author.access, "/v1/quizzes/tiny/translations").await,
-        200,
-    )
-    .await;
+    let status = author
+        .get("/v1/quizzes/tiny/translations")
+        .await
+        .status(200)
+        .await;
     assert_eq!(status["locales"][0]["stale"], 1);
     assert_eq!(
         status["locales"][0]["items"][1]["stale_texts"],
@@ -635,7 +608,7 @@ fn quizd(app: &TestApp, args: &[&str]) -> std::process::Output {
 async fn the_command_line_exports_what_the_api_does_and_imports_a_translators_file_as_a_new_version()
  {
     let app = TestApp::spawn().await;
-    let admin = token_for(&app, "admin@example.org", "admin").await;
+    let admin = app.person("admin@example.org", "admin").await;
     let dir = tempfile::tempdir().unwrap();
     let po_path = dir.path().join("bn.po");
     let po_file = po_path.to_str().unwrap();

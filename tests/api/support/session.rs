@@ -1,0 +1,124 @@
+//! Sessions: a signed-in person and the requests they make, each answered by a [`Reply`] that
+//! asserts what the test expects. One line says who does what and what comes back:
+//!
+//! ```ignore
+//! let learner = app.learner().await;
+//! learner.put(&path, &body).await.problem(409, "answer_final").await;
+//! let attempt = learner.post(&start, &json!({})).await.status(201).await;
+//! ```
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use reqwest::Method;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Person, TestApp, assert_problem, bearer, expect_status, token_for};
+
+/// A signed-in person of one test's quizd. Derefs to the [`Person`] (id, email, tokens).
+pub struct Session<'a> {
+    app: &'a TestApp,
+    person: Person,
+}
+
+impl Deref for Session<'_> {
+    type Target = Person;
+    fn deref(&self) -> &Person {
+        &self.person
+    }
+}
+
+/// Distinct addresses for the people `learner()` and its kin make.
+fn next_email(role: &str) -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("{role}-{}@example.org", N.fetch_add(1, Ordering::Relaxed))
+}
+
+impl TestApp {
+    /// A newly registered, verified learner, signed in.
+    pub async fn learner(&self) -> Session<'_> {
+        self.person(&next_email("learner"), "learner").await
+    }
+
+    /// A newly registered instructor, signed in with the role in their token.
+    pub async fn instructor(&self) -> Session<'_> {
+        self.person(&next_email("instructor"), "instructor").await
+    }
+
+    /// A newly registered admin, signed in with the role in their token.
+    pub async fn admin(&self) -> Session<'_> {
+        self.person(&next_email("admin"), "admin").await
+    }
+
+    /// A newly registered person with this address and role (see [`token_for`]), signed in.
+    pub async fn person(&self, email: &str, role: &str) -> Session<'_> {
+        self.session(token_for(self, email, role).await)
+    }
+
+    /// `person`'s session on this quizd.
+    pub fn session(&self, person: Person) -> Session<'_> {
+        Session { app: self, person }
+    }
+}
+
+impl Session<'_> {
+    /// A request with this person's bearer token, to build further.
+    pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        bearer(self.app, method, path, &self.person.access)
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        Reply::of(self.request(Method::GET, path)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        Reply::of(self.request(Method::DELETE, path)).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Reply {
+        Reply::of(self.request(Method::POST, path).json(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Reply {
+        Reply::of(self.request(Method::PUT, path).json(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Reply {
+        Reply::of(self.request(Method::PATCH, path).json(body)).await
+    }
+}
+
+/// quizd's answer to a request, waiting for the test to say what it expects of it.
+#[must_use = "a reply asserts nothing until it is checked"]
+pub struct Reply(reqwest::Response);
+
+impl Reply {
+    async fn of(request: reqwest::RequestBuilder) -> Self {
+        Self(request.send().await.expect("quizd answers"))
+    }
+
+    /// Asserts the status (showing the body if it differs); the JSON body, `Null` if none.
+    pub async fn status(self, status: u16) -> Value {
+        expect_status(self.0, status).await
+    }
+
+    /// Asserts a success (2xx); the body as a `T`.
+    pub async fn ok<T: DeserializeOwned>(self) -> T {
+        let status = self.0.status();
+        let url = self.0.url().to_string();
+        let text = self.0.text().await.expect("a body");
+        assert!(status.is_success(), "status of {url}: {status}: {text}");
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("body of {url}: {e}: {text}"))
+    }
+
+    /// Asserts an RFC 9457 problem with this status and code; the problem.
+    pub async fn problem(self, status: u16, code: &str) -> Value {
+        assert_problem(self.0, status, code).await
+    }
+
+    /// The response itself, for what the other checks do not read (headers, bytes).
+    pub fn response(self) -> reqwest::Response {
+        self.0
+    }
+}
