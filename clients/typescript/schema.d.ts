@@ -1466,7 +1466,7 @@ export interface paths {
         /** One version's questions, with their key, as Moodle XML or GIFT, for another system: the
          *     texts in the quiz's source locale (neither format holds translations: the XLIFF and PO
          *     exports carry them); or as a QTI 3.0 package (`qti3`), with every locale (one item file per
-         *     question and locale, `xml:lang` on each; banks are written as fixed questions), points, explanations, per-option feedback; multiple choice as equal
+         *     question and locale, `xml:lang` on each; each slot of a bank a section that selects its draw), points, explanations, per-option feedback; multiple choice as equal
          *     shares with a matching penalty, which is quizd's grading. The quiz's authors and admins
          *     only: it holds the answer key. */
         get: operations["export_version"];
@@ -1548,6 +1548,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every subscription (never their secrets). Admins. */
+        get: operations["list_webhooks"];
+        put?: never;
+        /** Subscribes a URL to topics. The answer carries the signing secret, shown this once. Admins. */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One subscription (never its secret). Admins. */
+        get: operations["get_webhook"];
+        put?: never;
+        post?: never;
+        /** Deletes a subscription, its secret and its deliveries (delivered or not). Admins. */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        /** Changes a subscription's URL, topics or description, or disables or enables it. Events
+         *     already queued keep going to it (to the new URL); new topics take events from now on.
+         *     Admins. */
+        patch: operations["update_webhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A subscription's deliveries, newest first, with the last error of each. Admins. */
+        get: operations["list_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{event_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tries an undelivered (failed or parked) event again now; its count of tries starts afresh.
+         *     Admins. */
+        post: operations["retry_webhook_delivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Gives a subscription a new signing secret, shown this once. For 24 hours deliveries carry
+         *     a signature with the previous secret too (`webhook-signature` holds both), so the receiver
+         *     can change its secret meanwhile. Admins. */
+        post: operations["rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/xapi/deliveries": {
         parameters: {
             query?: never;
@@ -1592,7 +1685,7 @@ export interface components {
          * @description What happened.
          * @enum {string}
          */
-        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored";
+        Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored" | "webhook_created" | "webhook_updated" | "webhook_deleted" | "webhook_secret_rotated";
         /** @description One learner's exceptions to the policy: each part absent means nothing extra. The most
          *     generous applicable rule wins: see the README ("Overrides and accommodations"). */
         AdjustmentRequest: {
@@ -1949,6 +2042,7 @@ export interface components {
              */
             regraded_at?: string | null;
             result?: components["schemas"]["AttemptResult"] | null;
+            score_feedback?: components["schemas"]["LocalizedText"] | null;
             /** Format: date-time */
             started_at: string;
             state: components["schemas"]["AttemptState"];
@@ -2078,7 +2172,7 @@ export interface components {
          *     | `deep_link_not_found` | 404 | There is no such Deep Linking request, or it is not yours. |
          *     | `deep_link_single_item` | 422 | The platform accepts one item in this Deep Linking request. |
          *     | `deep_link_too_many_items` | 422 | Place at most 50 quizzes at once. |
-         *     | `delivery_done` | 409 | This delivery (a grade to an LMS, statements to an LRS) has been made already. |
+         *     | `delivery_done` | 409 | This delivery (a grade to an LMS, statements to an LRS, an event to a webhook) has been made already. |
          *     | `delivery_not_found` | 404 | There is no such delivery. |
          *     | `email_taken` | 409 | An account with this email exists; sign in instead. |
          *     | `forbidden` | 403 | The action needs a role you do not hold here. |
@@ -2177,11 +2271,13 @@ export interface components {
          *     | `attempt_regraded` | 409 | A regrade moved the attempt to a corrected version of its quiz while the request was on its way; read the attempt again. |
          *     | `regrade_conflict` | 409 | Another regrade of this assignment ran at the same moment; read it and retry. |
          *     | `regrade_same_version` | 422 | The assignment already uses this version; there is nothing to regrade to. |
+         *     | `invalid_webhook` | 422 | A webhook subscription is refused (its URL, topics or description); the detail names the field. |
+         *     | `webhook_not_found` | 404 | There is no such webhook subscription. |
          *     | `weak_password` | 422 | The password is too short or too long. |
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -3408,6 +3504,16 @@ export interface components {
          * @enum {string}
          */
         Scoring: "graded" | "full_marks" | "dropped";
+        /** @description A rotated secret, shown this once. */
+        SecretRotated: {
+            /**
+             * Format: date-time
+             * @description Until then deliveries carry a signature with the previous secret too.
+             */
+            previous_secret_expires_at: string;
+            /** @description The new secret (`whsec_…`). Not shown again. */
+            secret: string;
+        };
         SelectedAnswer: {
             /** @description The chosen options' ids in this attempt: one for single choice and true/false. */
             selected: string[];
@@ -3645,6 +3751,99 @@ export interface components {
          * @enum {string}
          */
         Visibility: "public" | "private";
+        /** @description A subscription, as admins see it (never its secret). */
+        Webhook: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by?: string | null;
+            description: string;
+            /**
+             * Format: date-time
+             * @description Set: nothing is queued for it, and what was queued waits until it is enabled again.
+             */
+            disabled_at?: string | null;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Until then deliveries are signed with the previous secret too.
+             */
+            previous_secret_expires_at?: string | null;
+            /**
+             * Format: date-time
+             * @description When its secret was last rotated.
+             */
+            secret_rotated_at?: string | null;
+            /** @description The public topics it wants. */
+            topics: string[];
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Where events are POSTed. */
+            url: string;
+        };
+        /** @description A new subscription. */
+        WebhookCreate: {
+            /** @description At most 500 characters. */
+            description?: string | null;
+            /** @description Public topics: `response.recorded`, `attempt.started`, `attempt.finished`,
+             *     `grade.changed` (a staff override or a regrade), `quiz.version_created`. */
+            topics: string[];
+            /** @description https (plain http only to a loopback host) to a host quizd is configured to call
+             *     (`--webhook-host`), without a user name, password or fragment, at most 2048 bytes. */
+            url: string;
+        };
+        /** @description A subscription with its signing secret, shown this once. */
+        WebhookCreated: components["schemas"]["Webhook"] & {
+            /** @description `whsec_` and the base64 of the HMAC key, as Standard Webhooks libraries take it. Not
+             *     shown again. */
+            secret: string;
+        };
+        /** @description A delivery of an event to a subscription, as admins see it. */
+        WebhookDelivery: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at?: string | null;
+            /**
+             * Format: int64
+             * @description The outbox event's id.
+             */
+            id: number;
+            /** @description The last failure (the receiver's status and the start of its answer), or why nothing
+             *     was sent. */
+            last_error?: string | null;
+            /** Format: date-time */
+            next_attempt_at?: string | null;
+            /** @description `delivered`, `pending`, `failed` (will be tried again) or `parked` (retry it by hand). */
+            status: string;
+            /**
+             * Format: uuid
+             * @description The attempt, or for `quiz.version_created` the quiz version, the event is about.
+             */
+            subject_id: string;
+            /** @description The public topic (`type` in the body). */
+            topic: string;
+            /** Format: int32 */
+            tries: number;
+            /** @description `webhook-id`: the same on every try. */
+            webhook_id: string;
+        };
+        WebhookDeliveryList: {
+            items: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookList: {
+            items: components["schemas"]["Webhook"][];
+        };
+        /** @description A change to a subscription; an absent field stays as it is. */
+        WebhookUpdate: {
+            description?: string | null;
+            /** @description `true`: nothing more is queued for it (what happens meanwhile is never sent to it) and
+             *     what was queued waits; `false`: enabled again, for events from then on. */
+            disabled?: boolean | null;
+            topics?: string[] | null;
+            url?: string | null;
+        };
         /** @description How many attempts you have used and have left, staff overrides and accommodations
          *     included, and your window: a new attempt starts exactly when `remaining` is absent or above
          *     zero and now is inside the window (and the assignment and its course are not archived). */
@@ -11510,6 +11709,609 @@ export interface operations {
             };
             /** @description Not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header): a key of 1 to 255 visible ASCII characters, new for each request (e.g. a UUID). The same key with the same request (method, path, body) by the same person within 24 hours answers the first successful response again (its status, body, `Content-Type` and `Location`, with `Idempotent-Replayed: true`) instead of running again; with another request it is `422 idempotency_key_reused`; while the first is still running, `409 idempotency_key_in_flight`. A request that did not succeed keeps nothing (a retry runs again), nor does one whose response is larger than 64 KiB. Keys are scoped to the signed-in person. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description Subscribed */
+            201: {
+                headers: {
+                    /** @description `true` when this is the replayed response to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description Malformed body; or The Idempotency-Key is empty, longer than 255 characters, not visible ASCII, or sent twice (`invalid_idempotency_key`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (`idempotency_key_in_flight`; retry after `Retry-After` seconds) */
+            409: {
+                headers: {
+                    /** @description Seconds to wait (`idempotency_key_in_flight`) */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refused URL, topic or description; or The Idempotency-Key was used with another request (`idempotency_key_reused`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Malformed id or body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A refused URL, topic or description */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_webhook_deliveries: {
+        parameters: {
+            query?: {
+                /** @description `failed` (failed or parked), `pending`, `delivered`; all when absent. */
+                status?: components["schemas"]["DeliveryFilter"];
+                /** @description At most this many (default 100, at most 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Malformed id or query */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retry_webhook_delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+                /** @description The delivery's (outbox event's) id */
+                event_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheduled now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription or delivery */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Delivered already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretRotated"];
+                };
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such subscription */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
