@@ -22,6 +22,7 @@ pub struct CreateSession {
 pub struct OpenQuestion {
     /// The question's timer.
     #[schema(minimum = 5, maximum = 600)]
+    #[serde(deserialize_with = "crate::extract::whole")]
     pub seconds: u32,
 }
 

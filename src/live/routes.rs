@@ -84,14 +84,17 @@ pub async fn create_session(
     } else {
         let value: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?;
-        if !value.is_object() {
+        if value.is_null() {
+            CreateSession::default()
+        } else if !value.is_object() {
             return Err(ApiError::new(
                 Code::InvalidBody,
                 "The body must be a JSON object.",
             ));
+        } else {
+            serde_json::from_value(value)
+                .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?
         }
-        serde_json::from_value(value)
-            .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?
     };
     let assignment = super::runnable(&state, *id, &user).await?;
     let row = super::create(&state, &user, &assignment, request.leaderboard).await?;
