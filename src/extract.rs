@@ -55,6 +55,21 @@ pub fn from_object<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, A
     })
 }
 
+/// Reads an optional body: empty or `null` gives `T::default()`, else a JSON object as
+/// [`from_object`] reads it.
+pub fn optional_object<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, ApiError> {
+    let invalid = |detail: String| ApiError::new(Code::InvalidBody, detail);
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Null) => Ok(T::default()),
+        Ok(v @ serde_json::Value::Object(_)) => from_object(v),
+        Ok(_) => Err(invalid("The body must be a JSON object.".into())),
+        Err(e) => Err(invalid(format!("Invalid JSON body: {e}"))),
+    }
+}
+
 /// An optional whole number that may arrive as `3` or `3.0` (JSON Schema calls both integers).
 pub fn optional_whole<'de, D, N>(d: D) -> Result<Option<N>, D::Error>
 where

@@ -21,20 +21,6 @@ use crate::grading::{self, Answer};
 use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
 
-/// Reads the optional start body: empty, or a JSON [`StartAttempt`].
-fn start_body(body: &[u8]) -> Result<StartAttempt, ApiError> {
-    let invalid = |detail: String| ApiError::new(Code::InvalidBody, detail);
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(StartAttempt::default());
-    }
-    match serde_json::from_slice::<serde_json::Value>(body) {
-        Ok(serde_json::Value::Null) => Ok(StartAttempt::default()),
-        Ok(v @ serde_json::Value::Object(_)) => crate::extract::from_object(v),
-        Ok(_) => Err(invalid("The body must be a JSON object.".into())),
-        Err(e) => Err(invalid(format!("Invalid JSON body: {e}"))),
-    }
-}
-
 async fn start_response(
     state: &AppState,
     user: &CurrentUser,
@@ -42,7 +28,7 @@ async fn start_response(
     req: &HttpRequest,
     body: &[u8],
 ) -> Result<HttpResponse, ApiError> {
-    let StartAttempt { locale } = start_body(body)?;
+    let StartAttempt { locale } = crate::extract::optional_object(body)?;
     let accept = req
         .headers()
         .get(header::ACCEPT_LANGUAGE)

@@ -79,23 +79,7 @@ pub async fn create_session(
     id: web::Path<Uuid>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let request: CreateSession = if body.iter().all(u8::is_ascii_whitespace) {
-        CreateSession::default()
-    } else {
-        let value: serde_json::Value = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?;
-        if value.is_null() {
-            CreateSession::default()
-        } else if !value.is_object() {
-            return Err(ApiError::new(
-                Code::InvalidBody,
-                "The body must be a JSON object.",
-            ));
-        } else {
-            serde_json::from_value(value)
-                .map_err(|e| ApiError::new(Code::InvalidBody, format!("Invalid JSON body: {e}")))?
-        }
-    };
+    let request: CreateSession = crate::extract::optional_object(&body)?;
     let assignment = super::runnable(&state, *id, &user).await?;
     let row = super::create(&state, &user, &assignment, request.leaderboard).await?;
     Ok(HttpResponse::Created()
