@@ -6,9 +6,9 @@ use quizd::clock::Clock;
 use quizd::content::{QuizContent, load_dir};
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, assert_problem, content_dir, expect_status, get_as, post_as, put_as, token_for,
-};
+use crate::support::courses::assigned;
+use crate::support::session::{Reply, Session};
+use crate::support::{Person, TestApp, content_dir};
 
 fn quiz(slug: &str) -> QuizContent {
     load_dir(&content_dir())
@@ -47,35 +47,26 @@ fn option_ids(content: &QuizContent, served: &Value, correct: bool) -> Vec<Strin
         .collect()
 }
 
-async fn start_practice(app: &TestApp, who: &Person, slug: &str, locale: &str) -> Value {
-    let res = post_as(
-        app,
-        &who.access,
-        &format!("/v1/quizzes/{slug}/attempts"),
-        &json!({"locale": locale}),
-    )
-    .await;
-    expect_status(res, 201).await
+async fn start_practice(who: &Session<'_>, slug: &str, locale: &str) -> Value {
+    let path = format!("/v1/quizzes/{slug}/attempts");
+    who.post(&path, &json!({"locale": locale}))
+        .await
+        .status(201)
+        .await
 }
 
-async fn answer(
-    app: &TestApp,
-    who: &Person,
-    attempt: &Value,
-    question: &Value,
-    body: Value,
-) -> reqwest::Response {
+async fn answer(who: &Session<'_>, attempt: &Value, question: &Value, body: Value) -> Reply {
     let path = format!(
         "/v1/attempts/{}/responses/{}",
         attempt["id"].as_str().unwrap(),
         question["id"].as_str().unwrap()
     );
-    put_as(app, &who.access, &path, &body).await
+    who.put(&path, &body).await
 }
 
-async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+async fn finish(who: &Session<'_>, attempt: &Value) -> Value {
     let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
-    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+    who.post(&path, &json!({})).await.status(200).await
 }
 
 /// Everything that would tell a learner the answer before the policy allows it.
@@ -113,9 +104,9 @@ fn assert_no_key_material(body: &str, content: &QuizContent, context: &str) {
 async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_right_after_answering()
 {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "mina@example.org", "learner").await;
+    let learner = app.person("mina@example.org", "learner").await;
     let content = quiz("data-parallelism");
-    let attempt = start_practice(&app, &learner, "data-parallelism", "bn").await;
+    let attempt = start_practice(&learner, "data-parallelism", "bn").await;
     assert_eq!(attempt["locale"], "bn");
     assert_eq!(attempt["feedback_timing"], "immediate");
     assert_eq!(attempt["title"]["lang"], "bn");
@@ -128,8 +119,10 @@ async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_righ
         // Answer questions alternately right and wrong.
         let right = i % 2 == 0;
         let pick = option_ids(&content, q, right).remove(0);
-        let res = answer(&app, &learner, &attempt, q, json!({"selected": [pick]})).await;
-        let out = expect_status(res, 200).await;
+        let out = answer(&learner, &attempt, q, json!({"selected": [pick]}))
+            .await
+            .status(200)
+            .await;
         let result = &out["result"];
         assert_eq!(result["correct"], right);
         assert_eq!(result["points"], if right { 1.0 } else { 0.0 });
@@ -154,7 +147,7 @@ async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_righ
             );
         }
     }
-    let done = finish(&app, &learner, &attempt).await;
+    let done = finish(&learner, &attempt).await;
     assert_eq!(done["state"], "finished");
     assert_eq!(
         done["result"],
@@ -169,23 +162,22 @@ async fn a_learner_takes_the_seed_quiz_in_bengali_and_sees_each_explanation_righ
 #[tokio::test]
 async fn the_quiz_is_served_in_english_and_indonesian_too() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "ari@example.org", "learner").await;
+    let learner = app.person("ari@example.org", "learner").await;
     let content = quiz("data-parallelism");
     for locale in ["en", "id"] {
-        let attempt = start_practice(&app, &learner, "data-parallelism", locale).await;
+        let attempt = start_practice(&learner, "data-parallelism", locale).await;
         assert_eq!(attempt["locale"], locale);
         for q in attempt["questions"].as_array().unwrap() {
             let pick = option_ids(&content, q, true).remove(0);
-            let out = expect_status(
-                answer(&app, &learner, &attempt, q, json!({"selected": [pick]})).await,
-                200,
-            )
-            .await;
+            let out = answer(&learner, &attempt, q, json!({"selected": [pick]}))
+                .await
+                .status(200)
+                .await;
             assert_eq!(out["result"]["correct"], true);
             let lang = out["result"]["explanation"]["lang"].as_str().unwrap();
             assert!(lang == locale || lang == "en");
         }
-        let done = finish(&app, &learner, &attempt).await;
+        let done = finish(&learner, &attempt).await;
         assert_eq!(done["result"]["percentage"], 100.0);
     }
 }
@@ -193,11 +185,11 @@ async fn the_quiz_is_served_in_english_and_indonesian_too() {
 #[tokio::test]
 async fn option_ids_differ_in_every_attempt_and_reveal_no_position() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "ids@example.org", "learner").await;
+    let learner = app.person("ids@example.org", "learner").await;
     let content = quiz("data-parallelism");
-    let first = start_practice(&app, &learner, "data-parallelism", "en").await;
-    finish(&app, &learner, &first).await;
-    let second = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let first = start_practice(&learner, "data-parallelism", "en").await;
+    finish(&learner, &first).await;
+    let second = start_practice(&learner, "data-parallelism", "en").await;
     let ids = |a: &Value| -> Vec<String> {
         a["questions"]
             .as_array()
@@ -242,31 +234,28 @@ async fn option_ids_differ_in_every_attempt_and_reveal_no_position() {
 #[tokio::test]
 async fn under_immediate_feedback_the_first_answer_is_final_and_a_retry_is_safe() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "retry@example.org", "learner").await;
+    let learner = app.person("retry@example.org", "learner").await;
     let content = quiz("data-parallelism");
-    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let attempt = start_practice(&learner, "data-parallelism", "en").await;
     let q = &attempt["questions"][0];
     let wrong = option_ids(&content, q, false);
-    let first = expect_status(
-        answer(&app, &learner, &attempt, q, json!({"selected": [wrong[0]]})).await,
-        200,
-    )
-    .await;
-    let again = expect_status(
-        answer(&app, &learner, &attempt, q, json!({"selected": [wrong[0]]})).await,
-        200,
-    )
-    .await;
+    let first = answer(&learner, &attempt, q, json!({"selected": [wrong[0]]}))
+        .await
+        .status(200)
+        .await;
+    let again = answer(&learner, &attempt, q, json!({"selected": [wrong[0]]}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(first, again);
     let res = answer(
-        &app,
         &learner,
         &attempt,
         q,
         json!({"selected": [option_ids(&content, q, true)[0]]}),
     )
     .await;
-    let problem = assert_problem(res, 409, "answer_final").await;
+    let problem = res.problem(409, "answer_final").await;
     assert_eq!(problem["recorded"], first);
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
         .fetch_one(&app.pool)
@@ -278,25 +267,19 @@ async fn under_immediate_feedback_the_first_answer_is_final_and_a_retry_is_safe(
 #[tokio::test]
 async fn many_parallel_submissions_record_exactly_one_response() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "race@example.org", "learner").await;
+    let learner = app.person("race@example.org", "learner").await;
     let content = quiz("data-parallelism");
-    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let attempt = start_practice(&learner, "data-parallelism", "en").await;
     // Identical submissions: all succeed with the same result.
     let q = attempt["questions"][0].clone();
     let pick = option_ids(&content, &q, true)[0].clone();
-    let same = futures_util::future::join_all((0..16).map(|_| {
-        answer(
-            &app,
-            &learner,
-            &attempt,
-            &q,
-            json!({"selected": [pick.clone()]}),
-        )
-    }))
+    let same = futures_util::future::join_all(
+        (0..16).map(|_| answer(&learner, &attempt, &q, json!({"selected": [pick.clone()]}))),
+    )
     .await;
     let mut bodies = Vec::new();
     for res in same {
-        bodies.push(expect_status(res, 200).await);
+        bodies.push(res.status(200).await);
     }
     assert!(bodies.windows(2).all(|w| w[0] == w[1]));
     // Conflicting submissions: one answer wins, every other is refused with it.
@@ -309,7 +292,6 @@ async fn many_parallel_submissions_record_exactly_one_response() {
         .collect();
     let mixed = futures_util::future::join_all((0..16).map(|i| {
         answer(
-            &app,
             &learner,
             &attempt,
             &q,
@@ -319,6 +301,7 @@ async fn many_parallel_submissions_record_exactly_one_response() {
     .await;
     let mut winners = std::collections::HashSet::new();
     for res in mixed {
+        let res = res.response();
         let status = res.status().as_u16();
         let body: Value = res.json().await.unwrap();
         match status {
@@ -342,48 +325,18 @@ async fn many_parallel_submissions_record_exactly_one_response() {
 }
 
 /// An instructor's course with one enrolled learner and an assignment of `slug` under `policy`.
-async fn course_assignment(app: &TestApp, slug: &str, policy: Value) -> (Person, Person, String) {
-    let teacher = token_for(app, "teacher@example.org", "instructor").await;
-    let learner = token_for(app, "learner@example.org", "learner").await;
-    let course = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            "/v1/courses",
-            &json!({"title": "Distributed training"}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let course_id = course["id"].as_str().unwrap();
-    let res = post_as(
-        app,
-        &teacher.access,
-        &format!("/v1/courses/{course_id}/enrollments"),
-        &json!({"email": learner.email}),
-    )
-    .await;
-    expect_status(res, 201).await;
-    let res = post_as(
-        app,
-        &teacher.access,
-        &format!("/v1/courses/{course_id}/assignments"),
-        &json!({"quiz": slug, "policy": policy}),
-    )
-    .await;
-    let assignment = expect_status(res, 201).await;
-    (
-        teacher,
-        learner,
-        assignment["id"].as_str().unwrap().to_string(),
-    )
+async fn course_assignment<'a>(
+    app: &'a TestApp,
+    slug: &str,
+    policy: Value,
+) -> (Session<'a>, Session<'a>, String) {
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    let (learner, assignment) = assigned(&teacher, slug, policy).await;
+    (teacher, learner, assignment)
 }
 
-async fn start(app: &TestApp, who: &Person, assignment: &str) -> reqwest::Response {
-    post_as(
-        app,
-        &who.access,
+async fn start(who: &Session<'_>, assignment: &str) -> Reply {
+    who.post(
         &format!("/v1/assignments/{assignment}/attempts"),
         &json!({}),
     )
@@ -399,43 +352,34 @@ async fn deferred_policies_reveal_nothing_until_they_allow_and_let_answers_chang
         let closes = t0 + Duration::days(1);
         let (_, learner, assignment) = course_assignment(&app, "data-parallelism", json!({"feedback": feedback, "shuffle_questions": true, "shuffle_options": true, "closes_at": closes})).await;
         let content = quiz("data-parallelism");
-        let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+        let attempt = start(&learner, &assignment).await.status(201).await;
         assert_no_key_material(&attempt.to_string(), &content, feedback);
         for q in attempt["questions"].as_array().unwrap() {
             // Change the answer once: deferred answers may change until finishing.
             let wrong = option_ids(&content, q, false)[0].clone();
-            let body = expect_status(
-                answer(&app, &learner, &attempt, q, json!({"selected": [wrong]})).await,
-                200,
-            )
-            .await;
+            let body = answer(&learner, &attempt, q, json!({"selected": [wrong]}))
+                .await
+                .status(200)
+                .await;
             assert_no_key_material(&body.to_string(), &content, feedback);
             let right = option_ids(&content, q, true)[0].clone();
-            let body = expect_status(
-                answer(
-                    &app,
-                    &learner,
-                    &attempt,
-                    q,
-                    json!({"selected": [right.clone()]}),
-                )
-                .await,
-                200,
-            )
-            .await;
+            let body = answer(&learner, &attempt, q, json!({"selected": [right.clone()]}))
+                .await
+                .status(200)
+                .await;
             assert_eq!(body["response"]["selected"], json!([right]));
             assert!(body["result"].is_null());
         }
         let id = attempt["id"].as_str().unwrap();
-        let resumed = expect_status(
-            get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-            200,
-        )
-        .await;
+        let resumed = learner
+            .get(&format!("/v1/attempts/{id}"))
+            .await
+            .status(200)
+            .await;
         assert_no_key_material(&resumed.to_string(), &content, feedback);
-        let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+        let mine = learner.get("/v1/me/attempts").await.status(200).await;
         assert_no_key_material(&mine.to_string(), &content, feedback);
-        let done = finish(&app, &learner, &attempt).await;
+        let done = finish(&learner, &attempt).await;
         assert_eq!(
             done["result"]["percentage"], 100.0,
             "{feedback}: the score is always shown"
@@ -446,11 +390,11 @@ async fn deferred_policies_reveal_nothing_until_they_allow_and_let_answers_chang
         }
         if feedback == "after_close" {
             clock.advance(Duration::days(2));
-            let after = expect_status(
-                get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-                200,
-            )
-            .await;
+            let after = learner
+                .get(&format!("/v1/attempts/{id}"))
+                .await
+                .status(200)
+                .await;
             assert!(
                 after["questions"][0]["result"]["correct"]
                     .as_bool()
@@ -463,9 +407,9 @@ async fn deferred_policies_reveal_nothing_until_they_allow_and_let_answers_chang
 #[tokio::test]
 async fn every_question_kind_is_graded_on_the_server() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "kinds@example.org", "learner").await;
+    let learner = app.person("kinds@example.org", "learner").await;
     let content = quiz("kinds-sampler");
-    let attempt = start_practice(&app, &learner, "kinds-sampler", "en").await;
+    let attempt = start_practice(&learner, "kinds-sampler", "en").await;
     assert_eq!(attempt["feedback_timing"], "on_finish");
     let mut expected = 0.0;
     for q in attempt["questions"].as_array().unwrap() {
@@ -486,22 +430,19 @@ async fn every_question_kind_is_graded_on_the_server() {
         } else {
             cq.points
         };
-        let res = answer(&app, &learner, &attempt, q, body).await;
-        expect_status(res, 200).await;
+        answer(&learner, &attempt, q, body).await.status(200).await;
         // The wrong shape of answer is refused and changes nothing.
         let wrong_shape = if q["kind"] == "numeric" {
             json!({"text": "64"})
         } else {
             json!({"number": 1})
         };
-        assert_problem(
-            answer(&app, &learner, &attempt, q, wrong_shape).await,
-            422,
-            "invalid_answer",
-        )
-        .await;
+        answer(&learner, &attempt, q, wrong_shape)
+            .await
+            .problem(422, "invalid_answer")
+            .await;
     }
-    let done = finish(&app, &learner, &attempt).await;
+    let done = finish(&learner, &attempt).await;
     assert_eq!(done["result"]["score"], expected);
     for q in done["questions"].as_array().unwrap() {
         let r = &q["result"];
@@ -523,45 +464,41 @@ async fn an_answer_after_the_deadline_is_refused_and_the_attempt_finishes_with_w
     let (_, learner, assignment) =
         course_assignment(&app, "data-parallelism", json!({"time_limit_minutes": 10})).await;
     let content = quiz("data-parallelism");
-    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let attempt = start(&learner, &assignment).await.status(201).await;
     assert_eq!(attempt["time_left_seconds"], 600);
     let q0 = &attempt["questions"][0];
-    expect_status(
-        answer(
-            &app,
-            &learner,
-            &attempt,
-            q0,
-            json!({"selected": [option_ids(&content, q0, true)[0]]}),
-        )
-        .await,
-        200,
+    answer(
+        &learner,
+        &attempt,
+        q0,
+        json!({"selected": [option_ids(&content, q0, true)[0]]}),
     )
+    .await
+    .status(200)
     .await;
     clock.advance(Duration::minutes(4));
     let id = attempt["id"].as_str().unwrap();
-    let resumed = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    let resumed = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(resumed["time_left_seconds"], 360);
     clock.advance(Duration::minutes(7));
     let q1 = &attempt["questions"][1];
     let res = answer(
-        &app,
         &learner,
         &attempt,
         q1,
         json!({"selected": [option_ids(&content, q1, true)[0]]}),
     )
     .await;
-    assert_problem(res, 409, "deadline_passed").await;
-    let after = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    res.problem(409, "deadline_passed").await;
+    let after = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(after["state"], "finished");
     assert_eq!(after["finish_reason"], "deadline");
     assert_eq!(after["result"]["score"], 1.0);
@@ -574,7 +511,7 @@ async fn the_background_sweep_finishes_expired_attempts() {
     let app = TestApp::spawn_with_clock(clock.clone()).await;
     let (_, learner, assignment) =
         course_assignment(&app, "data-parallelism", json!({"time_limit_minutes": 1})).await;
-    expect_status(start(&app, &learner, &assignment).await, 201).await;
+    start(&learner, &assignment).await.status(201).await;
     clock.advance(Duration::minutes(2));
     let finished = quizd::attempts::finish_expired(&app.pool, clock.now())
         .await
@@ -600,23 +537,27 @@ async fn the_attempts_limit_and_the_window_are_enforced() {
     let app = TestApp::spawn_with_clock(clock.clone()).await;
     let policy = json!({"attempts_allowed": 1, "opens_at": t0 + Duration::hours(1), "closes_at": t0 + Duration::hours(2)});
     let (_, learner, assignment) = course_assignment(&app, "data-parallelism", policy).await;
-    assert_problem(start(&app, &learner, &assignment).await, 409, "not_open").await;
+    start(&learner, &assignment)
+        .await
+        .problem(409, "not_open")
+        .await;
     clock.advance(Duration::minutes(90));
-    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let attempt = start(&learner, &assignment).await.status(201).await;
     // Starting again while it is open resumes it.
-    let again = expect_status(start(&app, &learner, &assignment).await, 200).await;
+    let again = start(&learner, &assignment).await.status(200).await;
     assert_eq!(again["id"], attempt["id"]);
     // The close time bounds the attempt.
     assert_eq!(attempt["time_left_seconds"], 1800);
-    finish(&app, &learner, &attempt).await;
-    assert_problem(
-        start(&app, &learner, &assignment).await,
-        409,
-        "attempts_exhausted",
-    )
-    .await;
+    finish(&learner, &attempt).await;
+    start(&learner, &assignment)
+        .await
+        .problem(409, "attempts_exhausted")
+        .await;
     clock.advance(Duration::hours(1));
-    assert_problem(start(&app, &learner, &assignment).await, 409, "closed").await;
+    start(&learner, &assignment)
+        .await
+        .problem(409, "closed")
+        .await;
 }
 
 #[tokio::test]
@@ -624,119 +565,94 @@ async fn another_learners_attempt_is_404_on_every_attempt_endpoint_and_staff_can
     let app = TestApp::spawn().await;
     let (teacher, learner, assignment) =
         course_assignment(&app, "data-parallelism", json!({})).await;
-    let intruder = token_for(&app, "eve@example.org", "learner").await;
-    let other_teacher = token_for(&app, "mallory@example.org", "instructor").await;
-    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let intruder = app.person("eve@example.org", "learner").await;
+    let other_teacher = app.person("mallory@example.org", "instructor").await;
+    let attempt = start(&learner, &assignment).await.status(201).await;
     let id = attempt["id"].as_str().unwrap();
     let q = attempt["questions"][0]["id"].as_str().unwrap();
     let opt = attempt["questions"][0]["options"][0]["id"]
         .as_str()
         .unwrap();
     for who in [&intruder, &other_teacher] {
-        assert_problem(
-            get_as(&app, &who.access, &format!("/v1/attempts/{id}")).await,
-            404,
-            "attempt_not_found",
-        )
+        who.get(&format!("/v1/attempts/{id}"))
+            .await
+            .problem(404, "attempt_not_found")
+            .await;
+        let res = who
+            .put(
+                &format!("/v1/attempts/{id}/responses/{q}"),
+                &json!({"selected": [opt]}),
+            )
+            .await;
+        res.problem(404, "attempt_not_found").await;
+        let res = who
+            .post(&format!("/v1/attempts/{id}/finish"), &json!({}))
+            .await;
+        res.problem(404, "attempt_not_found").await;
+        // Nor can they start an attempt in a course they are not in.
+        start(who, &assignment)
+            .await
+            .problem(404, "assignment_not_found")
+            .await;
+    }
+    // The course's instructor reads it (with the key: staff see everything) but cannot answer.
+    let seen = teacher
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
         .await;
-        let res = put_as(
-            &app,
-            &who.access,
+    assert!(seen["questions"][0]["result"]["correct_options"].is_array());
+    let res = teacher
+        .put(
             &format!("/v1/attempts/{id}/responses/{q}"),
             &json!({"selected": [opt]}),
         )
         .await;
-        assert_problem(res, 404, "attempt_not_found").await;
-        let res = post_as(
-            &app,
-            &who.access,
-            &format!("/v1/attempts/{id}/finish"),
-            &json!({}),
-        )
+    res.problem(403, "forbidden").await;
+    let list = teacher
+        .get(&format!("/v1/assignments/{assignment}/attempts"))
+        .await
+        .status(200)
         .await;
-        assert_problem(res, 404, "attempt_not_found").await;
-        // Nor can they start an attempt in a course they are not in.
-        assert_problem(
-            start(&app, who, &assignment).await,
-            404,
-            "assignment_not_found",
-        )
-        .await;
-    }
-    // The course's instructor reads it (with the key: staff see everything) but cannot answer.
-    let seen = expect_status(
-        get_as(&app, &teacher.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
-    assert!(seen["questions"][0]["result"]["correct_options"].is_array());
-    let res = put_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/attempts/{id}/responses/{q}"),
-        &json!({"selected": [opt]}),
-    )
-    .await;
-    assert_problem(res, 403, "forbidden").await;
-    let list = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/assignments/{assignment}/attempts"),
-        )
-        .await,
-        200,
-    )
-    .await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
-    assert_problem(
-        get_as(
-            &app,
-            &learner.access,
-            &format!("/v1/assignments/{assignment}/attempts"),
-        )
-        .await,
-        403,
-        "forbidden",
-    )
-    .await;
+    learner
+        .get(&format!("/v1/assignments/{assignment}/attempts"))
+        .await
+        .problem(403, "forbidden")
+        .await;
     // Without a token: 401.
-    assert_problem(
-        app.get(&format!("/v1/attempts/{id}")).await,
-        401,
-        "unauthorized",
-    )
-    .await;
+    app.anonymous()
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .problem(401, "unauthorized")
+        .await;
 }
 
 #[tokio::test]
 async fn resuming_returns_the_same_order_the_answers_and_the_feedback_earned() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "resume@example.org", "learner").await;
+    let learner = app.person("resume@example.org", "learner").await;
     let content = quiz("data-parallelism");
-    let attempt = start_practice(&app, &learner, "data-parallelism", "bn").await;
+    let attempt = start_practice(&learner, "data-parallelism", "bn").await;
     let q = &attempt["questions"][2];
     let pick = option_ids(&content, q, true)[0].clone();
-    let out = expect_status(
-        answer(
-            &app,
-            &learner,
-            &attempt,
-            q,
-            json!({"selected": [pick.clone()]}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let out = answer(&learner, &attempt, q, json!({"selected": [pick.clone()]}))
+        .await
+        .status(200)
+        .await;
     let id = attempt["id"].as_str().unwrap();
     // Another device: sign in again and resume.
-    let (access, _) = crate::support::login(&app, &learner.email).await;
-    let resumed = expect_status(
-        get_as(&app, &access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    let (access, refresh) = crate::support::login(&app, &learner.email).await;
+    let device = app.session(Person {
+        access,
+        refresh,
+        ..Person::clone(&learner)
+    });
+    let resumed = device
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     let strip = |a: &Value| -> Vec<(Value, Value)> {
         a["questions"]
             .as_array()
@@ -751,14 +667,10 @@ async fn resuming_returns_the_same_order_the_answers_and_the_feedback_earned() {
     assert_eq!(rq["result"], out["result"]);
     assert!(resumed["questions"][3]["result"].is_null());
     // Starting the practice again resumes the same attempt.
-    let again = post_as(
-        &app,
-        &learner.access,
-        "/v1/quizzes/data-parallelism/attempts",
-        &json!({}),
-    )
-    .await;
-    assert_eq!(expect_status(again, 200).await["id"], attempt["id"]);
+    let again = learner
+        .post("/v1/quizzes/data-parallelism/attempts", &json!({}))
+        .await;
+    assert_eq!(again.status(200).await["id"], attempt["id"]);
 }
 
 #[tokio::test]
@@ -772,50 +684,42 @@ async fn grades_follow_the_grading_method() {
     .await;
     let content = quiz("data-parallelism");
     for correct_answers in [3, 1] {
-        let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+        let attempt = start(&learner, &assignment).await.status(201).await;
         for q in attempt["questions"]
             .as_array()
             .unwrap()
             .iter()
             .take(correct_answers)
         {
-            expect_status(
-                answer(
-                    &app,
-                    &learner,
-                    &attempt,
-                    q,
-                    json!({"selected": [option_ids(&content, q, true)[0]]}),
-                )
-                .await,
-                200,
+            answer(
+                &learner,
+                &attempt,
+                q,
+                json!({"selected": [option_ids(&content, q, true)[0]]}),
             )
+            .await
+            .status(200)
             .await;
         }
-        finish(&app, &learner, &attempt).await;
+        finish(&learner, &attempt).await;
     }
-    let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+    let mine = learner.get("/v1/me/attempts").await.status(200).await;
     assert_eq!(mine["items"].as_array().unwrap().len(), 2);
     assert_eq!(mine["grades"][0]["grading_method"], "latest");
     assert_eq!(mine["grades"][0]["percentage"], 12.5);
-    let theirs = expect_status(
-        get_as(
-            &app,
-            &teacher.access,
-            &format!("/v1/assignments/{assignment}/attempts"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let theirs = teacher
+        .get(&format!("/v1/assignments/{assignment}/attempts"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(theirs["grades"], mine["grades"]);
 }
 
 #[tokio::test]
 async fn bad_answers_are_refused_and_change_nothing() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "bad@example.org", "learner").await;
-    let attempt = start_practice(&app, &learner, "data-parallelism", "en").await;
+    let learner = app.person("bad@example.org", "learner").await;
+    let attempt = start_practice(&learner, "data-parallelism", "en").await;
     let q = &attempt["questions"][0];
     let opts: Vec<&str> = q["options"]
         .as_array()
@@ -850,29 +754,20 @@ async fn bad_answers_are_refused_and_change_nothing() {
         (json!([[opts[0]]]), 400, "invalid_body"),
         (json!({}), 400, "invalid_body"),
     ] {
-        assert_problem(
-            answer(&app, &learner, &attempt, q, body.clone()).await,
-            status,
-            code,
-        )
-        .await;
+        answer(&learner, &attempt, q, body.clone())
+            .await
+            .problem(status, code)
+            .await;
     }
     let path = format!(
         "/v1/attempts/{}/responses/nope",
         attempt["id"].as_str().unwrap()
     );
-    assert_problem(
-        put_as(
-            &app,
-            &learner.access,
-            &path,
-            &json!({"selected": [opts[0]]}),
-        )
-        .await,
-        404,
-        "question_not_found",
-    )
-    .await;
+    learner
+        .put(&path, &json!({"selected": [opts[0]]}))
+        .await
+        .problem(404, "question_not_found")
+        .await;
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
         .fetch_one(&app.pool)
         .await
@@ -883,7 +778,7 @@ async fn bad_answers_are_refused_and_change_nothing() {
 #[tokio::test]
 async fn a_feedback_policy_the_code_does_not_know_fails_closed_and_reveals_nothing() {
     let app = TestApp::spawn().await;
-    let learner = token_for(&app, "mina@example.org", "learner").await;
+    let learner = app.person("mina@example.org", "learner").await;
     // A value the database's CHECK would refuse, as if a later migration added a policy this
     // build does not know: it must not read as some default (`immediate` reveals the most).
     sqlx::query("ALTER TABLE assignments DROP CONSTRAINT assignments_feedback_check")
@@ -897,14 +792,13 @@ async fn a_feedback_policy_the_code_does_not_know_fails_closed_and_reveals_nothi
     .execute(&app.pool)
     .await
     .unwrap();
-    let res = post_as(
-        &app,
-        &learner.access,
-        "/v1/quizzes/data-parallelism/attempts",
-        &json!({"locale": "en"}),
-    )
-    .await;
-    assert_problem(res, 500, "internal_error").await;
+    let res = learner
+        .post(
+            "/v1/quizzes/data-parallelism/attempts",
+            &json!({"locale": "en"}),
+        )
+        .await;
+    res.problem(500, "internal_error").await;
     let started: i64 = sqlx::query_scalar("SELECT count(*) FROM attempts")
         .fetch_one(&app.pool)
         .await
@@ -912,15 +806,12 @@ async fn a_feedback_policy_the_code_does_not_know_fails_closed_and_reveals_nothi
     assert_eq!(started, 0);
 }
 
-async fn clear(app: &TestApp, who: &Person, attempt: &Value, question: &str) -> reqwest::Response {
+async fn clear(who: &Session<'_>, attempt: &Value, question: &str) -> Reply {
     let path = format!(
         "/v1/attempts/{}/responses/{question}",
         attempt["id"].as_str().unwrap()
     );
-    crate::support::bearer(app, reqwest::Method::DELETE, &path, &who.access)
-        .send()
-        .await
-        .unwrap()
+    who.delete(&path).await
 }
 
 async fn cleared_events(app: &TestApp) -> i64 {
@@ -942,90 +833,81 @@ async fn clearing_a_choice_leaves_the_question_unanswered_while_answers_may_chan
     )
     .await;
     let content = quiz("data-parallelism");
-    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
+    let attempt = start(&learner, &assignment).await.status(201).await;
     let id = attempt["id"].as_str().unwrap();
     let q0 = &attempt["questions"][0];
     let q0_id = q0["id"].as_str().unwrap();
     let right = json!({"selected": [option_ids(&content, q0, true)[0]]});
-    expect_status(
-        answer(&app, &learner, &attempt, q0, right.clone()).await,
-        200,
-    )
-    .await;
+    answer(&learner, &attempt, q0, right.clone())
+        .await
+        .status(200)
+        .await;
 
     // Cleared: unanswered again, with its event; clearing it again changes nothing.
-    assert_eq!(clear(&app, &learner, &attempt, q0_id).await.status(), 204);
-    let read = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    clear(&learner, &attempt, q0_id).await.status(204).await;
+    let read = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     assert!(
         read["questions"][0]["response"].is_null(),
         "{}",
         read["questions"][0]
     );
     assert_eq!(cleared_events(&app).await, 1);
-    assert_eq!(clear(&app, &learner, &attempt, q0_id).await.status(), 204);
+    clear(&learner, &attempt, q0_id).await.status(204).await;
     assert_eq!(cleared_events(&app).await, 1);
 
     // Nobody else clears it: another learner does not see the attempt, its teacher may not answer.
-    let other = token_for(&app, "other-clear@example.org", "learner").await;
-    assert_problem(
-        clear(&app, &other, &attempt, q0_id).await,
-        404,
-        "attempt_not_found",
-    )
-    .await;
-    assert_eq!(clear(&app, &teacher, &attempt, q0_id).await.status(), 403);
-    assert_problem(
-        clear(&app, &learner, &attempt, "no-such-question").await,
-        404,
-        "question_not_found",
-    )
-    .await;
+    let other = app.person("other-clear@example.org", "learner").await;
+    clear(&other, &attempt, q0_id)
+        .await
+        .problem(404, "attempt_not_found")
+        .await;
+    clear(&teacher, &attempt, q0_id).await.status(403).await;
+    clear(&learner, &attempt, "no-such-question")
+        .await
+        .problem(404, "question_not_found")
+        .await;
 
     // Answered again, then past the deadline: the answer stands and counts.
-    expect_status(answer(&app, &learner, &attempt, q0, right).await, 200).await;
+    answer(&learner, &attempt, q0, right)
+        .await
+        .status(200)
+        .await;
     clock.advance(Duration::minutes(11));
-    assert_problem(
-        clear(&app, &learner, &attempt, q0_id).await,
-        409,
-        "deadline_passed",
-    )
-    .await;
-    let after = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    clear(&learner, &attempt, q0_id)
+        .await
+        .problem(409, "deadline_passed")
+        .await;
+    let after = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(after["state"], "finished");
     assert_eq!(after["result"]["score"], 1.0);
     assert_eq!(cleared_events(&app).await, 1);
 
     // Under immediate feedback an answered question has shown its key: its answer stands.
-    let practice = start_practice(&app, &other, "data-parallelism", "en").await;
+    let practice = start_practice(&other, "data-parallelism", "en").await;
     let p0 = &practice["questions"][0];
-    expect_status(
-        answer(
-            &app,
-            &other,
-            &practice,
-            p0,
-            json!({"selected": [option_ids(&content, p0, false)[0]]}),
-        )
-        .await,
-        200,
+    answer(
+        &other,
+        &practice,
+        p0,
+        json!({"selected": [option_ids(&content, p0, false)[0]]}),
     )
+    .await
+    .status(200)
     .await;
-    assert_problem(
-        clear(&app, &other, &practice, p0["id"].as_str().unwrap()).await,
-        409,
-        "answer_final",
-    )
-    .await;
+    clear(&other, &practice, p0["id"].as_str().unwrap())
+        .await
+        .problem(409, "answer_final")
+        .await;
     let p1 = practice["questions"][1]["id"].as_str().unwrap();
-    assert_eq!(clear(&app, &other, &practice, p1).await.status(), 204);
+    clear(&other, &practice, p1).await.status(204).await;
     let count: i64 =
         sqlx::query_scalar("SELECT count(*) FROM responses WHERE attempt_id = $1::uuid")
             .bind(practice["id"].as_str().unwrap())
@@ -1047,35 +929,31 @@ async fn a_learner_reads_how_many_attempts_remain_with_an_overrides_extra_attemp
     .await;
     let path = format!("/v1/assignments/{assignment}");
     let yours = |v: Value| v["your_attempts"].clone();
-    let before = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    let before = yours(learner.get(&path).await.status(200).await);
     assert_eq!(
         before,
         json!({"allowed": 1, "used": 0, "remaining": 1, "opens_at": null, "closes_at": null})
     );
-    let attempt = expect_status(start(&app, &learner, &assignment).await, 201).await;
-    finish(&app, &learner, &attempt).await;
-    let used = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    let attempt = start(&learner, &assignment).await.status(201).await;
+    finish(&learner, &attempt).await;
+    let used = yours(learner.get(&path).await.status(200).await);
     assert_eq!(
         (used["used"].as_u64(), used["remaining"].as_u64()),
         (Some(1), Some(0))
     );
-    assert_problem(
-        start(&app, &learner, &assignment).await,
-        409,
-        "attempts_exhausted",
-    )
-    .await;
+    start(&learner, &assignment)
+        .await
+        .problem(409, "attempts_exhausted")
+        .await;
 
     // A staff override's extra attempt: visible to the learner, and the start agrees.
-    let res = crate::support::put_as(
-        &app,
-        &teacher.access,
-        &format!("/v1/assignments/{assignment}/overrides/{}", learner.id),
-        &json!({"extra_attempts": 1}),
-    )
-    .await;
-    assert!(res.status().is_success(), "{}", res.status());
-    let extra = yours(expect_status(get_as(&app, &learner.access, &path).await, 200).await);
+    let path_override = format!("/v1/assignments/{assignment}/overrides/{}", learner.id);
+    teacher
+        .put(&path_override, &json!({"extra_attempts": 1}))
+        .await
+        .ok::<Value>()
+        .await;
+    let extra = yours(learner.get(&path).await.status(200).await);
     assert_eq!(
         (
             extra["allowed"].as_u64(),
@@ -1084,9 +962,9 @@ async fn a_learner_reads_how_many_attempts_remain_with_an_overrides_extra_attemp
         ),
         (Some(2), Some(1), Some(1))
     );
-    expect_status(start(&app, &learner, &assignment).await, 201).await;
+    start(&learner, &assignment).await.status(201).await;
     // Each reader reads their own: the teacher has used none of theirs.
-    let theirs = yours(expect_status(get_as(&app, &teacher.access, &path).await, 200).await);
+    let theirs = yours(teacher.get(&path).await.status(200).await);
     assert_eq!(
         (theirs["allowed"].as_u64(), theirs["used"].as_u64()),
         (Some(1), Some(0))

@@ -8,10 +8,9 @@ use quizd::attempts::shuffle::AttemptKeys;
 use quizd::content::{QuizSource, SourceFile, compile};
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, register, send_quiz,
-    token_for,
-};
+use crate::support::TestApp;
+use crate::support::courses::assigned;
+use crate::support::session::{Reply, Session};
 
 /// A private exam: one fixed question (1 point), then 2 drawn from bank `pool` (6 true/false
 /// questions of 2 points each, `p1`…`p6`).
@@ -31,88 +30,50 @@ fn bank_quiz() -> String {
     s
 }
 
-struct Exam {
-    teacher: Person,
-    learner: Person,
+struct Exam<'a> {
+    teacher: Session<'a>,
+    learner: Session<'a>,
     assignment: String,
 }
 
-async fn exam(app: &TestApp, policy: Value) -> Exam {
-    let teacher = token_for(app, "teacher@example.org", "instructor").await;
-    expect_status(
-        send_quiz(app, &teacher.access, None, &bank_quiz()).await,
-        201,
-    )
-    .await;
-    let course = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            "/v1/courses",
-            &json!({"title": "Banks"}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let course = course["id"].as_str().unwrap();
-    let learner = register(app, "learner@example.org").await;
-    expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            &format!("/v1/courses/{course}/enrollments"),
-            &json!({"email": learner.email}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let a = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            &format!("/v1/courses/{course}/assignments"),
-            &json!({"quiz": "banked", "policy": policy}),
-        )
-        .await,
-        201,
-    )
-    .await;
+/// The teacher's bank exam, assigned in their course to an enrolled learner under `policy`.
+async fn exam(app: &TestApp, policy: Value) -> Exam<'_> {
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    teacher
+        .send_quiz(None, &bank_quiz())
+        .await
+        .status(201)
+        .await;
+    let (learner, assignment) = assigned(&teacher, "banked", policy).await;
     Exam {
         teacher,
         learner,
-        assignment: a["id"].as_str().unwrap().to_string(),
+        assignment,
     }
 }
 
-async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
+async fn start(who: &Session<'_>, assignment: &str) -> Value {
     let path = format!("/v1/assignments/{assignment}/attempts");
-    let res = post_as(app, &who.access, &path, &json!({})).await;
+    let res = who.post(&path, &json!({})).await.response();
     let status = res.status().as_u16();
     assert!(status == 201 || status == 200, "start: {status}");
     res.json().await.unwrap()
 }
 
-async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+async fn finish(who: &Session<'_>, attempt: &Value) -> Value {
     let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
-    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+    who.post(&path, &json!({})).await.status(200).await
 }
 
 /// Answers a served question with its first option ("True": right, in this quiz).
-async fn answer_true(app: &TestApp, who: &Person, attempt: &Value, q: &Value) -> reqwest::Response {
+async fn answer_true(who: &Session<'_>, attempt: &Value, q: &Value) -> Reply {
     let path = format!(
         "/v1/attempts/{}/responses/{}",
         attempt["id"].as_str().unwrap(),
         q["id"].as_str().unwrap()
     );
-    put_as(
-        app,
-        &who.access,
-        &path,
-        &json!({"selected": [q["options"][0]["id"]]}),
-    )
-    .await
+    who.put(&path, &json!({"selected": [q["options"][0]["id"]]}))
+        .await
 }
 
 /// The question keys an attempt serves, as stored.
@@ -147,7 +108,7 @@ fn ids(attempt: &Value) -> Vec<String> {
 async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_with_the_same() {
     let app = TestApp::spawn().await;
     let e = exam(&app, json!({"feedback": "on_finish"})).await;
-    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let attempt = start(&e.learner, &e.assignment).await;
     assert_eq!(attempt["question_count"], 3);
     assert_eq!(attempt["questions"].as_array().unwrap().len(), 3);
     let set = question_set(&app, &attempt).await;
@@ -172,12 +133,9 @@ async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_wit
     assert_eq!(max, 5.0);
     // Resuming shows the same questions, and so does a second start (the open attempt).
     let path = format!("/v1/attempts/{}", attempt["id"].as_str().unwrap());
-    let resumed = expect_status(get_as(&app, &e.learner.access, &path).await, 200).await;
+    let resumed = e.learner.get(&path).await.status(200).await;
     assert_eq!(ids(&resumed), ids(&attempt));
-    assert_eq!(
-        ids(&start(&app, &e.learner, &e.assignment).await),
-        ids(&attempt)
-    );
+    assert_eq!(ids(&start(&e.learner, &e.assignment).await), ids(&attempt));
     // The learner's view never names a key, a bank or its size.
     let text = resumed.to_string();
     for hidden in ["pool", "p1", "p2", "p3", "p4", "p5", "p6", "\"6\""] {
@@ -189,7 +147,7 @@ async fn an_attempt_serves_the_fixed_question_and_two_drawn_ones_and_resumes_wit
 async fn an_answer_to_a_question_the_attempt_did_not_draw_is_refused_as_unknown() {
     let app = TestApp::spawn().await;
     let e = exam(&app, json!({"feedback": "immediate"})).await;
-    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let attempt = start(&e.learner, &e.assignment).await;
     let set = question_set(&app, &attempt).await;
     let undrawn = (1..=6)
         .map(|i| format!("p{i}"))
@@ -204,21 +162,23 @@ async fn an_answer_to_a_question_the_attempt_did_not_draw_is_refused_as_unknown(
         "/v1/attempts/{}/responses/{qid}",
         attempt["id"].as_str().unwrap()
     );
-    let res = put_as(&app, &e.learner.access, &path, &json!({"selected": [oid]})).await;
-    let refused = assert_problem(res, 404, "question_not_found").await;
+    let refused = e
+        .learner
+        .put(&path, &json!({"selected": [oid]}))
+        .await
+        .problem(404, "question_not_found")
+        .await;
     // Exactly as a made-up id is refused.
     let made_up = format!(
         "/v1/attempts/{}/responses/0123456789abcdef",
         attempt["id"].as_str().unwrap()
     );
-    let res = put_as(
-        &app,
-        &e.learner.access,
-        &made_up,
-        &json!({"selected": [oid]}),
-    )
-    .await;
-    let unknown = assert_problem(res, 404, "question_not_found").await;
+    let unknown = e
+        .learner
+        .put(&made_up, &json!({"selected": [oid]}))
+        .await
+        .problem(404, "question_not_found")
+        .await;
     assert_eq!(refused["detail"], unknown["detail"]);
     let answered: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
         .fetch_one(&app.pool)
@@ -234,7 +194,7 @@ async fn a_second_attempt_draws_the_questions_the_learner_has_not_seen() {
     let mut seen: HashSet<String> = HashSet::new();
     // 6 in the bank, 2 per attempt: three attempts see all six, none twice.
     for _ in 0..3 {
-        let attempt = start(&app, &e.learner, &e.assignment).await;
+        let attempt = start(&e.learner, &e.assignment).await;
         let drawn: Vec<String> = question_set(&app, &attempt).await[1..].to_vec();
         for k in &drawn {
             assert!(
@@ -242,11 +202,11 @@ async fn a_second_attempt_draws_the_questions_the_learner_has_not_seen() {
                 "{k} drawn again before the bank was used up"
             );
         }
-        finish(&app, &e.learner, &attempt).await;
+        finish(&e.learner, &attempt).await;
     }
     assert_eq!(seen.len(), 6);
     // The fourth draws among all again.
-    let fourth = start(&app, &e.learner, &e.assignment).await;
+    let fourth = start(&e.learner, &e.assignment).await;
     assert_eq!(question_set(&app, &fourth).await.len(), 3);
 }
 
@@ -254,7 +214,7 @@ async fn a_second_attempt_draws_the_questions_the_learner_has_not_seen() {
 async fn finishing_grades_only_the_drawn_questions_over_their_points() {
     let app = TestApp::spawn().await;
     let e = exam(&app, json!({"feedback": "on_finish"})).await;
-    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let attempt = start(&e.learner, &e.assignment).await;
     let questions = attempt["questions"].as_array().unwrap().clone();
     // Right on the fixed question and the first drawn one (1 + 2 points of 5).
     let fixed = &questions
@@ -268,9 +228,9 @@ async fn finishing_grades_only_the_drawn_questions_over_their_points() {
         .unwrap()
         .clone();
     for q in [fixed, drawn] {
-        expect_status(answer_true(&app, &e.learner, &attempt, q).await, 200).await;
+        answer_true(&e.learner, &attempt, q).await.status(200).await;
     }
-    let done = finish(&app, &e.learner, &attempt).await;
+    let done = finish(&e.learner, &attempt).await;
     assert_eq!(done["result"]["score"], 3.0);
     assert_eq!(done["result"]["max_score"], 5.0);
     assert_eq!(done["result"]["percentage"], 60.0);
@@ -286,10 +246,11 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
     )
     .await;
     let mut saw = std::collections::HashMap::<String, usize>::new();
-    let mut learners = vec![e.learner.clone()];
+    let mut more = Vec::new();
     for i in 0..7 {
-        learners.push(register(&app, &format!("more{i}@example.org")).await);
+        more.push(app.person(&format!("more{i}@example.org"), "learner").await);
     }
+    let learners: Vec<&Session> = std::iter::once(&e.learner).chain(&more).collect();
     // The other learners are enrolled through the course of the assignment.
     let course: uuid::Uuid =
         sqlx::query_scalar("SELECT course_id FROM assignments WHERE id = $1::uuid")
@@ -298,22 +259,19 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
             .await
             .unwrap();
     for l in &learners[1..] {
-        expect_status(
-            post_as(
-                &app,
-                &e.teacher.access,
+        e.teacher
+            .post(
                 &format!("/v1/courses/{course}/enrollments"),
                 &json!({"email": l.email}),
             )
-            .await,
-            201,
-        )
-        .await;
+            .await
+            .status(201)
+            .await;
     }
     let mut k = 0usize;
     for (n, l) in learners.iter().enumerate() {
         for _ in 0..=n % 2 {
-            let attempt = start(&app, l, &e.assignment).await;
+            let attempt = start(l, &e.assignment).await;
             for key in question_set(&app, &attempt).await {
                 *saw.entry(key).or_default() += 1;
             }
@@ -330,22 +288,18 @@ async fn analytics_count_each_question_over_the_attempts_that_saw_it() {
                     q["id"].as_str().unwrap()
                 );
                 let body = json!({"selected": [q["options"][option]["id"]]});
-                expect_status(put_as(&app, &l.access, &path, &body).await, 200).await;
+                l.put(&path, &body).await.status(200).await;
             }
             k += 1;
-            finish(&app, l, &attempt).await;
+            finish(l, &attempt).await;
         }
     }
-    let report = expect_status(
-        get_as(
-            &app,
-            &e.teacher.access,
-            &format!("/v1/assignments/{}/analytics", e.assignment),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let report = e
+        .teacher
+        .get(&format!("/v1/assignments/{}/analytics", e.assignment))
+        .await
+        .status(200)
+        .await;
     let v = &report["versions"][0];
     assert_eq!(v["counts"]["counted"], 12);
     for q in v["questions"].as_array().unwrap() {
@@ -502,19 +456,15 @@ fn a_slot_drawing_fewer_than_one_question_is_refused() {
 #[tokio::test]
 async fn a_refused_bank_quiz_is_a_problem_naming_the_slot_and_nothing_is_stored() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let before: i64 = sqlx::query_scalar("SELECT count(*) FROM quiz_versions")
         .fetch_one(&app.pool)
         .await
         .unwrap();
-    let res = send_quiz(
-        &app,
-        &teacher.access,
-        None,
-        &bank_quiz().replace("draw = 2", "draw = 9"),
-    )
-    .await;
-    let body = assert_problem(res, 422, "invalid_content").await;
+    let res = teacher
+        .send_quiz(None, &bank_quiz().replace("draw = 2", "draw = 9"))
+        .await;
+    let body = res.problem(422, "invalid_content").await;
     assert!(body.to_string().contains("draws 9 questions"), "{body}");
     let after: i64 = sqlx::query_scalar("SELECT count(*) FROM quiz_versions")
         .fetch_one(&app.pool)
@@ -526,18 +476,14 @@ async fn a_refused_bank_quiz_is_a_problem_naming_the_slot_and_nothing_is_stored(
 #[tokio::test]
 async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a_draw() {
     let app = TestApp::spawn().await;
-    let author = token_for(&app, "author@example.org", "instructor").await;
+    let author = app.person("author@example.org", "instructor").await;
     let public = bank_quiz().replace(
         "title = \"Banked\"\n",
         "title = \"Banked\"\nvisibility = \"public\"\n\n[practice]\n",
     );
-    expect_status(send_quiz(&app, &author.access, None, &public).await, 201).await;
-    let learner = register(&app, "learner@example.org").await;
-    let quiz = expect_status(
-        get_as(&app, &learner.access, "/v1/quizzes/banked").await,
-        200,
-    )
-    .await;
+    author.send_quiz(None, &public).await.status(201).await;
+    let learner = app.person("learner@example.org", "learner").await;
+    let quiz = learner.get("/v1/quizzes/banked").await.status(200).await;
     let listed = quiz["questions"].as_array().unwrap();
     assert_eq!(listed.len(), 1, "{quiz}");
     assert_eq!(listed[0]["key"], "fixed");
@@ -546,36 +492,35 @@ async fn a_public_bank_quiz_lists_its_fixed_questions_only_and_practice_serves_a
         assert!(!text.contains(hidden), "{hidden} in {text}");
     }
     let practice = quiz["practice_assignment_id"].as_str().unwrap();
-    let attempt = start(&app, &learner, practice).await;
+    let attempt = start(&learner, practice).await;
     assert_eq!(attempt["question_count"], 3);
     assert_eq!(question_set(&app, &attempt).await.len(), 3);
 }
 
 /// The teacher writes version 2 of the quiz and regrades the assignment to it; the report.
-async fn regrade_to(app: &TestApp, e: &Exam, toml: &str) -> Value {
-    let res = send_quiz(app, &e.teacher.access, Some("banked"), toml).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+async fn regrade_to(e: &Exam<'_>, toml: &str) -> Value {
+    let _: Value = e.teacher.send_quiz(Some("banked"), toml).await.ok().await;
     let path = format!("/v1/assignments/{}/regrade", e.assignment);
     let body = json!({"to_version": 2, "dry_run": false});
-    expect_status(post_as(app, &e.teacher.access, &path, &body).await, 200).await
+    e.teacher.post(&path, &body).await.status(200).await
 }
 
 #[tokio::test]
 async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_key() {
     let app = TestApp::spawn().await;
     let e = exam(&app, json!({"feedback": "on_finish"})).await;
-    let attempt = start(&app, &e.learner, &e.assignment).await;
+    let attempt = start(&e.learner, &e.assignment).await;
     let drawn = question_set(&app, &attempt).await;
     for q in attempt["questions"].as_array().unwrap() {
-        expect_status(answer_true(&app, &e.learner, &attempt, q).await, 200).await;
+        answer_true(&e.learner, &attempt, q).await.status(200).await;
     }
-    let done = finish(&app, &e.learner, &attempt).await;
+    let done = finish(&e.learner, &attempt).await;
     assert_eq!(done["result"]["score"], 5.0);
     // Version 2: the bank's answers were wrong (false), and the bank loses p6.
     let fixed = bank_quiz().replace("answer = true\n", "answer = false\n");
     let fixed = fixed.replacen("answer = false\n", "answer = true\n", 1);
     let fixed = fixed[..fixed.find("\n[[banks.questions]]\nkey = \"p6\"").unwrap()].to_string();
-    let report = regrade_to(&app, &e, &fixed).await;
+    let report = regrade_to(&e, &fixed).await;
     let change = &report["attempts"][0];
     // The fixed question stays right; each drawn one still in the bank is now wrong.
     let kept: Vec<&String> = drawn.iter().filter(|k| *k != "p6").collect();
@@ -587,16 +532,12 @@ async fn a_regrade_keeps_each_attempts_draw_and_grades_it_under_the_corrected_ke
     // The attempt serves the questions it drew, less a removed one: nothing else of the bank.
     let after = question_set(&app, &attempt).await;
     assert_eq!(after.iter().collect::<Vec<_>>(), kept);
-    let seen = expect_status(
-        get_as(
-            &app,
-            &e.learner.access,
-            &format!("/v1/attempts/{}", attempt["id"].as_str().unwrap()),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let seen = e
+        .learner
+        .get(&format!("/v1/attempts/{}", attempt["id"].as_str().unwrap()))
+        .await
+        .status(200)
+        .await;
     assert_eq!(seen["questions"].as_array().unwrap().len(), kept.len());
 }
 
@@ -605,16 +546,16 @@ async fn a_regrade_to_a_version_with_another_layout_keeps_each_attempts_draw_and
  {
     let app = TestApp::spawn().await;
     let e = exam(&app, json!({"feedback": "on_finish"})).await;
-    let first = start(&app, &e.learner, &e.assignment).await;
+    let first = start(&e.learner, &e.assignment).await;
     for q in first["questions"].as_array().unwrap() {
-        expect_status(answer_true(&app, &e.learner, &first, q).await, 200).await;
+        answer_true(&e.learner, &first, q).await.status(200).await;
     }
-    finish(&app, &e.learner, &first).await;
-    let open = start(&app, &e.learner, &e.assignment).await;
+    finish(&e.learner, &first).await;
+    let open = start(&e.learner, &e.assignment).await;
     let open_set = question_set(&app, &open).await;
     // Version 2 draws three questions from the bank instead of two.
     let wider = bank_quiz().replace("draw = 2", "draw = 3");
-    let report = regrade_to(&app, &e, &wider).await;
+    let report = regrade_to(&e, &wider).await;
     assert_eq!(
         (&report["questions"], &report["attempts"]),
         (&json!([]), &json!([])),
@@ -623,7 +564,7 @@ async fn a_regrade_to_a_version_with_another_layout_keeps_each_attempts_draw_and
     // The attempts made keep what they drew: the one in progress resumes with its three
     // questions and finishes over their five points.
     assert_eq!(question_set(&app, &open).await, open_set);
-    let done = finish(&app, &e.learner, &open).await;
+    let done = finish(&e.learner, &open).await;
     assert_eq!(
         (
             done["question_count"].as_u64(),
@@ -632,7 +573,7 @@ async fn a_regrade_to_a_version_with_another_layout_keeps_each_attempts_draw_and
         (Some(3), Some(5.0))
     );
     // A new attempt is laid out by version 2: the fixed question and three drawn.
-    let next = start(&app, &e.learner, &e.assignment).await;
+    let next = start(&e.learner, &e.assignment).await;
     assert_eq!(
         (
             next["quiz_version"].as_i64(),

@@ -10,45 +10,39 @@ use futures_util::StreamExt;
 use quizd::clock::Clock;
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, assert_problem, client_from, content_dir, expect_status, get_as, post_as,
-    put_as, register, token_for,
-};
+use crate::support::session::{Reply, Session};
+use crate::support::{Person, TestApp, assert_problem, client_from, content_dir, expect_status};
 
 /// A course taught by `teacher` with `learners` enrolled, and an assignment of the seed quiz
 /// `data-parallelism` under `policy`.
-struct Class {
-    teacher: Person,
-    learners: Vec<Person>,
+struct Class<'a> {
+    teacher: Session<'a>,
+    learners: Vec<Session<'a>>,
     course: String,
     assignment: String,
 }
 
-async fn class(app: &TestApp, learners: usize, policy: Value) -> Class {
-    let teacher = token_for(app, "teacher@example.org", "instructor").await;
-    let course = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            "/v1/courses",
-            &json!({"title": "Live"}),
-        )
-        .await,
-        201,
-    )
-    .await;
+async fn class(app: &TestApp, learners: usize, policy: Value) -> Class<'_> {
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    let course = teacher
+        .post("/v1/courses", &json!({"title": "Live"}))
+        .await
+        .status(201)
+        .await;
     let course = course["id"].as_str().unwrap().to_string();
     let mut people = Vec::new();
     for i in 0..learners {
-        let learner = register(app, &format!("learner{i}@example.org")).await;
+        let learner = app
+            .person(&format!("learner{i}@example.org"), "learner")
+            .await;
         let path = format!("/v1/courses/{course}/enrollments");
         let body = json!({"email": learner.email});
-        expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
+        teacher.post(&path, &body).await.status(201).await;
         people.push(learner);
     }
     let path = format!("/v1/courses/{course}/assignments");
     let body = json!({"quiz": "data-parallelism", "policy": policy});
-    let a = expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
+    let a = teacher.post(&path, &body).await.status(201).await;
     Class {
         teacher,
         learners: people,
@@ -57,41 +51,34 @@ async fn class(app: &TestApp, learners: usize, policy: Value) -> Class {
     }
 }
 
-async fn create_session(app: &TestApp, c: &Class, body: Value) -> Value {
+async fn create_session(c: &Class<'_>, body: Value) -> Value {
     let path = format!("/v1/assignments/{}/live", c.assignment);
-    expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await
+    c.teacher.post(&path, &body).await.status(201).await
 }
 
-async fn join(app: &TestApp, who: &Person, code: &str) -> reqwest::Response {
-    post_as(app, &who.access, "/v1/live/join", &json!({"code": code})).await
+async fn join(who: &Session<'_>, code: &str) -> Reply {
+    who.post("/v1/live/join", &json!({"code": code})).await
 }
 
-async fn step(
-    app: &TestApp,
-    who: &Person,
-    session: &Value,
-    what: &str,
-    body: Value,
-) -> reqwest::Response {
+async fn step(who: &Session<'_>, session: &Value, what: &str, body: Value) -> Reply {
     let path = format!(
         "/v1/live/sessions/{}/{what}",
         session["id"].as_str().unwrap()
     );
-    post_as(app, &who.access, &path, &body).await
+    who.post(&path, &body).await
 }
 
 async fn live_answer(
-    app: &TestApp,
-    who: &Person,
+    who: &Session<'_>,
     session: &Value,
     question_id: &str,
     option_id: &str,
-) -> reqwest::Response {
+) -> Reply {
     let path = format!(
         "/v1/live/sessions/{}/responses/{question_id}",
         session["id"].as_str().unwrap()
     );
-    put_as(app, &who.access, &path, &json!({"selected": [option_id]})).await
+    who.put(&path, &json!({"selected": [option_id]})).await
 }
 
 /// A Server-Sent Events stream, read event by event.
@@ -231,7 +218,7 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
         .execute(&app.pool)
         .await
         .unwrap();
-    let session = create_session(&app, &c, json!({})).await;
+    let session = create_session(&c, json!({})).await;
     let code = session["code"].as_str().unwrap().to_string();
     assert_eq!(code.len(), 6);
     assert!(
@@ -248,10 +235,10 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
 
     // Joining: typed loosely, and again after a reload: the same attempt.
     let typed = format!(" {}-{} ", &code[..3].to_lowercase(), &code[3..]);
-    let first = expect_status(join(&app, &c.learners[0], &typed).await, 201).await;
-    let again = expect_status(join(&app, &c.learners[0], &code).await, 200).await;
+    let first = join(&c.learners[0], &typed).await.status(201).await;
+    let again = join(&c.learners[0], &code).await.status(200).await;
     assert_eq!(first["attempt_id"], again["attempt_id"]);
-    let second = expect_status(join(&app, &c.learners[1], &code).await, 201).await;
+    let second = join(&c.learners[1], &code).await.status(201).await;
     let mut phones = vec![
         Sse::connect(&app, &c.learners[0].access, &session).await,
         Sse::connect(&app, &c.learners[1].access, &session).await,
@@ -269,11 +256,10 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
     assert_eq!(tally["recent"][1], "<img src=x onerror=alert(1)>");
 
     // The first question, for 60 s: each phone gets it in its own ids, without the key.
-    let opened = expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
-        200,
-    )
-    .await;
+    let opened = step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         (opened["phase"].as_str(), opened["index"].as_u64()),
         (Some("open"), Some(0))
@@ -305,50 +291,38 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
     let qid1 = questions[1]["question"]["id"].as_str().unwrap().to_string();
     let right0 = option_id(&questions[0], &texts, &correct);
     let wrong1 = option_id(&questions[1], &texts, &wrong);
-    let reply = expect_status(
-        live_answer(&app, &c.learners[0], &session, &qid0, &right0).await,
-        200,
-    )
-    .await;
+    let reply = live_answer(&c.learners[0], &session, &qid0, &right0)
+        .await
+        .status(200)
+        .await;
     assert!(
         reply["result"].is_null(),
         "no key while the question is open: {reply}"
     );
     // The same answer again is harmless; another one is refused: the first stands.
-    expect_status(
-        live_answer(&app, &c.learners[0], &session, &qid0, &right0).await,
-        200,
-    )
-    .await;
+    live_answer(&c.learners[0], &session, &qid0, &right0)
+        .await
+        .status(200)
+        .await;
     let other = option_id(&questions[0], &texts, &wrong);
-    assert_problem(
-        live_answer(&app, &c.learners[0], &session, &qid0, &other).await,
-        409,
-        "answer_final",
-    )
-    .await;
-    expect_status(
-        live_answer(&app, &c.learners[1], &session, &qid1, &wrong1).await,
-        200,
-    )
-    .await;
+    live_answer(&c.learners[0], &session, &qid0, &other)
+        .await
+        .problem(409, "answer_final")
+        .await;
+    live_answer(&c.learners[1], &session, &qid1, &wrong1)
+        .await
+        .status(200)
+        .await;
     // The live attempt takes no answer the ordinary way, which would skip the timer.
     let path = format!(
         "/v1/attempts/{}/responses/{qid0}",
         first["attempt_id"].as_str().unwrap()
     );
-    assert_problem(
-        put_as(
-            &app,
-            &c.learners[0].access,
-            &path,
-            &json!({"selected": [right0]}),
-        )
-        .await,
-        409,
-        "live_only",
-    )
-    .await;
+    c.learners[0]
+        .put(&path, &json!({"selected": [right0]}))
+        .await
+        .problem(409, "live_only")
+        .await;
     loop {
         let t = staff.until("tally").await;
         if t["answers"].as_i64().unwrap() >= 2 {
@@ -358,11 +332,10 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
 
     // Closed early: the distribution, with the key for the staff and, under immediate
     // feedback, each learner's result.
-    let closed = expect_status(
-        step(&app, &c.teacher, &session, "close", json!({})).await,
-        200,
-    )
-    .await;
+    let closed = step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(closed["phase"], "closed");
     let d = staff.until("closed").await;
     assert_eq!(d["total"], 2);
@@ -396,29 +369,24 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
     );
     let theirs = phones[1].until("closed").await;
     assert_eq!(theirs["result"]["correct"], false);
-    assert_problem(
-        live_answer(&app, &c.learners[1], &session, &qid1, &wrong1).await,
-        409,
-        "live_question_closed",
-    )
-    .await;
-    let rest = get_as(
-        &app,
-        &c.teacher.access,
-        &format!(
+    live_answer(&c.learners[1], &session, &qid1, &wrong1)
+        .await
+        .problem(409, "live_question_closed")
+        .await;
+    let rest = c
+        .teacher
+        .get(&format!(
             "/v1/live/sessions/{}/distribution",
             session["id"].as_str().unwrap()
-        ),
-    )
-    .await;
-    assert_eq!(expect_status(rest, 200).await["total"], 2);
+        ))
+        .await;
+    assert_eq!(rest.status(200).await["total"], 2);
 
     // Ending finishes and grades the attempts, through the outbox like any attempt.
-    let ended = expect_status(
-        step(&app, &c.teacher, &session, "end", json!({})).await,
-        200,
-    )
-    .await;
+    let ended = step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(ended["phase"], "ended");
     assert_eq!(
         phones[0].until("ended").await["attempt_id"],
@@ -428,16 +396,14 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
     for p in phones {
         assert!(p.ends().await, "a learner's stream ends with the session");
     }
-    let attempt = expect_status(
-        get_as(
-            &app,
-            &c.learners[0].access,
-            &format!("/v1/attempts/{}", first["attempt_id"].as_str().unwrap()),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let attempt = c.learners[0]
+        .get(&format!(
+            "/v1/attempts/{}",
+            first["attempt_id"].as_str().unwrap()
+        ))
+        .await
+        .status(200)
+        .await;
     assert_eq!(attempt["state"], "finished");
     assert_eq!(attempt["result"]["score"], 1.0);
     let events = count(&app, "SELECT count(*) FROM outbox WHERE aggregate_id = $1 AND topic IN ('response.recorded', 'attempt.finished')", first["attempt_id"].as_str().unwrap()).await;
@@ -446,12 +412,10 @@ async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_dist
         "one response event (the first answer) and the finish"
     );
     let _ = second;
-    assert_problem(
-        join(&app, &c.learners[0], &code).await,
-        404,
-        "live_session_not_found",
-    )
-    .await;
+    join(&c.learners[0], &code)
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
     let _ = c.course;
 }
 
@@ -463,42 +427,37 @@ async fn a_wrong_malformed_expired_or_ended_code_joins_nothing() {
     let c = class(&app, 1, json!({})).await;
     let learner = &c.learners[0];
     for code in ["", "AB", "ABCDE0", "ABCDEFG", "ÄBCDEF", &"A".repeat(5000)] {
-        assert_problem(
-            join(&app, learner, code).await,
-            404,
-            "live_session_not_found",
-        )
-        .await;
+        join(learner, code)
+            .await
+            .problem(404, "live_session_not_found")
+            .await;
     }
-    let session = create_session(&app, &c, json!({})).await;
+    let session = create_session(&c, json!({})).await;
     let code = session["code"].as_str().unwrap().to_string();
     let wrong: String = code
         .chars()
         .map(|ch| if ch == 'Z' { 'Y' } else { 'Z' })
         .collect();
-    assert_problem(
-        join(&app, learner, &wrong).await,
-        404,
-        "live_session_not_found",
-    )
-    .await;
+    join(learner, &wrong)
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
     // Expired: a session left running for longer than its code lives.
     clock.advance(chrono::Duration::hours(7));
-    assert_problem(
-        join(&app, learner, &code).await,
-        404,
-        "live_session_not_found",
-    )
-    .await;
+    join(learner, &code)
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
     // Ended.
-    let other = create_session(&app, &c, json!({})).await;
-    expect_status(step(&app, &c.teacher, &other, "end", json!({})).await, 200).await;
-    assert_problem(
-        join(&app, learner, other["code"].as_str().unwrap()).await,
-        404,
-        "live_session_not_found",
-    )
-    .await;
+    let other = create_session(&c, json!({})).await;
+    step(&c.teacher, &other, "end", json!({}))
+        .await
+        .status(200)
+        .await;
+    join(learner, other["code"].as_str().unwrap())
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
     assert_eq!(
         count(
             &app,
@@ -509,24 +468,16 @@ async fn a_wrong_malformed_expired_or_ended_code_joins_nothing() {
         0
     );
     // A body that is not an object, or has unknown fields, is a 400.
-    assert_problem(
-        post_as(&app, &learner.access, "/v1/live/join", &json!(["ABCDEF"])).await,
-        400,
-        "invalid_body",
-    )
-    .await;
-    assert_problem(
-        post_as(
-            &app,
-            &learner.access,
-            "/v1/live/join",
-            &json!({"code": "ABCDEF", "x": 1}),
-        )
-        .await,
-        400,
-        "invalid_body",
-    )
-    .await;
+    learner
+        .post("/v1/live/join", &json!(["ABCDEF"]))
+        .await
+        .problem(400, "invalid_body")
+        .await;
+    learner
+        .post("/v1/live/join", &json!({"code": "ABCDEF", "x": 1}))
+        .await
+        .problem(400, "invalid_body")
+        .await;
 }
 
 #[tokio::test]
@@ -536,77 +487,56 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
     let app = TestApp::spawn_with_clock(clock.clone()).await;
     let c = class(&app, 1, json!({"feedback": "on_finish"})).await;
     let learner = &c.learners[0];
-    let session = create_session(&app, &c, json!({})).await;
-    let joined = expect_status(
-        join(&app, learner, session["code"].as_str().unwrap()).await,
-        201,
-    )
-    .await;
+    let session = create_session(&c, json!({})).await;
+    let joined = join(learner, session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
     let attempt = joined["attempt_id"].as_str().unwrap().to_string();
     // The attempt's layout: question ids and option ids as the learner knows them.
-    let view = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{attempt}")).await,
-        200,
-    )
-    .await;
+    let view = learner
+        .get(&format!("/v1/attempts/{attempt}"))
+        .await
+        .status(200)
+        .await;
     let qs = view["questions"].as_array().unwrap();
     let (q0, q1) = (&qs[0], &qs[1]);
     let id = |q: &Value| q["id"].as_str().unwrap().to_string();
     let opt = |q: &Value| q["options"][0]["id"].as_str().unwrap().to_string();
     // Before any question is open.
-    assert_problem(
-        live_answer(&app, learner, &session, &id(q0), &opt(q0)).await,
-        409,
-        "live_question_closed",
-    )
-    .await;
-    for seconds in [0, 4, 601] {
-        assert_problem(
-            step(
-                &app,
-                &c.teacher,
-                &session,
-                "next",
-                json!({"seconds": seconds}),
-            )
-            .await,
-            422,
-            "invalid_timer",
-        )
+    live_answer(learner, &session, &id(q0), &opt(q0))
+        .await
+        .problem(409, "live_question_closed")
         .await;
+    for seconds in [0, 4, 601] {
+        step(&c.teacher, &session, "next", json!({"seconds": seconds}))
+            .await
+            .problem(422, "invalid_timer")
+            .await;
     }
-    expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
-        200,
-    )
-    .await;
-    assert_problem(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
-        409,
-        "live_question_open",
-    )
-    .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 10}))
+        .await
+        .status(200)
+        .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 10}))
+        .await
+        .problem(409, "live_question_open")
+        .await;
     // Another question than the open one.
-    assert_problem(
-        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
-        409,
-        "live_question_closed",
-    )
-    .await;
+    live_answer(learner, &session, &id(q1), &opt(q1))
+        .await
+        .problem(409, "live_question_closed")
+        .await;
     // The timer runs out, by the server's clock.
     clock.advance(chrono::Duration::seconds(10));
-    assert_problem(
-        live_answer(&app, learner, &session, &id(q0), &opt(q0)).await,
-        409,
-        "live_question_closed",
-    )
-    .await;
-    assert_problem(
-        step(&app, &c.teacher, &session, "close", json!({})).await,
-        409,
-        "live_question_closed",
-    )
-    .await;
+    live_answer(learner, &session, &id(q0), &opt(q0))
+        .await
+        .problem(409, "live_question_closed")
+        .await;
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .problem(409, "live_question_closed")
+        .await;
     assert_eq!(
         count(
             &app,
@@ -626,16 +556,14 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
         0
     );
     // The next question takes an answer, once.
-    expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
-        200,
-    )
-    .await;
-    let reply = expect_status(
-        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 10}))
+        .await
+        .status(200)
+        .await;
+    let reply = live_answer(learner, &session, &id(q1), &opt(q1))
+        .await
+        .status(200)
+        .await;
     assert!(reply["result"].is_null());
     assert_eq!(
         count(
@@ -646,23 +574,18 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
         .await,
         1
     );
-    expect_status(
-        step(&app, &c.teacher, &session, "end", json!({})).await,
-        200,
-    )
-    .await;
-    assert_problem(
-        live_answer(&app, learner, &session, &id(q1), &opt(q1)).await,
-        409,
-        "live_session_ended",
-    )
-    .await;
-    assert_problem(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 10})).await,
-        409,
-        "live_session_ended",
-    )
-    .await;
+    step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
+    live_answer(learner, &session, &id(q1), &opt(q1))
+        .await
+        .problem(409, "live_session_ended")
+        .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 10}))
+        .await
+        .problem(409, "live_session_ended")
+        .await;
 }
 
 #[tokio::test]
@@ -670,24 +593,22 @@ async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
     let app = TestApp::spawn().await;
     let c = class(&app, 1, json!({})).await;
     let learner = &c.learners[0];
-    let session = create_session(&app, &c, json!({})).await;
-    let joined = expect_status(
-        join(&app, learner, session["code"].as_str().unwrap()).await,
-        201,
-    )
-    .await;
+    let session = create_session(&c, json!({})).await;
+    let joined = join(learner, session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
     let attempt = joined["attempt_id"].as_str().unwrap().to_string();
-    let view = expect_status(
-        get_as(&app, &learner.access, &format!("/v1/attempts/{attempt}")).await,
-        200,
-    )
-    .await;
+    let view = learner
+        .get(&format!("/v1/attempts/{attempt}"))
+        .await
+        .status(200)
+        .await;
     let q = view["questions"].as_array().unwrap()[0].clone();
-    expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
     let qid = q["id"].as_str().unwrap().to_string();
     let options: Vec<String> = q["options"]
         .as_array()
@@ -697,11 +618,11 @@ async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
         .collect();
     let statuses: Vec<u16> = futures_util::stream::iter(0..200)
         .map(|i| {
-            let (app, session, qid, option) =
-                (&app, &session, &qid, options[i % options.len()].clone());
+            let (session, qid, option) = (&session, &qid, options[i % options.len()].clone());
             async move {
-                live_answer(app, learner, session, qid, &option)
+                live_answer(learner, session, qid, &option)
                     .await
+                    .response()
                     .status()
                     .as_u16()
             }
@@ -738,7 +659,7 @@ async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
 async fn a_thousand_joins_from_one_address_are_refused_after_the_burst_with_retry_after() {
     let app = TestApp::spawn().await;
     let c = class(&app, 2, json!({})).await;
-    let session = create_session(&app, &c, json!({})).await;
+    let session = create_session(&c, json!({})).await;
     let code = session["code"].as_str().unwrap().to_string();
     let flood = client_from("127.0.0.7");
     let (flooder, neighbour) = (&c.learners[0], &c.learners[1]);
@@ -818,61 +739,51 @@ async fn a_thousand_joins_from_one_address_are_refused_after_the_burst_with_retr
 async fn only_those_who_may_take_the_assignment_join_and_only_its_staff_run_it() {
     let app = TestApp::spawn().await;
     let c = class(&app, 1, json!({"attempts_allowed": 1})).await;
-    let outsider = register(&app, "outsider@example.org").await;
+    let outsider = app.person("outsider@example.org", "learner").await;
     let path = format!("/v1/assignments/{}/live", c.assignment);
-    assert_problem(
-        post_as(&app, &c.learners[0].access, &path, &json!({})).await,
-        403,
-        "forbidden",
-    )
-    .await;
-    assert_problem(
-        post_as(&app, &outsider.access, &path, &json!({})).await,
-        404,
-        "assignment_not_found",
-    )
-    .await;
-    let session = create_session(&app, &c, json!({"leaderboard": true})).await;
+    c.learners[0]
+        .post(&path, &json!({}))
+        .await
+        .problem(403, "forbidden")
+        .await;
+    outsider
+        .post(&path, &json!({}))
+        .await
+        .problem(404, "assignment_not_found")
+        .await;
+    let session = create_session(&c, json!({"leaderboard": true})).await;
     assert_eq!(session["leaderboard"], true);
     let code = session["code"].as_str().unwrap();
     // Not in the course: the code joins nothing.
-    assert_problem(
-        join(&app, &outsider, code).await,
-        404,
-        "live_session_not_found",
-    )
-    .await;
+    join(&outsider, code)
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
     let sid = session["id"].as_str().unwrap();
     for who in [&outsider, &c.learners[0]] {
-        assert_problem(
-            get_as(&app, &who.access, &format!("/v1/live/sessions/{sid}")).await,
-            404,
-            "live_session_not_found",
-        )
-        .await;
-        assert_problem(
-            step(&app, who, &session, "next", json!({"seconds": 30})).await,
-            404,
-            "live_session_not_found",
-        )
-        .await;
+        who.get(&format!("/v1/live/sessions/{sid}"))
+            .await
+            .problem(404, "live_session_not_found")
+            .await;
+        step(who, &session, "next", json!({"seconds": 30}))
+            .await
+            .problem(404, "live_session_not_found")
+            .await;
         // A stream only for who runs or joined the session.
         let res = Sse::open(&app, &app.client, &who.access, &session).await;
         assert_problem(res, 404, "live_session_not_found").await;
     }
     // A learner with an unfinished attempt started the ordinary way does not join with it.
     let start = format!("/v1/assignments/{}/attempts", c.assignment);
-    expect_status(
-        post_as(&app, &c.learners[0].access, &start, &json!({})).await,
-        201,
-    )
-    .await;
-    assert_problem(
-        join(&app, &c.learners[0], code).await,
-        409,
-        "live_attempt_conflict",
-    )
-    .await;
+    c.learners[0]
+        .post(&start, &json!({}))
+        .await
+        .status(201)
+        .await;
+    join(&c.learners[0], code)
+        .await
+        .problem(409, "live_attempt_conflict")
+        .await;
     // Streams per person are capped.
     let mut streams = Vec::new();
     for _ in 0..4 {
@@ -885,7 +796,7 @@ async fn only_those_who_may_take_the_assignment_join_and_only_its_staff_run_it()
 
 /// `n` learners enrolled in the course behind the API's back (a password hash each would take
 /// minutes), with access tokens signed by the test quizd's key.
-async fn many_learners(app: &TestApp, course: &str, n: usize) -> Vec<Person> {
+async fn many_learners(app: &TestApp, course: &str, n: usize) -> Vec<Session<'_>> {
     let secret = quizd::auth::store::signing_secret(&app.pool).await.unwrap();
     let keys = quizd::auth::tokens::TokenKeys::new(&secret);
     let course: uuid::Uuid = course.parse().unwrap();
@@ -907,12 +818,12 @@ async fn many_learners(app: &TestApp, course: &str, n: usize) -> Vec<Person> {
         .execute(&app.pool)
         .await
         .unwrap();
-        people.push(Person {
+        people.push(app.session(Person {
             id,
             email: format!("phone{i}@example.org"),
             access: keys.issue(id, quizd::auth::Role::Learner),
             refresh: String::new(),
-        });
+        }));
     }
     people
 }
@@ -929,13 +840,13 @@ async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counte
     .await;
     let c = class(&app, 0, json!({"feedback": "immediate"})).await;
     let phones = many_learners(&app, &c.course, PHONES).await;
-    let session = create_session(&app, &c, json!({"leaderboard": true})).await;
+    let session = create_session(&c, json!({"leaderboard": true})).await;
     let code = session["code"].as_str().unwrap().to_string();
     let mut staff = Sse::connect(&app, &c.teacher.access, &session).await;
     let joins: Vec<u16> = futures_util::stream::iter(&phones)
         .map(|p| {
-            let (app, code) = (&app, &code);
-            async move { join(app, p, code).await.status().as_u16() }
+            let code = &code;
+            async move { join(p, code).await.response().status().as_u16() }
         })
         .buffer_unordered(32)
         .collect()
@@ -954,11 +865,10 @@ async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counte
         .buffered(32)
         .collect()
         .await;
-    expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 120})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 120}))
+        .await
+        .status(200)
+        .await;
     let (texts, _) = question_texts(0);
     let mut keys: Vec<String> = texts.values().cloned().collect();
     keys.sort();
@@ -974,10 +884,11 @@ async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counte
     }
     let statuses: Vec<u16> = futures_util::stream::iter(answers)
         .map(|(i, qid, option)| {
-            let (app, session, phone) = (&app, &session, &phones[i]);
+            let (session, phone) = (&session, &phones[i]);
             async move {
-                live_answer(app, phone, session, &qid, &option)
+                live_answer(phone, session, &qid, &option)
                     .await
+                    .response()
                     .status()
                     .as_u16()
             }
@@ -993,11 +904,10 @@ async fn three_hundred_phones_on_event_streams_answer_and_every_answer_is_counte
             break;
         }
     }
-    expect_status(
-        step(&app, &c.teacher, &session, "close", json!({})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
     let d = staff.until("closed").await;
     assert_eq!(d["total"], PHONES as i64);
     for o in d["options"].as_array().unwrap() {
@@ -1043,45 +953,38 @@ async fn under_deferred_feedback_a_closed_question_shows_the_spread_but_not_the_
     let app = TestApp::spawn().await;
     let c = class(&app, 1, json!({"feedback": "immediate"})).await;
     let learner = &c.learners[0];
-    let session = create_session(&app, &c, json!({})).await;
-    expect_status(
-        join(&app, learner, session["code"].as_str().unwrap()).await,
-        201,
-    )
-    .await;
+    let session = create_session(&c, json!({})).await;
+    join(learner, session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
     let mut phone = Sse::connect(&app, &learner.access, &session).await;
     phone.until("hello").await;
     // The policy changes after the learner's attempt was laid out (and cached): the close
     // follows the policy as it is now.
     let path = format!("/v1/assignments/{}", c.assignment);
-    let res = crate::support::patch_as(
-        &app,
-        &c.teacher.access,
-        &path,
-        &json!({"feedback": "never"}),
-    )
-    .await;
-    expect_status(res, 200).await;
-    expect_status(
-        step(&app, &c.teacher, &session, "next", json!({"seconds": 60})).await,
-        200,
-    )
-    .await;
+    c.teacher
+        .patch(&path, &json!({"feedback": "never"}))
+        .await
+        .status(200)
+        .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
     let q = phone.until("question").await;
     let (texts, correct) = question_texts(0);
     let option = option_id(&q, &texts, &correct);
     let qid = q["question"]["id"].as_str().unwrap();
-    let reply = expect_status(
-        live_answer(&app, learner, &session, qid, &option).await,
-        200,
-    )
-    .await;
+    let reply = live_answer(learner, &session, qid, &option)
+        .await
+        .status(200)
+        .await;
     assert!(reply["result"].is_null());
-    expect_status(
-        step(&app, &c.teacher, &session, "close", json!({})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
     let closed = phone.until("closed").await;
     assert_eq!(closed["total"], 1);
     assert_eq!(closed["answered"], true);
@@ -1095,16 +998,15 @@ async fn a_stream_on_another_instance_follows_the_session_through_notify() {
     let b = a.another_instance().await;
     let c = class(&a, 1, json!({"feedback": "immediate"})).await;
     let learner = &c.learners[0];
-    let session = create_session(&a, &c, json!({})).await;
+    let session = create_session(&c, json!({})).await;
     // The projector's stream on instance B; everything else happens on A.
     let mut staff = Sse::connect(&b, &c.teacher.access, &session).await;
     staff.until("hello").await;
     // B's listener is up once a notice reaches it: wait for the join's tally.
-    expect_status(
-        join(&a, learner, session["code"].as_str().unwrap()).await,
-        201,
-    )
-    .await;
+    join(learner, session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
     loop {
         if staff.until("tally").await["joined"] == 1 {
             break;
@@ -1112,11 +1014,10 @@ async fn a_stream_on_another_instance_follows_the_session_through_notify() {
     }
     let mut phone = Sse::connect(&a, &learner.access, &session).await;
     phone.until("hello").await;
-    expect_status(
-        step(&a, &c.teacher, &session, "next", json!({"seconds": 60})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(staff.until("question").await["index"], 0);
     let q = phone.until("question").await;
     let option = q["question"]["options"][0]["id"]
@@ -1124,19 +1025,24 @@ async fn a_stream_on_another_instance_follows_the_session_through_notify() {
         .unwrap()
         .to_string();
     let qid = q["question"]["id"].as_str().unwrap().to_string();
-    expect_status(live_answer(&a, learner, &session, &qid, &option).await, 200).await;
+    live_answer(learner, &session, &qid, &option)
+        .await
+        .status(200)
+        .await;
     loop {
         if staff.until("tally").await["answers"] == 1 {
             break;
         }
     }
-    expect_status(
-        step(&a, &c.teacher, &session, "close", json!({})).await,
-        200,
-    )
-    .await;
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(staff.until("closed").await["total"], 1);
-    expect_status(step(&a, &c.teacher, &session, "end", json!({})).await, 200).await;
+    step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
     staff.until("ended").await;
     assert!(staff.ends().await);
 }

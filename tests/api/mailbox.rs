@@ -7,46 +7,32 @@
 //! Tests run in parallel against the one server: each uses addresses of its own (see
 //! [`address`]) and takes only the messages sent to them.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{TestApp, repo};
+use crate::support::TestApp;
+use crate::support::peer::PythonPeer;
 
 pub struct Mailbox {
     /// `smtp://127.0.0.1:<port>`, for `--smtp-url`.
     pub url: String,
     received: Arc<Mutex<Vec<Value>>>,
-    _server: Mutex<Child>,
-}
-
-/// The mail server's Python, its virtual environment made once per test run if missing.
-fn sink_python() -> std::path::PathBuf {
-    crate::support::python_venv("mail-venv", "tests/mail/requirements.txt")
-        .unwrap_or_else(|e| panic!("cannot prepare the SMTP server's Python environment: {e}"))
+    _server: Mutex<PythonPeer>,
 }
 
 /// The test process's SMTP server. It stops when the process ends (its stdin closes).
 pub fn mailbox() -> &'static Mailbox {
     static MAILBOX: OnceLock<Mailbox> = OnceLock::new();
     MAILBOX.get_or_init(|| {
-        let python = sink_python();
-        let mut child = Command::new(&python)
-            .arg(repo().join("tests/mail/smtp_sink.py"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
-        let port = ready
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("the SMTP server did not start (said {ready:?})"))
-            .to_string();
+        let (server, lines) = PythonPeer::start_reading(
+            "the SMTP server",
+            "mail-venv",
+            "tests/mail/requirements.txt",
+            "tests/mail/smtp_sink.py",
+            &[],
+        );
         let received = Arc::new(Mutex::new(Vec::new()));
         let sink = received.clone();
         std::thread::spawn(move || {
@@ -56,9 +42,9 @@ pub fn mailbox() -> &'static Mailbox {
             }
         });
         Mailbox {
-            url: format!("smtp://127.0.0.1:{port}"),
+            url: format!("smtp://127.0.0.1:{}", server.port),
             received,
-            _server: Mutex::new(child),
+            _server: Mutex::new(server),
         }
     })
 }

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, expect_status, get_as, post_as, put_as, register, send_quiz, token_for,
-};
+use crate::support::courses::assigned;
+use crate::support::session::Session;
+use crate::support::{TestApp, expect_status};
 
 /// A private exam of five true/false questions (the key: all true), 1 point each, with three
 /// bands.
@@ -28,26 +28,23 @@ fn banded_quiz() -> String {
 
 /// The teacher's exam, its Bengali translation of the top band (through the PO workflow), and
 /// an enrolled learner with an assignment under `policy`.
-async fn exam(app: &TestApp, policy: Value) -> (Person, String) {
-    let teacher = token_for(app, "teacher@example.org", "instructor").await;
-    expect_status(
-        send_quiz(app, &teacher.access, None, &banded_quiz()).await,
-        201,
-    )
-    .await;
+async fn exam(app: &TestApp, policy: Value) -> (Session<'_>, String) {
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    teacher
+        .send_quiz(None, &banded_quiz())
+        .await
+        .status(201)
+        .await;
     let path = "/v1/quizzes/banded/versions/1/translations/bn.po";
-    let res = get_as(app, &teacher.access, path).await;
-    let po = expect_text(res).await;
+    let po = expect_text(teacher.get(path).await.response()).await;
     let entry = "msgctxt \"score_band.80\"\nmsgid \"Excellent.\"\nmsgstr \"\"";
     assert!(po.contains(entry), "{po}");
     let po = po.replace(
         entry,
         "msgctxt \"score_band.80\"\nmsgid \"Excellent.\"\nmsgstr \"চমৎকার।\"",
     );
-    let res = app
-        .client
-        .put(app.url(path))
-        .bearer_auth(&teacher.access)
+    let res = teacher
+        .request(reqwest::Method::PUT, path)
         .header("content-type", "text/x-gettext-translation")
         .body(po)
         .send()
@@ -55,42 +52,7 @@ async fn exam(app: &TestApp, policy: Value) -> (Person, String) {
         .unwrap();
     expect_status(res, 200).await;
 
-    let course = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            "/v1/courses",
-            &json!({"title": "Bands"}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let course = course["id"].as_str().unwrap();
-    let learner = register(app, "learner@example.org").await;
-    expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            &format!("/v1/courses/{course}/enrollments"),
-            &json!({"email": learner.email}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let a = expect_status(
-        post_as(
-            app,
-            &teacher.access,
-            &format!("/v1/courses/{course}/assignments"),
-            &json!({"quiz": "banded", "policy": policy}),
-        )
-        .await,
-        201,
-    )
-    .await;
-    (learner, a["id"].as_str().unwrap().to_string())
+    assigned(&teacher, "banded", policy).await
 }
 
 async fn expect_text(res: reqwest::Response) -> String {
@@ -101,35 +63,37 @@ async fn expect_text(res: reqwest::Response) -> String {
 /// Takes an attempt in `locale`, answering `right` questions right and the others wrong;
 /// returns the attempt's view as it is before finishing and the finish's.
 async fn take(
-    app: &TestApp,
-    learner: &Person,
+    learner: &Session<'_>,
     assignment: &str,
     locale: &str,
     right: usize,
 ) -> (Value, Value) {
     let path = format!("/v1/assignments/{assignment}/attempts");
-    let res = post_as(app, &learner.access, &path, &json!({"locale": locale})).await;
-    let attempt = expect_status(res, 201).await;
+    let attempt = learner
+        .post(&path, &json!({"locale": locale}))
+        .await
+        .status(201)
+        .await;
     let id = attempt["id"].as_str().unwrap();
     for (n, q) in attempt["questions"].as_array().unwrap().iter().enumerate() {
         // The options are True, then False.
         let option = &q["options"][if n < right { 0 } else { 1 }]["id"];
         let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
-        let res = put_as(app, &learner.access, &path, &json!({"selected": [option]})).await;
-        assert!(res.status().is_success(), "answer: {}", res.status());
+        let body = json!({"selected": [option]});
+        let _: Value = learner.put(&path, &body).await.ok().await;
     }
-    let before = expect_status(
-        get_as(app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    let before = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     let path = format!("/v1/attempts/{id}/finish");
-    let finished = expect_status(post_as(app, &learner.access, &path, &json!({})).await, 200).await;
-    let again = expect_status(
-        get_as(app, &learner.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await;
+    let finished = learner.post(&path, &json!({})).await.status(200).await;
+    let again = learner
+        .get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(again["score_feedback"], finished["score_feedback"]);
     (before, finished)
 }
@@ -139,7 +103,7 @@ async fn a_finished_attempt_gets_the_feedback_of_its_score_band_at_each_boundary
     let app = TestApp::spawn().await;
     let (learner, assignment) = exam(&app, json!({"feedback": "on_finish"})).await;
     // 4 of 5 is exactly 80 %: the top band, translated into Bengali.
-    let (before, after) = take(&app, &learner, &assignment, "bn", 4).await;
+    let (before, after) = take(&learner, &assignment, "bn", 4).await;
     assert_eq!(after["result"]["percentage"], 80.0);
     assert_eq!(
         after["score_feedback"],
@@ -150,7 +114,7 @@ async fn a_finished_attempt_gets_the_feedback_of_its_score_band_at_each_boundary
     assert!(before["result"].is_null() && before["score_feedback"].is_null());
     assert!(!before.to_string().contains("Excellent") && !before.to_string().contains("চমৎকার"));
     // 3 of 5 is exactly 60 %: the middle band, untranslated, so in English, saying so.
-    let (_, after) = take(&app, &learner, &assignment, "bn", 3).await;
+    let (_, after) = take(&learner, &assignment, "bn", 3).await;
     assert_eq!(after["result"]["percentage"], 60.0);
     assert_eq!(
         after["score_feedback"],
@@ -158,14 +122,14 @@ async fn a_finished_attempt_gets_the_feedback_of_its_score_band_at_each_boundary
     );
     // 2 of 5 (40 %) and 0 of 5: the band from 0.
     for right in [2, 0] {
-        let (_, after) = take(&app, &learner, &assignment, "en", right).await;
+        let (_, after) = take(&learner, &assignment, "en", right).await;
         assert_eq!(
             after["score_feedback"],
             json!({"text": "Review the chapter.", "lang": "en"})
         );
     }
     // 5 of 5 in English: the top band in the source language.
-    let (_, after) = take(&app, &learner, &assignment, "en", 5).await;
+    let (_, after) = take(&learner, &assignment, "en", 5).await;
     assert_eq!(
         after["score_feedback"],
         json!({"text": "Excellent.", "lang": "en"})
@@ -175,10 +139,9 @@ async fn a_finished_attempt_gets_the_feedback_of_its_score_band_at_each_boundary
 #[tokio::test]
 async fn bands_out_of_order_are_refused_over_the_api_naming_the_band() {
     let app = TestApp::spawn().await;
-    let teacher = token_for(&app, "teacher@example.org", "instructor").await;
+    let teacher = app.person("teacher@example.org", "instructor").await;
     let unsorted = banded_quiz().replace("min = 60", "min = 90");
-    let res = send_quiz(&app, &teacher.access, None, &unsorted).await;
-    let body = expect_status(res, 422).await;
+    let body = teacher.send_quiz(None, &unsorted).await.status(422).await;
     assert!(
         body.to_string().contains("bands go by ascending min"),
         "{body}"

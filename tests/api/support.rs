@@ -3,6 +3,8 @@
 //! and seeded template, and quizd serving real HTTP on a loopback port. People and their
 //! requests: [`session`] (`app.learner()`, `learner.get(path).await.status(200)`).
 
+pub mod courses;
+pub mod peer;
 pub mod session;
 
 use std::net::TcpListener;
@@ -51,6 +53,24 @@ pub fn python_venv(venv: &str, requirements: &str) -> Result<PathBuf, String> {
         .args(["install", "-q", "--disable-pip-version-check", "-r"])
         .arg(repo().join(requirements)))?;
     Ok(python)
+}
+
+/// Reads with `read` every 100 ms until `done` holds of what it read, for up to 30 s: for what
+/// happens in the background (a delivery, a statement at the LRS); what it read last. After
+/// 30 s it fails, saying what it waited for (`what`) and what it read.
+pub async fn wait_until<T: std::fmt::Debug, F: std::future::Future<Output = T>>(
+    what: &str,
+    mut read: impl FnMut() -> F,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    for _ in 0..300 {
+        let value = read().await;
+        if done(&value) {
+            return value;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("waited 30 s for {what}; read last: {:#?}", read().await);
 }
 
 pub fn content_dir() -> PathBuf {

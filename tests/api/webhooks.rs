@@ -3,61 +3,37 @@
 //! pinned in `tests/webhooks/requirements.txt`, in `target/webhooks-venv`) and records it; the
 //! tests read what it recorded.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::grades::{answer_some, assignment, course, finish, start};
-use crate::support::{
-    TestApp, assert_problem, author_exam, bearer, expect_status, get_as, patch_as, post_as, put_as,
-    repo, token_for,
-};
-
-/// The receiver's Python, its virtual environment made once if missing.
-fn receiver_python() -> std::path::PathBuf {
-    static ONCE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        crate::support::python_venv("webhooks-venv", "tests/webhooks/requirements.txt")
-            .unwrap_or_else(|e| panic!("cannot prepare the receiver's Python environment: {e}"))
-    })
-    .clone()
-}
+use crate::support::peer::PythonPeer;
+use crate::support::session::Session;
+use crate::support::{TestApp, author_exam, expect_status, wait_until};
 
 /// A running receiver; it stops when dropped.
-struct Receiver {
-    port: u16,
-    child: Child,
-}
+struct Receiver(PythonPeer);
 
 impl Receiver {
     fn start() -> Receiver {
-        let mut child = Command::new(receiver_python())
-            .arg(repo().join("tests/webhooks/receiver.py"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the receiver starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
-        let port = ready
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("the receiver did not start (said {ready:?})"))
-            .parse()
-            .unwrap();
-        Receiver { port, child }
+        Receiver(PythonPeer::start(
+            "the receiver",
+            "webhooks-venv",
+            "tests/webhooks/requirements.txt",
+            "tests/webhooks/receiver.py",
+            &[],
+        ))
     }
 
     fn hook(&self, name: &str) -> String {
-        format!("http://127.0.0.1:{}/hooks/{name}", self.port)
+        self.0.url(&format!("/hooks/{name}"))
     }
 
     /// What the hook `name` verifies with and answers.
     async fn configure(&self, name: &str, secrets: &[&str], status: u16, answer_bytes: usize) {
         let res = reqwest::Client::new()
-            .put(format!("http://127.0.0.1:{}/_config/{name}", self.port))
+            .put(self.0.url(&format!("/_config/{name}")))
             .json(&json!({"secrets": secrets, "status": status, "answer_bytes": answer_bytes}))
             .send()
             .await
@@ -66,7 +42,7 @@ impl Receiver {
     }
 
     async fn received(&self, name: &str) -> Vec<Value> {
-        let res = reqwest::get(format!("http://127.0.0.1:{}/_received/{name}", self.port))
+        let res = reqwest::get(self.0.url(&format!("/_received/{name}")))
             .await
             .unwrap();
         expect_status(res, 200).await.as_array().unwrap().clone()
@@ -74,24 +50,8 @@ impl Receiver {
 
     /// Waits (up to 30 s) until the hook has `count` deliveries.
     async fn wait_for(&self, name: &str, count: usize) -> Vec<Value> {
-        for _ in 0..300 {
-            let got = self.received(name).await;
-            if got.len() >= count {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "the hook {name} has {:#?}, not {count} deliveries",
-            self.received(name).await
-        );
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let what = format!("{count} deliveries to the hook {name}");
+        wait_until(&what, || self.received(name), |got| got.len() >= count).await
     }
 }
 
@@ -104,36 +64,30 @@ async fn quizd() -> TestApp {
 }
 
 /// Subscribes `url` to `topics`; the subscription as created (with its secret).
-async fn subscribe(app: &TestApp, admin: &str, url: &str, topics: &[&str]) -> Value {
+async fn subscribe(admin: &Session<'_>, url: &str, topics: &[&str]) -> Value {
     let body = json!({"url": url, "topics": topics, "description": "the test's receiver"});
-    expect_status(post_as(app, admin, "/v1/webhooks", &body).await, 201).await
+    admin.post("/v1/webhooks", &body).await.status(201).await
 }
 
-async fn deliveries(app: &TestApp, admin: &str, hook: &Value, filter: &str) -> Vec<Value> {
+async fn deliveries(admin: &Session<'_>, hook: &Value, filter: &str) -> Vec<Value> {
     let path = format!(
         "/v1/webhooks/{}/deliveries{filter}",
         hook["id"].as_str().unwrap()
     );
-    let list = expect_status(get_as(app, admin, &path).await, 200).await;
+    let list = admin.get(&path).await.status(200).await;
     list["items"].as_array().unwrap().clone()
 }
 
 /// Waits (up to 30 s) until the subscription has a delivery with this status; returns it.
-async fn wait_for_status(app: &TestApp, admin: &str, hook: &Value, status: &str) -> Value {
-    for _ in 0..300 {
-        if let Some(d) = deliveries(app, admin, hook, "")
-            .await
-            .into_iter()
-            .find(|d| d["status"] == status)
-        {
-            return d;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!(
-        "no {status} delivery: {:#?}",
-        deliveries(app, admin, hook, "").await
-    );
+async fn wait_for_status(admin: &Session<'_>, hook: &Value, status: &str) -> Value {
+    let with_status = |d: &&Value| d["status"] == status;
+    let all = wait_until(
+        &format!("a {status} delivery"),
+        || deliveries(admin, hook, ""),
+        |all| all.iter().any(|d| with_status(&d)),
+    )
+    .await;
+    all.iter().find(with_status).unwrap().clone()
 }
 
 const ALL_TOPICS: [&str; 5] = [
@@ -149,8 +103,8 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
  {
     let receiver = Receiver::start();
     let app = quizd().await;
-    let admin = token_for(&app, "admin@hooks.example", "admin").await;
-    let all = subscribe(&app, &admin.access, &receiver.hook("all"), &ALL_TOPICS).await;
+    let admin = app.person("admin@hooks.example", "admin").await;
+    let all = subscribe(&admin, &receiver.hook("all"), &ALL_TOPICS).await;
     let secret = all["secret"].as_str().unwrap();
     assert!(
         secret.starts_with("whsec_") && secret.len() >= 6 + 32,
@@ -158,13 +112,7 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
     );
     assert_eq!(all["topics"], json!(ALL_TOPICS));
     receiver.configure("all", &[secret], 200, 0).await;
-    let finished_only = subscribe(
-        &app,
-        &admin.access,
-        &receiver.hook("finished"),
-        &["attempt.finished"],
-    )
-    .await;
+    let finished_only = subscribe(&admin, &receiver.hook("finished"), &["attempt.finished"]).await;
     receiver
         .configure(
             "finished",
@@ -186,8 +134,9 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
     let max = done["result"]["max_score"].as_f64().unwrap();
     let path = format!("/v1/attempts/{id}/grade");
     let body = json!({"points": max, "reason": "Full marks after review."});
-    expect_status(put_as(&app, &c.teacher.access, &path, &body).await, 200).await;
-    author_exam(&app, &c.teacher, "hooked-exam").await;
+    let teacher = app.session(c.teacher.clone());
+    teacher.put(&path, &body).await.status(200).await;
+    author_exam(&app, &teacher, "hooked-exam").await;
 
     let got = receiver.wait_for("all", 5).await;
     let now = chrono::Utc::now().timestamp();
@@ -253,7 +202,7 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
     // Admins see each delivery, delivered, under the id the receiver got.
     let mut seen = Vec::new();
     for _ in 0..100 {
-        seen = deliveries(&app, &admin.access, &all, "").await;
+        seen = deliveries(&admin, &all, "").await;
         if seen.len() == 5 && seen.iter().all(|d| d["status"] == "delivered") {
             break;
         }
@@ -271,11 +220,11 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
     }
 
     // The secret is shown once: never in the list, nor in one subscription.
-    let list = expect_status(get_as(&app, &admin.access, "/v1/webhooks").await, 200).await;
+    let list = admin.get("/v1/webhooks").await.status(200).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 2);
     assert!(!list.to_string().contains("whsec_"), "{list}");
     let one_path = format!("/v1/webhooks/{}", all["id"].as_str().unwrap());
-    let one = expect_status(get_as(&app, &admin.access, &one_path).await, 200).await;
+    let one = admin.get(&one_path).await.status(200).await;
     assert!(one.get("secret").is_none());
     assert_eq!(one["url"], receiver.hook("all"));
 }
@@ -284,14 +233,8 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
 async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_retry_delivers() {
     let receiver = Receiver::start();
     let app = quizd().await;
-    let admin = token_for(&app, "admin@down.example", "admin").await;
-    let hook = subscribe(
-        &app,
-        &admin.access,
-        &receiver.hook("down"),
-        &["attempt.started"],
-    )
-    .await;
+    let admin = app.person("admin@down.example", "admin").await;
+    let hook = subscribe(&admin, &receiver.hook("down"), &["attempt.started"]).await;
     let secret = hook["secret"].as_str().unwrap();
     // It fails, with a long answer that quizd reads only the start of.
     receiver.configure("down", &[secret], 503, 1 << 20).await;
@@ -299,7 +242,7 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_re
     let a = assignment(&app, &c, json!({})).await;
     start(&app, &c.learners[0], &a).await;
 
-    let failed = wait_for_status(&app, &admin.access, &hook, "failed").await;
+    let failed = wait_for_status(&admin, &hook, "failed").await;
     assert_eq!(failed["topic"], "attempt.started");
     assert_eq!(failed["tries"], 1);
     let error = failed["last_error"].as_str().unwrap();
@@ -322,7 +265,7 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_re
     .execute(&app.pool)
     .await
     .unwrap();
-    let parked = wait_for_status(&app, &admin.access, &hook, "parked").await;
+    let parked = wait_for_status(&admin, &hook, "parked").await;
     assert_eq!(parked["tries"], quizd::events::MAX_TRIES);
     assert!(parked["next_attempt_at"].is_null());
     let tried = receiver.received("down").await;
@@ -335,47 +278,38 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_re
     receiver.configure("down", &[secret], 204, 0).await;
     let hook_id = hook["id"].as_str().unwrap();
     let retry = format!("/v1/webhooks/{hook_id}/deliveries/{}/retry", parked["id"]);
-    let scheduled =
-        expect_status(post_as(&app, &admin.access, &retry, &json!({})).await, 202).await;
+    let scheduled = admin.post(&retry, &json!({})).await.status(202).await;
     assert_eq!(scheduled["tries"], 0);
     let got = receiver.wait_for("down", 3).await;
     assert_eq!(got[2]["id"], parked["webhook_id"]);
     assert_eq!(got[2]["verified"], json!([true]));
-    let delivered = wait_for_status(&app, &admin.access, &hook, "delivered").await;
+    let delivered = wait_for_status(&admin, &hook, "delivered").await;
     assert_eq!(delivered["tries"], 1);
     assert!(delivered["last_error"].is_null());
-    assert_eq!(
-        deliveries(&app, &admin.access, &hook, "?status=failed")
-            .await
-            .len(),
-        0
-    );
+    assert_eq!(deliveries(&admin, &hook, "?status=failed").await.len(), 0);
 
     // A delivered one is not retried; an unknown one, or another webhook's, is not found.
-    assert_problem(
-        post_as(&app, &admin.access, &retry, &json!({})).await,
-        409,
-        "delivery_done",
-    )
-    .await;
+    admin
+        .post(&retry, &json!({}))
+        .await
+        .problem(409, "delivery_done")
+        .await;
     let unknown = format!("/v1/webhooks/{hook_id}/deliveries/999999/retry");
-    assert_problem(
-        post_as(&app, &admin.access, &unknown, &json!({})).await,
-        404,
-        "delivery_not_found",
-    )
-    .await;
+    admin
+        .post(&unknown, &json!({}))
+        .await
+        .problem(404, "delivery_not_found")
+        .await;
     let elsewhere = format!(
         "/v1/webhooks/{}/deliveries/{}/retry",
         uuid::Uuid::new_v4(),
         parked["id"]
     );
-    assert_problem(
-        post_as(&app, &admin.access, &elsewhere, &json!({})).await,
-        404,
-        "webhook_not_found",
-    )
-    .await;
+    admin
+        .post(&elsewhere, &json!({}))
+        .await
+        .problem(404, "webhook_not_found")
+        .await;
 }
 
 #[tokio::test]
@@ -383,20 +317,14 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
 {
     let receiver = Receiver::start();
     let app = quizd().await;
-    let admin = token_for(&app, "admin@rotate.example", "admin").await;
-    let hook = subscribe(
-        &app,
-        &admin.access,
-        &receiver.hook("r"),
-        &["response.recorded"],
-    )
-    .await;
+    let admin = app.person("admin@rotate.example", "admin").await;
+    let hook = subscribe(&admin, &receiver.hook("r"), &["response.recorded"]).await;
     let hook_id = hook["id"].as_str().unwrap();
     let old = hook["secret"].as_str().unwrap().to_string();
     let c = course(&app, "teacher@rotate.example", &["learner@rotate.example"]).await;
-    let learner = &c.learners[0];
     let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, learner, &a).await;
+    let attempt = start(&app, &c.learners[0], &a).await;
+    let learner = app.session(c.learners[0].clone());
     let questions = attempt["questions"].as_array().unwrap().clone();
     assert!(questions.len() >= 4);
     let answer = |i: usize| {
@@ -411,14 +339,13 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
             attempt["id"].as_str().unwrap(),
             q["id"].as_str().unwrap()
         );
-        let app = &app;
-        let token = learner.access.clone();
-        async move { expect_status(put_as(app, &token, &path, &body).await, 200).await }
+        let learner = &learner;
+        async move { learner.put(&path, &body).await.status(200).await }
     };
 
     // Rotated: the new secret is shown once; the old one signs for 24 hours more.
     let rotate = format!("/v1/webhooks/{hook_id}/rotate-secret");
-    let rotated = expect_status(post_as(&app, &admin.access, &rotate, &json!({})).await, 200).await;
+    let rotated = admin.post(&rotate, &json!({})).await.status(200).await;
     let new = rotated["secret"].as_str().unwrap().to_string();
     assert!(new.starts_with("whsec_") && new != old);
     let until: chrono::DateTime<chrono::Utc> =
@@ -441,11 +368,11 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
         got[0]
     );
     assert_eq!(got[0]["signature"].as_str().unwrap().split(' ').count(), 2);
-    let shown = expect_status(
-        get_as(&app, &admin.access, &format!("/v1/webhooks/{hook_id}")).await,
-        200,
-    )
-    .await;
+    let shown = admin
+        .get(&format!("/v1/webhooks/{hook_id}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         shown["previous_secret_expires_at"],
         rotated["previous_secret_expires_at"]
@@ -466,29 +393,29 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
         got[1]
     );
     assert_eq!(got[1]["signature"].as_str().unwrap().split(' ').count(), 1);
-    let shown = expect_status(
-        get_as(&app, &admin.access, &format!("/v1/webhooks/{hook_id}")).await,
-        200,
-    )
-    .await;
+    let shown = admin
+        .get(&format!("/v1/webhooks/{hook_id}"))
+        .await
+        .status(200)
+        .await;
     assert!(shown["previous_secret_expires_at"].is_null());
 
     // Disabled, it is sent nothing; enabled again, it is sent what happened since.
     let path = format!("/v1/webhooks/{hook_id}");
-    let off = expect_status(
-        patch_as(&app, &admin.access, &path, &json!({"disabled": true})).await,
-        200,
-    )
-    .await;
+    let off = admin
+        .patch(&path, &json!({"disabled": true}))
+        .await
+        .status(200)
+        .await;
     assert!(off["disabled_at"].is_string());
     answer(2).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(receiver.received("r").await.len(), 2);
-    let on = expect_status(
-        patch_as(&app, &admin.access, &path, &json!({"disabled": false})).await,
-        200,
-    )
-    .await;
+    let on = admin
+        .patch(&path, &json!({"disabled": false}))
+        .await
+        .status(200)
+        .await;
     assert!(on["disabled_at"].is_null());
     // (The answer while it was disabled is never sent to it.)
     answer(3).await;
@@ -499,58 +426,45 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
 #[tokio::test]
 async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks() {
     let app = quizd().await;
-    let admin = token_for(&app, "admin@roles.example", "admin").await;
-    let hook = subscribe(
-        &app,
-        &admin.access,
-        "https://hooks.example/quizd",
-        &["attempt.finished"],
-    )
-    .await;
+    let admin = app.person("admin@roles.example", "admin").await;
+    let hook = subscribe(&admin, "https://hooks.example/quizd", &["attempt.finished"]).await;
     let id = hook["id"].as_str().unwrap();
     let c = course(&app, "teacher@roles.example", &["learner@roles.example"]).await;
     let body = json!({"url": "https://evil.example/", "topics": ["response.recorded"]});
-    for who in [&c.learners[0].access, &c.teacher.access] {
-        assert_problem(
-            post_as(&app, who, "/v1/webhooks", &body).await,
-            403,
-            "forbidden",
-        )
-        .await;
-        assert_problem(get_as(&app, who, "/v1/webhooks").await, 403, "forbidden").await;
-        let one = format!("/v1/webhooks/{id}");
-        assert_problem(get_as(&app, who, &one).await, 403, "forbidden").await;
-        assert_problem(patch_as(&app, who, &one, &body).await, 403, "forbidden").await;
-        let rotate = format!("/v1/webhooks/{id}/rotate-secret");
-        assert_problem(
-            post_as(&app, who, &rotate, &json!({})).await,
-            403,
-            "forbidden",
-        )
-        .await;
-        let list = format!("/v1/webhooks/{id}/deliveries");
-        assert_problem(get_as(&app, who, &list).await, 403, "forbidden").await;
-        let res = bearer(&app, reqwest::Method::DELETE, &one, who)
-            .send()
+    let learner = app.session(c.learners[0].clone());
+    let teacher = app.session(c.teacher.clone());
+    for who in [&learner, &teacher] {
+        who.post("/v1/webhooks", &body)
             .await
-            .unwrap();
-        assert_problem(res, 403, "forbidden").await;
+            .problem(403, "forbidden")
+            .await;
+        who.get("/v1/webhooks")
+            .await
+            .problem(403, "forbidden")
+            .await;
+        let one = format!("/v1/webhooks/{id}");
+        who.get(&one).await.problem(403, "forbidden").await;
+        who.patch(&one, &body).await.problem(403, "forbidden").await;
+        let rotate = format!("/v1/webhooks/{id}/rotate-secret");
+        who.post(&rotate, &json!({}))
+            .await
+            .problem(403, "forbidden")
+            .await;
+        let list = format!("/v1/webhooks/{id}/deliveries");
+        who.get(&list).await.problem(403, "forbidden").await;
+        who.delete(&one).await.problem(403, "forbidden").await;
     }
-    let res = app
-        .client
-        .get(app.url("/v1/webhooks"))
-        .send()
+    let nobody = app.anonymous();
+    nobody
+        .get("/v1/webhooks")
         .await
-        .unwrap();
-    assert_problem(res, 401, "unauthorized").await;
-    let res = app
-        .client
-        .post(app.url("/v1/webhooks"))
-        .json(&body)
-        .send()
+        .problem(401, "unauthorized")
+        .await;
+    nobody
+        .post("/v1/webhooks", &body)
         .await
-        .unwrap();
-    assert_problem(res, 401, "unauthorized").await;
+        .problem(401, "unauthorized")
+        .await;
     let (count, url): (i64, String) =
         sqlx::query_as("SELECT count(*) OVER (), url FROM webhook_subscriptions")
             .fetch_one(&app.pool)
@@ -562,7 +476,7 @@ async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks
 #[tokio::test]
 async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothing() {
     let app = quizd().await;
-    let admin = token_for(&app, "admin@hostile.example", "admin").await;
+    let admin = app.person("admin@hostile.example", "admin").await;
     let topics = json!(["attempt.finished"]);
     for (url, says) in [
         ("ftp://hooks.example/", "must be https"),
@@ -579,25 +493,17 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
         ("https://hooks.example/#x", "fragment"),
         ("javascript:alert(1)", "must be https"),
     ] {
-        let res = post_as(
-            &app,
-            &admin.access,
-            "/v1/webhooks",
-            &json!({"url": url, "topics": topics}),
-        )
-        .await;
-        let p = assert_problem(res, 422, "invalid_webhook").await;
+        let res = admin
+            .post("/v1/webhooks", &json!({"url": url, "topics": topics}))
+            .await;
+        let p = res.problem(422, "invalid_webhook").await;
         assert!(p["detail"].as_str().unwrap().contains(says), "{url}: {p}");
     }
     let long = format!("https://hooks.example/{}", "a".repeat(3000));
-    let res = post_as(
-        &app,
-        &admin.access,
-        "/v1/webhooks",
-        &json!({"url": long, "topics": topics}),
-    )
-    .await;
-    assert_problem(res, 422, "invalid_webhook").await;
+    let res = admin
+        .post("/v1/webhooks", &json!({"url": long, "topics": topics}))
+        .await;
+    res.problem(422, "invalid_webhook").await;
     for (topics, says) in [
         (json!([]), "at least one"),
         (
@@ -607,43 +513,38 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
         (json!(["x".repeat(10_000)]), "is not a topic"),
     ] {
         let body = json!({"url": "https://hooks.example/", "topics": topics});
-        let p = assert_problem(
-            post_as(&app, &admin.access, "/v1/webhooks", &body).await,
-            422,
-            "invalid_webhook",
-        )
-        .await;
+        let p = admin
+            .post("/v1/webhooks", &body)
+            .await
+            .problem(422, "invalid_webhook")
+            .await;
         let detail = p["detail"].as_str().unwrap();
         assert!(detail.contains(says) && detail.len() < 400, "{detail}");
     }
     let body = json!({"url": "https://hooks.example/", "topics": topics, "description": "a\u{7}b"});
-    assert_problem(
-        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
-        422,
-        "invalid_webhook",
-    )
-    .await;
+    admin
+        .post("/v1/webhooks", &body)
+        .await
+        .problem(422, "invalid_webhook")
+        .await;
     let body = json!({"url": "https://hooks.example/", "topics": topics, "secret": "whsec_mine"});
-    assert_problem(
-        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
-        400,
-        "invalid_body",
-    )
-    .await;
+    admin
+        .post("/v1/webhooks", &body)
+        .await
+        .problem(400, "invalid_body")
+        .await;
     let body = json!({"url": "https://hooks.example/", "topics": "attempt.finished"});
-    assert_problem(
-        post_as(&app, &admin.access, "/v1/webhooks", &body).await,
-        400,
-        "invalid_body",
-    )
-    .await;
+    admin
+        .post("/v1/webhooks", &body)
+        .await
+        .problem(400, "invalid_body")
+        .await;
     let huge = json!({"url": "https://hooks.example/", "topics": topics, "description": "x".repeat(200_000)});
-    assert_problem(
-        post_as(&app, &admin.access, "/v1/webhooks", &huge).await,
-        413,
-        "payload_too_large",
-    )
-    .await;
+    admin
+        .post("/v1/webhooks", &huge)
+        .await
+        .problem(413, "payload_too_large")
+        .await;
     let counts = || async {
         sqlx::query_as::<_, (i64, i64)>(
             "SELECT (SELECT count(*) FROM webhook_subscriptions),
@@ -659,7 +560,8 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
     // replay is the first answer.
     let body = json!({"url": "https://hooks.example/q", "topics": ["grade.changed"]});
     let send = || {
-        bearer(&app, reqwest::Method::POST, "/v1/webhooks", &admin.access)
+        admin
+            .request(reqwest::Method::POST, "/v1/webhooks")
             .header("idempotency-key", "hook-1")
             .json(&body)
             .send()
@@ -672,49 +574,37 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
 
     // A refused change changes nothing; a deletion takes the consumer with it.
     let path = format!("/v1/webhooks/{}", first["id"].as_str().unwrap());
-    let res = patch_as(
-        &app,
-        &admin.access,
-        &path,
-        &json!({"url": "gopher://x/", "topics": ALL_TOPICS}),
-    )
-    .await;
-    assert_problem(res, 422, "invalid_webhook").await;
-    let now = expect_status(get_as(&app, &admin.access, &path).await, 200).await;
+    let res = admin
+        .patch(&path, &json!({"url": "gopher://x/", "topics": ALL_TOPICS}))
+        .await;
+    res.problem(422, "invalid_webhook").await;
+    let now = admin.get(&path).await.status(200).await;
     assert_eq!(now["url"], "https://hooks.example/q");
     assert_eq!(now["topics"], json!(["grade.changed"]));
-    let changed = expect_status(
-        patch_as(
-            &app,
-            &admin.access,
+    let changed = admin
+        .patch(
             &path,
             &json!({"topics": ["attempt.started", "grade.changed"]}),
         )
-        .await,
-        200,
-    )
-    .await;
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         changed["topics"],
         json!(["attempt.started", "grade.changed"])
     );
     assert_eq!(counts().await, (1, 2));
-    let res = bearer(&app, reqwest::Method::DELETE, &path, &admin.access)
-        .send()
+    admin.delete(&path).await.status(204).await;
+    admin
+        .get(&path)
         .await
-        .unwrap();
-    assert_eq!(res.status(), 204);
-    assert_problem(
-        get_as(&app, &admin.access, &path).await,
-        404,
-        "webhook_not_found",
-    )
-    .await;
-    let res = bearer(&app, reqwest::Method::DELETE, &path, &admin.access)
-        .send()
+        .problem(404, "webhook_not_found")
+        .await;
+    admin
+        .delete(&path)
         .await
-        .unwrap();
-    assert_problem(res, 404, "webhook_not_found").await;
+        .problem(404, "webhook_not_found")
+        .await;
     assert_eq!(counts().await, (0, 0));
     let audit: Vec<String> = sqlx::query_scalar(
         "SELECT action FROM audit_log WHERE action LIKE 'webhook_%' ORDER BY id",
@@ -732,9 +622,9 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
 async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_the_new_version() {
     let receiver = Receiver::start();
     let app = quizd().await;
-    let admin = token_for(&app, "admin@regraded.example", "admin").await;
+    let admin = app.person("admin@regraded.example", "admin").await;
     let topics = ["grade.changed", "quiz.version_created"];
-    let hook = subscribe(&app, &admin.access, &receiver.hook("g"), &topics).await;
+    let hook = subscribe(&admin, &receiver.hook("g"), &topics).await;
     receiver
         .configure("g", &[hook["secret"].as_str().unwrap()], 200, 0)
         .await;
@@ -756,11 +646,15 @@ async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_t
         std::fs::read_to_string(crate::support::content_dir().join("data-parallelism/quiz.toml"))
             .unwrap()
             .replacen("points = 1\n", "points = 3\n", 1);
-    let res = crate::support::send_quiz(&app, &admin.access, Some("data-parallelism"), &toml).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let _: Value = admin
+        .send_quiz(Some("data-parallelism"), &toml)
+        .await
+        .ok()
+        .await;
     let path = format!("/v1/assignments/{a}/regrade");
     let body = json!({"to_version": 2, "dry_run": false});
-    let report = expect_status(post_as(&app, &c.teacher.access, &path, &body).await, 200).await;
+    let teacher = app.session(c.teacher.clone());
+    let report = teacher.post(&path, &body).await.status(200).await;
     let change = &report["attempts"][0];
     assert_eq!(change["grade_changed"], true);
 
@@ -792,14 +686,8 @@ async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_t
 async fn a_batch_stops_at_its_first_failure_so_a_failing_receiver_is_called_once_per_batch() {
     let receiver = Receiver::start();
     let app = quizd().await;
-    let admin = token_for(&app, "admin@batch.example", "admin").await;
-    let hook = subscribe(
-        &app,
-        &admin.access,
-        &receiver.hook("b"),
-        &["attempt.finished"],
-    )
-    .await;
+    let admin = app.person("admin@batch.example", "admin").await;
+    let hook = subscribe(&admin, &receiver.hook("b"), &["attempt.finished"]).await;
     receiver
         .configure("b", &[hook["secret"].as_str().unwrap()], 500, 0)
         .await;
@@ -812,15 +700,12 @@ async fn a_batch_stops_at_its_first_failure_so_a_failing_receiver_is_called_once
     .execute(&app.pool)
     .await
     .unwrap();
-    let mut failed = Vec::new();
-    for _ in 0..300 {
-        failed = deliveries(&app, &admin.access, &hook, "?status=failed").await;
-        if failed.len() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(failed.len(), 3, "{failed:#?}");
+    let failed = wait_until(
+        "three failed deliveries",
+        || deliveries(&admin, &hook, "?status=failed"),
+        |failed| failed.len() == 3,
+    )
+    .await;
     let tried = receiver.received("b").await;
     assert_eq!(tried.len(), 1, "{tried:#?}");
     let errors: Vec<&str> = failed

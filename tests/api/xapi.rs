@@ -3,60 +3,43 @@
 //! the pinned `tests/xapi/requirements.txt`) when missing. quizd's worker sends to it as it
 //! would to any LRS; the tests read the statements back through Ralph's xAPI API.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::grades::{answer_some, assignment, course, finish, start};
+use crate::support::peer::PythonPeer;
 use crate::support::{
-    TestApp, assert_problem, bearer, expect_status, get_as, post_as, repo, token_for,
+    TestApp, assert_problem, bearer, expect_status, get_as, post_as, token_for, wait_until,
 };
 
 const HOMEPAGE: &str = "https://quiz.example.org";
 
-/// Ralph's Python, its virtual environment made once if missing.
-fn lrs_python() -> std::path::PathBuf {
-    static ONCE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    ONCE.get_or_init(|| {
-        crate::support::python_venv("xapi-venv", "tests/xapi/requirements.txt")
-            .unwrap_or_else(|e| panic!("cannot prepare Ralph's Python environment: {e}"))
-    })
-    .clone()
-}
-
-/// A running Ralph LRS; it stops when dropped (its standard input closes, and it is killed).
+/// A running Ralph LRS; it stops when dropped.
 struct Lrs {
-    port: u16,
     dir: std::path::PathBuf,
-    child: Child,
+    ralph: PythonPeer,
 }
 
 impl Lrs {
     /// Starts Ralph on `port` (a free one when 0) with its data in `dir`.
     fn start(dir: &std::path::Path, port: u16) -> Lrs {
-        let mut child = Command::new(lrs_python())
-            .arg(repo().join("tests/xapi/lrs.py"))
-            .arg("--dir")
-            .arg(dir)
-            .args(["--port", &port.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("Ralph starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let ready = lines.next().and_then(Result::ok).unwrap_or_default();
-        let port = ready
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("Ralph did not start (said {ready:?})"))
-            .parse()
-            .unwrap();
+        let port = port.to_string();
+        let ralph = PythonPeer::start(
+            "Ralph",
+            "xapi-venv",
+            "tests/xapi/requirements.txt",
+            "tests/xapi/lrs.py",
+            &[
+                "--dir".as_ref(),
+                dir.as_os_str(),
+                "--port".as_ref(),
+                port.as_ref(),
+            ],
+        );
         Lrs {
-            port,
             dir: dir.to_path_buf(),
-            child,
+            ralph,
         }
     }
 
@@ -66,13 +49,15 @@ impl Lrs {
     }
 
     fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}/xAPI/", self.port)
+        self.ralph.url("/xAPI/")
     }
 
-    fn stop(mut self) -> (std::path::PathBuf, u16) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        (self.dir.clone(), self.port)
+    /// Stops Ralph (as dropping it does); where its data is, and its port, to start it again.
+    fn stop(self) -> (std::path::PathBuf, u16) {
+        let Lrs { dir, ralph } = self;
+        let port = ralph.port;
+        drop(ralph);
+        (dir, port)
     }
 
     /// The statements of one attempt, as Ralph's `GET /xAPI/statements` gives them.
@@ -91,24 +76,9 @@ impl Lrs {
 
     /// Waits (up to 30 s) until the attempt has `count` statements at the LRS.
     async fn wait_for(&self, registration: &str, count: usize) -> Vec<Value> {
-        for _ in 0..300 {
-            let got = self.statements(registration).await;
-            if got.len() >= count {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "the LRS has {:?}, not {count} statements",
-            self.statements(registration).await
-        );
-    }
-}
-
-impl Drop for Lrs {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let what = format!("{count} statements at the LRS");
+        let read = || self.statements(registration);
+        wait_until(&what, read, |got| got.len() >= count).await
     }
 }
 

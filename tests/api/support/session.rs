@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Person, TestApp, assert_problem, bearer, expect_status, token_for};
+use super::{Person, TestApp, assert_problem, bearer, expect_status, send_quiz, token_for};
 
 /// A signed-in person of one test's quizd. Derefs to the [`Person`] (id, email, tokens).
 pub struct Session<'a> {
@@ -62,7 +62,12 @@ impl TestApp {
     }
 }
 
-impl Session<'_> {
+impl<'a> Session<'a> {
+    /// The quizd this person is signed in to.
+    pub fn app(&self) -> &'a TestApp {
+        self.app
+    }
+
     /// A request with this person's bearer token, to build further.
     pub fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
         bearer(self.app, method, path, &self.person.access)
@@ -86,6 +91,32 @@ impl Session<'_> {
 
     pub async fn patch(&self, path: &str, body: &Value) -> Reply {
         Reply::of(self.request(Method::PATCH, path).json(body)).await
+    }
+
+    /// Sends a quiz in TOML, as [`send_quiz`] does: `POST /v1/quizzes`, or
+    /// `PUT /v1/quizzes/{slug}`.
+    pub async fn send_quiz(&self, slug: Option<&str>, toml: &str) -> Reply {
+        Reply(send_quiz(self.app, &self.person.access, slug, toml).await)
+    }
+}
+
+/// Nobody signed in: requests without a token, answered by a [`Reply`] like a session's.
+pub struct Anonymous<'a>(&'a TestApp);
+
+impl TestApp {
+    /// Requests from nobody signed in.
+    pub fn anonymous(&self) -> Anonymous<'_> {
+        Anonymous(self)
+    }
+}
+
+impl Anonymous<'_> {
+    pub async fn get(&self, path: &str) -> Reply {
+        Reply::of(self.0.client.get(self.0.url(path))).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Reply {
+        Reply::of(self.0.client.post(self.0.url(path)).json(body)).await
     }
 }
 
