@@ -91,6 +91,48 @@ fn args() -> anyhow::Result<Args> {
     Ok(a)
 }
 
+/// Samples, every 5 ms until aborted, what the database's active backends are doing: on CPU
+/// (no wait event) or waiting, and on what; into the table `exam_waits`.
+async fn sample_waits(pool: sqlx::PgPool) -> anyhow::Result<()> {
+    sqlx::query(
+        "CREATE UNLOGGED TABLE IF NOT EXISTS exam_waits (what text NOT NULL, n bigint NOT NULL)",
+    )
+    .execute(&pool)
+    .await?;
+    loop {
+        sqlx::query(
+            "INSERT INTO exam_waits
+             SELECT coalesce(wait_event_type || ': ' || wait_event, 'on CPU'), count(*)
+               FROM pg_stat_activity
+              WHERE state = 'active' AND pid <> pg_backend_pid()
+                AND datname = current_database() AND backend_type = 'client backend'
+              GROUP BY 1",
+        )
+        .execute(&pool)
+        .await?;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// What the samples of [`sample_waits`] saw, most frequent first.
+async fn wait_events(pool: &sqlx::PgPool) -> anyhow::Result<()> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT what, sum(n)::bigint FROM exam_waits GROUP BY what ORDER BY 2 DESC LIMIT 10",
+    )
+    .fetch_all(pool)
+    .await?;
+    let all: i64 = rows.iter().map(|r| r.1).sum();
+    println!(
+        "Active backends in step 1, sampled every 5 ms ({all} backend samples): what they were doing\n"
+    );
+    println!("| on CPU, or the wait | share |\n|---|---:|");
+    for (what, n) in rows {
+        println!("| {what} | {:.1} % |", n as f64 * 100.0 / all.max(1) as f64);
+    }
+    println!();
+    Ok(())
+}
+
 /// The statements that took most of PostgreSQL's time since the last reset, per learner
 /// (`pg_stat_statements`: execution time, which includes waiting for locks).
 async fn statement_stats(pool: &sqlx::PgPool, learners: usize) -> anyhow::Result<()> {
@@ -432,6 +474,11 @@ async fn main() -> anyhow::Result<()> {
             .await?;
     }
 
+    // What the busy backends wait on during step 1, sampled every 5 ms (with --statement-stats).
+    let waits = args
+        .statement_stats
+        .then(|| tokio::spawn(sample_waits(pool.clone())));
+
     // 1. Every learner presses Start, loads the attempt, answers the first question.
     let mut cpu = Cpu::start(quizd_pid, postmaster);
     let t = Instant::now();
@@ -528,8 +575,10 @@ async fn main() -> anyhow::Result<()> {
         status_mib(&quizd_pid.to_string(), "VmRSS"),
         status_mib(&quizd_pid.to_string(), "VmHWM"),
     );
-    if args.statement_stats {
+    if let Some(waits) = waits {
+        waits.abort();
         statement_stats(&pool, args.learners).await?;
+        wait_events(&pool).await?;
     }
     let started_ok = starts.statuses.get(&201).copied().unwrap_or(0)
         + starts.statuses.get(&200).copied().unwrap_or(0);

@@ -265,8 +265,46 @@ async fn under_immediate_feedback_the_first_answer_is_final_and_a_retry_is_safe(
 }
 
 #[tokio::test]
+async fn an_event_nobody_wants_is_not_written_and_one_a_consumer_wants_is_written_with_its_answer()
+{
+    let app = TestApp::spawn().await;
+    let learner = app.person("events@example.org", "learner").await;
+    let content = quiz("data-parallelism");
+    let events = |topic: &'static str| {
+        let pool = app.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT count(*) FROM outbox WHERE topic = $1")
+                .bind(topic)
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    // No xAPI, no webhook: nobody wants starts or answers.
+    let attempt = start_practice(&learner, "data-parallelism", "en").await;
+    let (q0, q1) = (&attempt["questions"][0], &attempt["questions"][1]);
+    let pick = |q: &Value| json!({"selected": [option_ids(&content, q, true)[0]]});
+    answer(&learner, &attempt, q0, pick(q0)).await.status(200).await;
+    assert_eq!((events("attempt.started").await, events("response.recorded").await), (0, 0));
+    // Once a consumer wants answers, each answer's event is written with it.
+    app.want_events(&["response.recorded"]).await;
+    answer(&learner, &attempt, q1, pick(q1)).await.status(200).await;
+    assert_eq!(events("response.recorded").await, 1);
+    let (last, payload): (String, Value) = sqlx::query_as(
+        "SELECT (SELECT question_key FROM responses ORDER BY answered_at DESC LIMIT 1),
+                (SELECT payload FROM outbox WHERE topic = 'response.recorded')",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(payload["attempt_id"], attempt["id"]);
+    assert_eq!(payload["question_key"], last.as_str(), "the second answer's event");
+}
+
+#[tokio::test]
 async fn many_parallel_submissions_record_exactly_one_response() {
     let app = TestApp::spawn().await;
+    app.want_events(&["response.recorded"]).await;
     let learner = app.person("race@example.org", "learner").await;
     let content = quiz("data-parallelism");
     let attempt = start_practice(&learner, "data-parallelism", "en").await;
@@ -826,6 +864,7 @@ async fn clearing_a_choice_leaves_the_question_unanswered_while_answers_may_chan
 {
     let clock = Clock::manual(Utc::now());
     let app = TestApp::spawn_with_clock(clock.clone()).await;
+    app.want_events(&["response.cleared"]).await;
     let (teacher, learner, assignment) = course_assignment(
         &app,
         "data-parallelism",

@@ -110,6 +110,7 @@ async fn answer_slots(app: &TestApp, base: &str, learners: usize, assignments: u
 #[tokio::test]
 async fn every_acknowledged_answer_survives_kill_9_and_none_is_recorded_twice() {
     let app = TestApp::spawn().await;
+    app.want_events(&["response.recorded"]).await;
     let (mut quizd, base) = start_quizd(&app.db_url());
     let slots = Arc::new(answer_slots(&app, &base, 6, 10).await);
     assert_eq!(slots.len(), 480);

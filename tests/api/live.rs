@@ -211,6 +211,7 @@ async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
 #[tokio::test]
 async fn a_class_joins_with_the_code_answers_against_the_timer_and_sees_the_distribution() {
     let app = TestApp::spawn().await;
+    app.want_events(&["response.recorded"]).await;
     let c = class(&app, 2, json!({"feedback": "immediate"})).await;
     // A display name that is markup reaches the staff as the text it is.
     sqlx::query("UPDATE users SET display_name = '<img src=x onerror=alert(1)>' WHERE id = $1")
@@ -485,6 +486,7 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
     let t0 = Utc::now();
     let clock = Clock::manual(t0);
     let app = TestApp::spawn_with_clock(clock.clone()).await;
+    app.want_events(&["response.recorded"]).await;
     let c = class(&app, 1, json!({"feedback": "on_finish"})).await;
     let learner = &c.learners[0];
     let session = create_session(&c, json!({})).await;
@@ -591,6 +593,7 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
 #[tokio::test]
 async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
     let app = TestApp::spawn().await;
+    app.want_events(&["response.recorded"]).await;
     let c = class(&app, 1, json!({})).await;
     let learner = &c.learners[0];
     let session = create_session(&c, json!({})).await;

@@ -363,6 +363,19 @@ impl TestApp {
         format!("{}{}", self.base, path)
     }
 
+    /// Makes a consumer (`test-consumer`, which nobody runs) want `topics`: quizd writes an
+    /// event to the outbox only when some consumer wants its topic (migration 0027).
+    pub async fn want_events(&self, topics: &[&str]) {
+        sqlx::query(
+            "INSERT INTO event_consumers (consumer, topic)
+             SELECT 'test-consumer', unnest($1::text[]) ON CONFLICT DO NOTHING",
+        )
+        .bind(topics)
+        .execute(&self.pool)
+        .await
+        .unwrap();
+    }
+
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.client.get(self.url(path)).send().await.unwrap()
     }
