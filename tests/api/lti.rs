@@ -6,58 +6,38 @@
 //! The platform runs in `target/lti-venv`, which the first LTI test makes (pip, from the
 //! pinned `tests/lti/requirements.txt`) when it is missing, so `cargo test` needs no setup.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::peer::PythonPeer;
 use crate::support::session::{Reply, Session};
-use crate::support::{Person, TestApp, assert_problem, expect_status, repo};
-
-/// The platform's Python, its virtual environment made once per test run if missing.
-fn platform_python() -> std::path::PathBuf {
-    static READY: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
-        std::sync::OnceLock::new();
-    READY
-        .get_or_init(|| crate::support::python_venv("lti-venv", "tests/lti/requirements.txt"))
-        .clone()
-        .unwrap_or_else(|e| panic!("cannot prepare the LTI platform's Python environment: {e}"))
-}
+use crate::support::{Person, TestApp, assert_problem, expect_status, wait_until};
 
 const LEARNER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner";
 const INSTRUCTOR: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
 
-/// The platform harness, stopped when dropped (its stdin closes; it is also killed).
+/// The platform harness, stopped when dropped.
 pub(crate) struct Platform {
-    child: Child,
+    _peer: PythonPeer,
     base: String,
     client: reqwest::Client,
 }
 
 impl Platform {
     fn spawn(tool: &str) -> Platform {
-        let python = platform_python();
-        let mut child = Command::new(&python)
-            .arg(repo().join("tests/lti/lti_platform.py"))
-            .arg("--tool")
-            .arg(tool)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("the platform did not start (said {line:?})"));
+        let peer = PythonPeer::start(
+            "the LTI platform",
+            "lti-venv",
+            "tests/lti/requirements.txt",
+            "tests/lti/lti_platform.py",
+            &[OsStr::new("--tool"), OsStr::new(tool)],
+        );
         Platform {
-            base: format!("http://127.0.0.1:{port}"),
-            child,
+            base: peer.url(""),
+            _peer: peer,
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -101,26 +81,13 @@ impl Platform {
 
     /// Waits until the platform has received `n` scores; returns them.
     pub(crate) async fn scores(&self, n: usize) -> Vec<Value> {
-        for _ in 0..150 {
-            let rec = self.recorded().await;
-            let scores = rec["scores"].as_array().unwrap().clone();
-            if scores.len() >= n {
-                return scores;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let rec = self.recorded().await;
-        panic!("the platform did not receive {n} scores: {rec:#}");
-    }
-}
-
-impl Drop for Platform {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.child.stdin.take() {
-            let _ = stdin.flush();
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let rec = wait_until(
+            &format!("the platform to receive {n} scores"),
+            || self.recorded(),
+            |rec| rec["scores"].as_array().unwrap().len() >= n,
+        )
+        .await;
+        rec["scores"].as_array().unwrap().clone()
     }
 }
 
@@ -993,7 +960,13 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
     assert_eq!(item["custom"]["quiz"], "kinds-sampler");
     assert_eq!(item["lineItem"]["resourceId"], "kinds-sampler");
     assert!(item["lineItem"]["scoreMaximum"].as_f64().unwrap() > 0.0);
-    let jwks = expect_status(lti.app.get("/.well-known/jwks.json").await, 200).await;
+    let jwks = lti
+        .app
+        .anonymous()
+        .get("/.well-known/jwks.json")
+        .await
+        .status(200)
+        .await;
     assert_eq!(response["kid"], jwks["keys"][0]["kid"]);
 
     // A learner launches the placed link; the grade reaches the line item the platform made.
@@ -1240,24 +1213,20 @@ async fn a_login_kept_in_the_platforms_storage_is_proved_by_its_secret_not_a_coo
     let res = post_storage_launch(&lti, &id_token, &state, Some(secret)).await;
     assert_problem(res, 401, "lti_state_invalid").await;
     // The exchange: without the secret nothing is used up; with it, signed in.
-    let bare = lti
-        .app
-        .client
-        .post(lti.app.url("/v1/lti/exchange"))
-        .json(&json!({"code": code}))
-        .send()
+    let browser = lti.app.anonymous();
+    browser
+        .post("/v1/lti/exchange", &json!({"code": code}))
         .await
-        .unwrap();
-    assert_problem(bare, 401, "launch_browser_mismatch").await;
-    let res = lti
-        .app
-        .client
-        .post(lti.app.url("/v1/lti/exchange"))
-        .json(&json!({"code": code, "storage_secret": secret}))
-        .send()
+        .problem(401, "launch_browser_mismatch")
+        .await;
+    let session = browser
+        .post(
+            "/v1/lti/exchange",
+            &json!({"code": code, "storage_secret": secret}),
+        )
         .await
-        .unwrap();
-    let session = expect_status(res, 200).await;
+        .status(200)
+        .await;
     assert_eq!(session["destination"]["kind"], "attempt");
 
     // Where the state cookie comes back, the launch goes on at once, with the exchange cookie.
@@ -1297,7 +1266,7 @@ async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     let assignment = session["destination"]["assignment_id"].as_str().unwrap();
     take_quiz(&learner_1, assignment).await;
     let admin = lti.admin();
-    let failed = loop_until(|| first_delivery(&admin, "failed")).await;
+    let failed = first_delivery(&admin, "failed").await;
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["tries"], 1);
     assert!(
@@ -1317,7 +1286,7 @@ async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     admin.post(&retry, &json!({})).await.status(202).await;
     let scores = lti.platform.scores(1).await;
     assert_eq!(scores[0]["userId"], "learner-retry");
-    let delivered = loop_until(|| first_delivery(&admin, "delivered")).await;
+    let delivered = first_delivery(&admin, "delivered").await;
     assert_eq!(delivered["id"], id);
     admin
         .post(&retry, &json!({}))
@@ -1326,25 +1295,17 @@ async fn a_failed_delivery_is_visible_to_admins_and_retried() {
         .await;
 }
 
-/// The first of the grade deliveries with this status, as an admin lists them.
-async fn first_delivery(admin: &Session<'_>, status: &str) -> Option<Value> {
-    let path = format!("/v1/lti/deliveries?status={status}");
-    let list = admin.get(&path).await.status(200).await;
-    list["items"].as_array().unwrap().first().cloned()
-}
-
-async fn loop_until<F, Fut>(mut f: F) -> Value
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<Value>>,
-{
-    for _ in 0..150 {
-        if let Some(v) = f().await {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("waited 15 s in vain");
+/// The first of the grade deliveries with this status, as an admin lists them, once there is
+/// one.
+async fn first_delivery(admin: &Session<'_>, status: &str) -> Value {
+    let path = &format!("/v1/lti/deliveries?status={status}");
+    let list = wait_until(
+        &format!("a {status} delivery"),
+        || async move { admin.get(path).await.status(200).await },
+        |list| !list["items"].as_array().unwrap().is_empty(),
+    )
+    .await;
+    list["items"][0].clone()
 }
 
 #[tokio::test]
@@ -1443,8 +1404,11 @@ async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
         .await
         .problem(403, "forbidden")
         .await;
-    let res = app.get("/v1/lti/registrations").await;
-    assert_problem(res, 401, "unauthorized").await;
+    app.anonymous()
+        .get("/v1/lti/registrations")
+        .await
+        .problem(401, "unauthorized")
+        .await;
 
     // The same issuer and client id twice; invalid fields.
     let mut again = lti.registration.clone();
@@ -1513,7 +1477,12 @@ async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 
     // quizd's keys: one signs; rotation keeps the previous one published.
-    let jwks = expect_status(app.get("/.well-known/jwks.json").await, 200).await;
+    let jwks = app
+        .anonymous()
+        .get("/.well-known/jwks.json")
+        .await
+        .status(200)
+        .await;
     let keys = jwks["keys"].as_array().unwrap();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0]["kty"], "RSA");
@@ -1527,7 +1496,7 @@ async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
         .await;
     let second = rotated["kid"].as_str().unwrap();
     assert_ne!(second, first);
-    let jwks = expect_status(app.get("/v1/lti/jwks").await, 200).await;
+    let jwks = app.anonymous().get("/v1/lti/jwks").await.status(200).await;
     let kids: Vec<&str> = jwks["keys"]
         .as_array()
         .unwrap()
