@@ -1,5 +1,9 @@
 //! quizd: a quiz and assessment service.
 
+// No `unsafe` but in the private PostgreSQL launcher (`db::postgres`, which allows it), so that
+// the compiler keeps it there (docs/ARCHITECTURE.md, "Unsafe code").
+#![deny(unsafe_code)]
+
 pub mod analytics;
 pub mod app;
 pub mod assignments;

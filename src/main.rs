@@ -1,5 +1,7 @@
 //! The quizd command line: serve, migrate, import, export, openapi, translations.
 
+#![forbid(unsafe_code)]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -554,17 +556,6 @@ async fn create_user(
 }
 
 fn main() -> ExitCode {
-    // Password hashes allocate 19 MiB each. glibc raises its mmap threshold after the first
-    // such block is freed, and later ones would then stay in the heap; a fixed threshold hands
-    // every large block back to the system when it is freed. The environment's
-    // `MALLOC_MMAP_THRESHOLD_` would do it only if set before quizd starts, so it is set here,
-    // first, before the runtime starts any thread (docs/ARCHITECTURE.md, "Unsafe code").
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt takes two integers and changes only the allocator's parameters; no
-    // other thread exists yet to allocate meanwhile.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
     telemetry::init_logging();
     actix_web::rt::System::new().block_on(async {
         match run(Cli::parse()).await {

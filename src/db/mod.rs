@@ -1,6 +1,9 @@
 //! The connection pool, migrations, and the private PostgreSQL used when no `DATABASE_URL`
 //! is given.
 
+// The one module with `unsafe` (the crate denies it elsewhere): who runs the server, its
+// parent-death signal, the signals that stop it.
+#[allow(unsafe_code)]
 pub mod postgres;
 pub mod quick;
 pub mod store;

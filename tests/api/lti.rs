@@ -6,59 +6,38 @@
 //! The platform runs in `target/lti-venv`, which the first LTI test makes (pip, from the
 //! pinned `tests/lti/requirements.txt`) when it is missing, so `cargo test` needs no setup.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::ffi::OsStr;
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, patch_as, post_as, repo, token_for,
-};
-
-/// The platform's Python, its virtual environment made once per test run if missing.
-fn platform_python() -> std::path::PathBuf {
-    static READY: std::sync::OnceLock<Result<std::path::PathBuf, String>> =
-        std::sync::OnceLock::new();
-    READY
-        .get_or_init(|| crate::support::python_venv("lti-venv", "tests/lti/requirements.txt"))
-        .clone()
-        .unwrap_or_else(|e| panic!("cannot prepare the LTI platform's Python environment: {e}"))
-}
+use crate::support::peer::PythonPeer;
+use crate::support::session::{Reply, Session};
+use crate::support::{Person, TestApp, assert_problem, expect_status, wait_until};
 
 const LEARNER: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner";
 const INSTRUCTOR: &str = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor";
 
-/// The platform harness, stopped when dropped (its stdin closes; it is also killed).
+/// The platform harness, stopped when dropped.
 pub(crate) struct Platform {
-    child: Child,
+    _peer: PythonPeer,
     base: String,
     client: reqwest::Client,
 }
 
 impl Platform {
     fn spawn(tool: &str) -> Platform {
-        let python = platform_python();
-        let mut child = Command::new(&python)
-            .arg(repo().join("tests/lti/lti_platform.py"))
-            .arg("--tool")
-            .arg(tool)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("the platform did not start (said {line:?})"));
+        let peer = PythonPeer::start(
+            "the LTI platform",
+            "lti-venv",
+            "tests/lti/requirements.txt",
+            "tests/lti/lti_platform.py",
+            &[OsStr::new("--tool"), OsStr::new(tool)],
+        );
         Platform {
-            base: format!("http://127.0.0.1:{port}"),
-            child,
+            base: peer.url(""),
+            _peer: peer,
             client: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
@@ -102,26 +81,13 @@ impl Platform {
 
     /// Waits until the platform has received `n` scores; returns them.
     pub(crate) async fn scores(&self, n: usize) -> Vec<Value> {
-        for _ in 0..150 {
-            let rec = self.recorded().await;
-            let scores = rec["scores"].as_array().unwrap().clone();
-            if scores.len() >= n {
-                return scores;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        let rec = self.recorded().await;
-        panic!("the platform did not receive {n} scores: {rec:#}");
-    }
-}
-
-impl Drop for Platform {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.child.stdin.take() {
-            let _ = stdin.flush();
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let rec = wait_until(
+            &format!("the platform to receive {n} scores"),
+            || self.recorded(),
+            |rec| rec["scores"].as_array().unwrap().len() >= n,
+        )
+        .await;
+        rec["scores"].as_array().unwrap().clone()
     }
 }
 
@@ -140,31 +106,51 @@ impl Drop for Lti {
     }
 }
 
+impl Lti {
+    /// The admin who registered the platform, signed in.
+    fn admin(&self) -> Session<'_> {
+        self.app.session(self.admin.clone())
+    }
+
+    /// The person a launch signed in (its exchange's answer), signed in on this quizd.
+    fn signed_in(&self, session: &Value) -> Session<'_> {
+        let token = |name: &str| session[name].as_str().unwrap().to_string();
+        self.app.session(Person {
+            id: token("user_id").parse().unwrap(),
+            email: String::new(),
+            access: token("access_token"),
+            refresh: token("refresh_token"),
+        })
+    }
+}
+
 pub(crate) async fn setup() -> Lti {
     setup_on(TestApp::spawn().await).await
 }
 
 async fn setup_on(app: TestApp) -> Lti {
     let platform = Platform::spawn(&app.base);
-    let admin = token_for(&app, "admin@lti.example", "admin").await;
+    // Kept as a `Person`: a session borrows the app, which the `Lti` takes.
+    let admin = Person::clone(&*app.person("admin@lti.example", "admin").await);
     let rec = platform.recorded().await;
     let issuer = rec["issuer"].as_str().unwrap();
-    let res = post_as(
-        &app,
-        &admin.access,
-        "/v1/lti/registrations",
-        &json!({
-            "title": "Test LMS",
-            "issuer": issuer,
-            "client_id": rec["client_id"],
-            "deployment_ids": [rec["deployment_id"]],
-            "auth_endpoint": format!("{issuer}/auth"),
-            "token_endpoint": format!("{issuer}/token"),
-            "jwks_url": format!("{issuer}/.well-known/jwks.json"),
-        }),
-    )
-    .await;
-    let registration = expect_status(res, 201).await;
+    let registration = app
+        .session(admin.clone())
+        .post(
+            "/v1/lti/registrations",
+            &json!({
+                "title": "Test LMS",
+                "issuer": issuer,
+                "client_id": rec["client_id"],
+                "deployment_ids": [rec["deployment_id"]],
+                "auth_endpoint": format!("{issuer}/auth"),
+                "token_endpoint": format!("{issuer}/token"),
+                "jwks_url": format!("{issuer}/.well-known/jwks.json"),
+            }),
+        )
+        .await
+        .status(201)
+        .await;
     let worker = tokio::spawn(quizd::lti::ags::deliver_grades(
         app.pool.clone(),
         quizd::lti::PlatformClient::new(),
@@ -373,9 +359,8 @@ pub(crate) struct GradedLaunch {
 pub(crate) async fn graded_launch(lti: &Lti) -> GradedLaunch {
     let teacher = launch_session(lti, &instructor("teacher-1")).await;
     let session = launch_session(lti, &learner("learner-1")).await;
-    let token = session["access_token"].as_str().unwrap();
     let assignment = session["destination"]["assignment_id"].as_str().unwrap();
-    let finished = take_quiz(lti, token, assignment).await;
+    let finished = take_quiz(&lti.signed_in(&session), assignment).await;
     let scores = lti.platform.scores(1).await;
     assert_eq!(scores[0]["scoreGiven"], finished["result"]["score"]);
     GradedLaunch {
@@ -385,11 +370,11 @@ pub(crate) async fn graded_launch(lti: &Lti) -> GradedLaunch {
     }
 }
 
-/// Starts an attempt, answers every question with its first option, finishes: the result.
-pub(crate) async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value {
-    let app = &lti.app;
+/// `learner` starts an attempt, answers every question with its first option, finishes: the
+/// result.
+async fn take_quiz(learner: &Session<'_>, assignment: &str) -> Value {
     let path = format!("/v1/assignments/{assignment}/attempts");
-    let attempt = expect_status(post_as(app, token, &path, &json!({})).await, 201).await;
+    let attempt = learner.post(&path, &json!({})).await.status(201).await;
     let id = attempt["id"].as_str().unwrap();
     for q in attempt["questions"].as_array().unwrap() {
         let answer = match q["kind"].as_str().unwrap() {
@@ -398,11 +383,10 @@ pub(crate) async fn take_quiz(lti: &Lti, token: &str, assignment: &str) -> Value
             _ => json!({"selected": [q["options"][0]["id"]]}),
         };
         let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
-        let res = crate::support::put_as(app, token, &path, &answer).await;
-        expect_status(res, 200).await;
+        learner.put(&path, &answer).await.status(200).await;
     }
     let path = format!("/v1/attempts/{id}/finish");
-    expect_status(post_as(app, token, &path, &json!({})).await, 200).await
+    learner.post(&path, &json!({})).await.status(200).await
 }
 
 #[tokio::test]
@@ -443,32 +427,32 @@ async fn a_learner_launched_from_the_lms_takes_the_quiz_and_the_lms_receives_the
         session["destination"]["path"],
         format!("/v1/assignments/{assignment}/attempts")
     );
-    let token = session["access_token"].as_str().unwrap().to_string();
+    let learner_1 = lti.signed_in(&session);
 
     // The person, the course and the enrollment exist as the LMS says.
-    let me = expect_status(get_as(&lti.app, &token, "/v1/me").await, 200).await;
+    let me = learner_1.get("/v1/me").await.status(200).await;
     assert_eq!(me["display_name"], "Learner learner-1");
     assert_eq!(me["role"], "learner");
     assert!(me["email"].is_null());
     let course = session["destination"]["course_id"].as_str().unwrap();
-    let c = expect_status(
-        get_as(&lti.app, &token, &format!("/v1/courses/{course}")).await,
-        200,
-    )
-    .await;
+    let c = learner_1
+        .get(&format!("/v1/courses/{course}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(c["title"], "Parallel Programming");
     assert_eq!(c["code"], "CS-451");
     assert_eq!(c["my_role"], "learner");
-    let a = expect_status(
-        get_as(&lti.app, &token, &format!("/v1/assignments/{assignment}")).await,
-        200,
-    )
-    .await;
+    let a = learner_1
+        .get(&format!("/v1/assignments/{assignment}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(a["quiz"], "data-parallelism");
     assert_eq!(a["title"], "Week 1 quiz");
 
     // Taking the quiz through the API; finishing does not wait for the LMS.
-    let finished = take_quiz(&lti, &token, &assignment).await;
+    let finished = take_quiz(&learner_1, &assignment).await;
     let score = finished["result"]["score"].as_f64().unwrap();
     let max = finished["result"]["max_score"].as_f64().unwrap();
     let scores = lti.platform.scores(1).await;
@@ -481,13 +465,12 @@ async fn a_learner_launched_from_the_lms_takes_the_quiz_and_the_lms_receives_the
     assert!(s["timestamp"].as_str().unwrap().ends_with('Z'));
 
     // The delivery is on record as delivered.
-    let res = get_as(
-        &lti.app,
-        &lti.admin.access,
-        "/v1/lti/deliveries?status=delivered",
-    )
-    .await;
-    let deliveries = expect_status(res, 200).await;
+    let deliveries = lti
+        .admin()
+        .get("/v1/lti/deliveries?status=delivered")
+        .await
+        .status(200)
+        .await;
     assert_eq!(deliveries["items"][0]["status"], "delivered");
     assert!(deliveries["items"][0]["last_error"].is_null());
 
@@ -499,7 +482,7 @@ async fn a_learner_launched_from_the_lms_takes_the_quiz_and_the_lms_receives_the
         again["destination"]["assignment_id"].as_str().unwrap(),
         assignment
     );
-    take_quiz(&lti, again["access_token"].as_str().unwrap(), &assignment).await;
+    take_quiz(&lti.signed_in(&again), &assignment).await;
     lti.platform.scores(2).await;
     let rec = lti.platform.recorded().await;
     assert_eq!(rec["tokens_issued"].as_array().unwrap().len(), 1, "{rec:#}");
@@ -511,55 +494,37 @@ async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
     let lti = setup().await;
     let session = launch_session(&lti, &instructor("teacher-1")).await;
     assert_eq!(session["destination"]["kind"], "analytics");
-    let token = session["access_token"].as_str().unwrap();
+    let teacher = lti.signed_in(&session);
     // Teaching is a role in the launch's course; the site role stays `learner`.
-    let me = expect_status(get_as(&lti.app, token, "/v1/me").await, 200).await;
+    let me = teacher.get("/v1/me").await.status(200).await;
     assert_eq!(me["role"], "learner");
     let path = session["destination"]["path"].as_str().unwrap();
     assert!(path.ends_with("/analytics"));
-    expect_status(get_as(&lti.app, token, path).await, 200).await;
+    teacher.get(path).await.status(200).await;
     let course = session["destination"]["course_id"].as_str().unwrap();
-    let roster = expect_status(
-        get_as(
-            &lti.app,
-            token,
-            &format!("/v1/courses/{course}/enrollments"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let roster = teacher
+        .get(&format!("/v1/courses/{course}/enrollments"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(roster["items"][0]["role"], "instructor");
     // Staff of this course read the key of the version assigned here …
-    expect_status(
-        get_as(&lti.app, token, "/v1/quizzes/data-parallelism/versions/1").await,
-        200,
-    )
-    .await;
+    teacher
+        .get("/v1/quizzes/data-parallelism/versions/1")
+        .await
+        .status(200)
+        .await;
     // … and, sitting an exam as a learner in another course, not that exam's key.
-    let other = token_for(&lti.app, "other-teacher@example.org", "instructor").await;
-    expect_status(
-        crate::support::send_quiz(
-            &lti.app,
-            &other.access,
-            None,
-            &crate::support::private_quiz("exam"),
-        )
-        .await,
-        201,
-    )
-    .await;
-    let course_b = expect_status(
-        post_as(
-            &lti.app,
-            &other.access,
-            "/v1/courses",
-            &json!({"title": "B"}),
-        )
-        .await,
-        201,
-    )
-    .await;
+    let other = lti
+        .app
+        .person("other-teacher@example.org", "instructor")
+        .await;
+    crate::support::author_exam(&lti.app, &other, "exam").await;
+    let course_b = other
+        .post("/v1/courses", &json!({"title": "B"}))
+        .await
+        .status(201)
+        .await;
     let course_b = course_b["id"].as_str().unwrap();
     for (path, body) in [
         (
@@ -571,14 +536,13 @@ async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
             json!({"user_id": session["user_id"], "role": "learner"}),
         ),
     ] {
-        expect_status(post_as(&lti.app, &other.access, &path, &body).await, 201).await;
+        other.post(&path, &body).await.status(201).await;
     }
-    assert_problem(
-        get_as(&lti.app, token, "/v1/quizzes/exam/versions/1").await,
-        404,
-        "version_not_found",
-    )
-    .await;
+    teacher
+        .get("/v1/quizzes/exam/versions/1")
+        .await
+        .problem(404, "version_not_found")
+        .await;
     // An LMS administrator gets nothing more than their course role: never quizd's admin.
     let mut admin = instructor("lms-admin");
     admin["roles"] = json!([
@@ -586,11 +550,7 @@ async fn an_instructor_is_taken_to_the_analytics_and_may_manage_the_course() {
         LEARNER
     ]);
     let s = launch_session(&lti, &admin).await;
-    let me = expect_status(
-        get_as(&lti.app, s["access_token"].as_str().unwrap(), "/v1/me").await,
-        200,
-    )
-    .await;
+    let me = lti.signed_in(&s).get("/v1/me").await.status(200).await;
     assert_eq!(me["role"], "learner");
 }
 
@@ -603,13 +563,13 @@ async fn a_login_may_be_posted_and_a_quiz_named_in_the_target_link() {
     s["resource_link"] = json!({"id": "rl-target"});
     s["target_link_uri"] = json!(lti.app.url("/v1/lti/launch?quiz=kinds-sampler"));
     let session = launch_session(&lti, &s).await;
-    let token = session["access_token"].as_str().unwrap();
     let a = session["destination"]["assignment_id"].as_str().unwrap();
-    let a = expect_status(
-        get_as(&lti.app, token, &format!("/v1/assignments/{a}")).await,
-        200,
-    )
-    .await;
+    let a = lti
+        .signed_in(&session)
+        .get(&format!("/v1/assignments/{a}"))
+        .await
+        .status(200)
+        .await;
     assert_eq!(a["quiz"], "kinds-sampler");
 }
 
@@ -931,6 +891,12 @@ async fn a_rotated_platform_key_is_fetched_on_its_first_use_and_a_withdrawn_one_
     launch_session(&lti, &learner("current-key")).await;
 }
 
+/// `who` answers the Deep Linking request `deep_link` with these items.
+async fn answer_deep_link(who: &Session<'_>, deep_link: &str, items: Value) -> Reply {
+    let body = json!({"deep_link_id": deep_link, "items": items});
+    who.post("/v1/lti/deep-link", &body).await
+}
+
 #[tokio::test]
 async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
     let lti = setup().await;
@@ -941,51 +907,38 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
     dl.as_object_mut().unwrap().remove("custom");
     let session = launch_session(&lti, &dl).await;
     assert_eq!(session["destination"]["kind"], "deep_link");
-    let token = session["access_token"].as_str().unwrap().to_string();
+    let teacher = lti.signed_in(&session);
     let deep_link = session["destination"]["deep_link_id"]
         .as_str()
         .unwrap()
         .to_string();
 
     // One item only unless the platform accepts several (this one does), and real quizzes.
-    let res = post_as(
-        &lti.app,
-        &token,
-        "/v1/lti/deep-link",
-        &json!({"deep_link_id": deep_link, "items": [{"quiz": "no-such-quiz"}]}),
-    )
-    .await;
-    assert_problem(res, 422, "quiz_not_found").await;
+    let no_such_quiz = json!([{"quiz": "no-such-quiz"}]);
+    answer_deep_link(&teacher, &deep_link, no_such_quiz)
+        .await
+        .problem(422, "quiz_not_found")
+        .await;
     // Only the instructor who launched it may answer it.
-    let other = token_for(&lti.app, "other@lti.example", "instructor").await;
-    let res = post_as(
-        &lti.app,
-        &other.access,
-        "/v1/lti/deep-link",
-        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler"}]}),
-    )
-    .await;
-    assert_problem(res, 404, "deep_link_not_found").await;
+    let other = lti.app.person("other@lti.example", "instructor").await;
+    let sampler = json!([{"quiz": "kinds-sampler"}]);
+    answer_deep_link(&other, &deep_link, sampler.clone())
+        .await
+        .problem(404, "deep_link_not_found")
+        .await;
 
-    let res = post_as(
-        &lti.app,
-        &token,
-        "/v1/lti/deep-link",
-        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler", "title": "Question kinds"}]}),
-    )
-    .await;
-    let answer = expect_status(res, 200).await;
+    let titled = json!([{"quiz": "kinds-sampler", "title": "Question kinds"}]);
+    let answer = answer_deep_link(&teacher, &deep_link, titled)
+        .await
+        .status(200)
+        .await;
     let return_url = answer["return_url"].as_str().unwrap();
     assert_eq!(return_url, lti.platform.url("/deep_link_return"));
     // Answered once only.
-    let res = post_as(
-        &lti.app,
-        &token,
-        "/v1/lti/deep-link",
-        &json!({"deep_link_id": deep_link, "items": [{"quiz": "kinds-sampler"}]}),
-    )
-    .await;
-    assert_problem(res, 409, "deep_link_closed").await;
+    answer_deep_link(&teacher, &deep_link, sampler)
+        .await
+        .problem(409, "deep_link_closed")
+        .await;
 
     // The browser posts the signed response to the platform, which verifies it with quizd's keys.
     let res = lti
@@ -1007,7 +960,13 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
     assert_eq!(item["custom"]["quiz"], "kinds-sampler");
     assert_eq!(item["lineItem"]["resourceId"], "kinds-sampler");
     assert!(item["lineItem"]["scoreMaximum"].as_f64().unwrap() > 0.0);
-    let jwks = expect_status(lti.app.get("/.well-known/jwks.json").await, 200).await;
+    let jwks = lti
+        .app
+        .anonymous()
+        .get("/.well-known/jwks.json")
+        .await
+        .status(200)
+        .await;
     assert_eq!(response["kid"], jwks["keys"][0]["kid"]);
 
     // A learner launches the placed link; the grade reaches the line item the platform made.
@@ -1019,8 +978,7 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
     s["target_link_uri"] = item["url"].clone();
     let session = launch_session(&lti, &s).await;
     let assignment = session["destination"]["assignment_id"].as_str().unwrap();
-    let token = session["access_token"].as_str().unwrap();
-    let finished = take_quiz(&lti, token, assignment).await;
+    let finished = take_quiz(&lti.signed_in(&session), assignment).await;
     let scores = lti.platform.scores(1).await;
     assert_eq!(scores[0]["lineitem"], lineitem.rsplit('/').next().unwrap());
     assert_eq!(scores[0]["userId"], "learner-dl");
@@ -1031,17 +989,14 @@ async fn deep_linking_places_a_quiz_whose_grades_reach_its_line_item() {
 
     // With Accept: text/html the answer is a page that posts itself to the platform.
     let session = launch_session(&lti, &dl).await;
-    let res = crate::support::bearer(
-        &lti.app,
-        reqwest::Method::POST,
-        "/v1/lti/deep-link",
-        session["access_token"].as_str().unwrap(),
-    )
-    .header("accept", "text/html")
-    .json(&json!({"deep_link_id": session["destination"]["deep_link_id"], "items": []}))
-    .send()
-    .await
-    .unwrap();
+    let res = lti
+        .signed_in(&session)
+        .request(reqwest::Method::POST, "/v1/lti/deep-link")
+        .header("accept", "text/html")
+        .json(&json!({"deep_link_id": session["destination"]["deep_link_id"], "items": []}))
+        .send()
+        .await
+        .unwrap();
     let csp = res.headers()["content-security-policy"]
         .to_str()
         .unwrap()
@@ -1069,25 +1024,28 @@ async fn the_content_picker_reads_its_request_and_returns_only_the_response_quiz
     dl.as_object_mut().unwrap().remove("resource_link");
     dl.as_object_mut().unwrap().remove("custom");
     let session = launch_session(&lti, &dl).await;
-    let token = session["access_token"].as_str().unwrap().to_string();
+    let teacher = lti.signed_in(&session);
     let id = session["destination"]["deep_link_id"]
         .as_str()
         .unwrap()
         .to_string();
+    let request = format!("/v1/lti/deep-link/{id}");
 
     // The picker reads what the platform accepts; nobody else reads the request.
-    let view = expect_status(
-        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
-        200,
-    )
-    .await;
+    let view = teacher.get(&request).await.status(200).await;
     assert_eq!(view["accept_multiple"], true);
     assert_eq!(view["answered"], false);
-    let other = token_for(&lti.app, "picker-other@lti.example", "instructor").await;
-    let res = get_as(&lti.app, &other.access, &format!("/v1/lti/deep-link/{id}")).await;
-    assert_problem(res, 404, "deep_link_not_found").await;
+    let other = lti
+        .app
+        .person("picker-other@lti.example", "instructor")
+        .await;
+    other
+        .get(&request)
+        .await
+        .problem(404, "deep_link_not_found")
+        .await;
     // The catalogue gives each quiz's points, the line item's maximum.
-    let quiz = expect_status(get_as(&lti.app, &token, "/v1/quizzes").await, 200).await["items"]
+    let quiz = teacher.get("/v1/quizzes").await.status(200).await["items"]
         .as_array()
         .unwrap()
         .iter()
@@ -1110,22 +1068,12 @@ async fn the_content_picker_reads_its_request_and_returns_only_the_response_quiz
     };
     // Before it is answered, the return page forwards nothing.
     assert_problem(relay("a.b.c".into()).await, 404, "deep_link_not_found").await;
-    let answer = expect_status(
-        post_as(
-            &lti.app,
-            &token,
-            "/v1/lti/deep-link",
-            &json!({"deep_link_id": id, "items": [{"quiz": "kinds-sampler"}, {"quiz": "data-parallelism"}]}),
-        )
-        .await,
-        200,
-    )
-    .await;
-    let view = expect_status(
-        get_as(&lti.app, &token, &format!("/v1/lti/deep-link/{id}")).await,
-        200,
-    )
-    .await;
+    let both = json!([{"quiz": "kinds-sampler"}, {"quiz": "data-parallelism"}]);
+    let answer = answer_deep_link(&teacher, &id, both)
+        .await
+        .status(200)
+        .await;
+    let view = teacher.get(&request).await.status(200).await;
     assert_eq!(view["answered"], true);
     // Any other token, even one quizd signed for another request, is refused.
     let jwt = answer["jwt"].as_str().unwrap().to_string();
@@ -1265,24 +1213,20 @@ async fn a_login_kept_in_the_platforms_storage_is_proved_by_its_secret_not_a_coo
     let res = post_storage_launch(&lti, &id_token, &state, Some(secret)).await;
     assert_problem(res, 401, "lti_state_invalid").await;
     // The exchange: without the secret nothing is used up; with it, signed in.
-    let bare = lti
-        .app
-        .client
-        .post(lti.app.url("/v1/lti/exchange"))
-        .json(&json!({"code": code}))
-        .send()
+    let browser = lti.app.anonymous();
+    browser
+        .post("/v1/lti/exchange", &json!({"code": code}))
         .await
-        .unwrap();
-    assert_problem(bare, 401, "launch_browser_mismatch").await;
-    let res = lti
-        .app
-        .client
-        .post(lti.app.url("/v1/lti/exchange"))
-        .json(&json!({"code": code, "storage_secret": secret}))
-        .send()
+        .problem(401, "launch_browser_mismatch")
+        .await;
+    let session = browser
+        .post(
+            "/v1/lti/exchange",
+            &json!({"code": code, "storage_secret": secret}),
+        )
         .await
-        .unwrap();
-    let session = expect_status(res, 200).await;
+        .status(200)
+        .await;
     assert_eq!(session["destination"]["kind"], "attempt");
 
     // Where the state cookie comes back, the launch goes on at once, with the exchange cookie.
@@ -1318,20 +1262,11 @@ async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     let lti = setup().await;
     lti.platform.control(json!({"fail_scores": 1})).await;
     let session = launch_session(&lti, &learner("learner-retry")).await;
-    let token = session["access_token"].as_str().unwrap();
+    let learner_1 = lti.signed_in(&session);
     let assignment = session["destination"]["assignment_id"].as_str().unwrap();
-    take_quiz(&lti, token, assignment).await;
-    let failed = loop_until(|| async {
-        let res = get_as(
-            &lti.app,
-            &lti.admin.access,
-            "/v1/lti/deliveries?status=failed",
-        )
-        .await;
-        let list = expect_status(res, 200).await;
-        list["items"].as_array().unwrap().first().cloned()
-    })
-    .await;
+    take_quiz(&learner_1, assignment).await;
+    let admin = lti.admin();
+    let failed = first_delivery(&admin, "failed").await;
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["tries"], 1);
     assert!(
@@ -1340,54 +1275,37 @@ async fn a_failed_delivery_is_visible_to_admins_and_retried() {
     );
     assert!(failed["next_attempt_at"].is_string());
     // Learners and instructors do not see deliveries.
-    let res = get_as(&lti.app, token, "/v1/lti/deliveries").await;
-    assert_problem(res, 403, "forbidden").await;
+    learner_1
+        .get("/v1/lti/deliveries")
+        .await
+        .problem(403, "forbidden")
+        .await;
 
     let id = failed["id"].as_i64().unwrap();
-    let res = post_as(
-        &lti.app,
-        &lti.admin.access,
-        &format!("/v1/lti/deliveries/{id}/retry"),
-        &json!({}),
-    )
-    .await;
-    expect_status(res, 202).await;
+    let retry = format!("/v1/lti/deliveries/{id}/retry");
+    admin.post(&retry, &json!({})).await.status(202).await;
     let scores = lti.platform.scores(1).await;
     assert_eq!(scores[0]["userId"], "learner-retry");
-    let delivered = loop_until(|| async {
-        let res = get_as(
-            &lti.app,
-            &lti.admin.access,
-            "/v1/lti/deliveries?status=delivered",
-        )
-        .await;
-        let list = expect_status(res, 200).await;
-        list["items"].as_array().unwrap().first().cloned()
-    })
-    .await;
+    let delivered = first_delivery(&admin, "delivered").await;
     assert_eq!(delivered["id"], id);
-    let res = post_as(
-        &lti.app,
-        &lti.admin.access,
-        &format!("/v1/lti/deliveries/{id}/retry"),
-        &json!({}),
-    )
-    .await;
-    assert_problem(res, 409, "delivery_done").await;
+    admin
+        .post(&retry, &json!({}))
+        .await
+        .problem(409, "delivery_done")
+        .await;
 }
 
-async fn loop_until<F, Fut>(mut f: F) -> Value
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<Value>>,
-{
-    for _ in 0..150 {
-        if let Some(v) = f().await {
-            return v;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("waited 15 s in vain");
+/// The first of the grade deliveries with this status, as an admin lists them, once there is
+/// one.
+async fn first_delivery(admin: &Session<'_>, status: &str) -> Value {
+    let path = &format!("/v1/lti/deliveries?status={status}");
+    let list = wait_until(
+        &format!("a {status} delivery"),
+        || async move { admin.get(path).await.status(200).await },
+        |list| !list["items"].as_array().unwrap().is_empty(),
+    )
+    .await;
+    list["items"][0].clone()
 }
 
 #[tokio::test]
@@ -1397,9 +1315,8 @@ async fn a_line_item_is_created_when_the_platform_gives_only_the_container() {
     s["ags"] = json!("container");
     s["resource_link"] = json!({"id": "rl-container", "title": "Container quiz"});
     let session = launch_session(&lti, &s).await;
-    let token = session["access_token"].as_str().unwrap();
     let assignment = session["destination"]["assignment_id"].as_str().unwrap();
-    take_quiz(&lti, token, assignment).await;
+    take_quiz(&lti.signed_in(&session), assignment).await;
     let scores = lti.platform.scores(1).await;
     let rec = lti.platform.recorded().await;
     let item = &rec["lineitems"][scores[0]["lineitem"].as_str().unwrap()];
@@ -1420,15 +1337,9 @@ async fn the_roster_from_the_lms_shows_who_has_not_started() {
         .unwrap()
         .to_string();
     let started = launch_session(&lti, &learner("learner-a")).await;
+    let learner_a = lti.signed_in(&started);
     let path = format!("/v1/assignments/{assignment}/attempts");
-    let res = post_as(
-        &lti.app,
-        started["access_token"].as_str().unwrap(),
-        &path,
-        &json!({}),
-    )
-    .await;
-    expect_status(res, 201).await;
+    learner_a.post(&path, &json!({})).await.status(201).await;
     lti.platform
         .control(json!({"roster": {"ctx-1": [
             {"user_id": "teacher-nrps", "roles": [INSTRUCTOR], "name": "Teacher teacher-nrps"},
@@ -1437,14 +1348,14 @@ async fn the_roster_from_the_lms_shows_who_has_not_started() {
             {"user_id": "learner-c", "roles": [LEARNER], "name": "Cy Dropped", "status": "Inactive"},
         ]}}))
         .await;
-    let token = teacher["access_token"].as_str().unwrap();
-    let res = get_as(
-        &lti.app,
-        token,
-        &format!("/v1/lti/courses/{course}/roster?assignment={assignment}"),
-    )
-    .await;
-    let roster = expect_status(res, 200).await;
+    let teacher_nrps = lti.signed_in(&teacher);
+    let roster = teacher_nrps
+        .get(&format!(
+            "/v1/lti/courses/{course}/roster?assignment={assignment}"
+        ))
+        .await
+        .status(200)
+        .await;
     let members = roster["members"].as_array().unwrap();
     assert_eq!(members.len(), 4);
     let b = members
@@ -1461,13 +1372,11 @@ async fn the_roster_from_the_lms_shows_who_has_not_started() {
     assert_eq!(a["user_id"], started["user_id"]);
     assert_eq!(roster["not_started"], json!([b["user_id"]]));
     // The never-launched learner is now enrolled; the inactive one is not.
-    let res = get_as(
-        &lti.app,
-        token,
-        &format!("/v1/courses/{course}/enrollments"),
-    )
-    .await;
-    let enrolled = expect_status(res, 200).await;
+    let enrolled = teacher_nrps
+        .get(&format!("/v1/courses/{course}/enrollments"))
+        .await
+        .status(200)
+        .await;
     let names: Vec<&str> = enrolled["items"]
         .as_array()
         .unwrap()
@@ -1477,25 +1386,29 @@ async fn the_roster_from_the_lms_shows_who_has_not_started() {
     assert!(names.contains(&"Bea Never-Launched"), "{names:?}");
     assert!(!names.contains(&"Cy Dropped"), "{names:?}");
     // Learners may not.
-    let res = get_as(
-        &lti.app,
-        started["access_token"].as_str().unwrap(),
-        &format!("/v1/lti/courses/{course}/roster"),
-    )
-    .await;
-    assert_problem(res, 403, "forbidden").await;
+    learner_a
+        .get(&format!("/v1/lti/courses/{course}/roster"))
+        .await
+        .problem(403, "forbidden")
+        .await;
 }
 
 #[tokio::test]
 async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
     let lti = setup().await;
     let app = &lti.app;
-    let admin = &lti.admin.access;
-    let someone = token_for(app, "learner@lti.example", "learner").await;
-    let res = get_as(app, &someone.access, "/v1/lti/registrations").await;
-    assert_problem(res, 403, "forbidden").await;
-    let res = app.get("/v1/lti/registrations").await;
-    assert_problem(res, 401, "unauthorized").await;
+    let admin = lti.admin();
+    let someone = app.person("learner@lti.example", "learner").await;
+    someone
+        .get("/v1/lti/registrations")
+        .await
+        .problem(403, "forbidden")
+        .await;
+    app.anonymous()
+        .get("/v1/lti/registrations")
+        .await
+        .problem(401, "unauthorized")
+        .await;
 
     // The same issuer and client id twice; invalid fields.
     let mut again = lti.registration.clone();
@@ -1511,54 +1424,79 @@ async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
     ] {
         obj.remove(k);
     }
-    let res = post_as(app, admin, "/v1/lti/registrations", &again).await;
-    assert_problem(res, 409, "registration_exists").await;
+    let registrations = "/v1/lti/registrations";
+    admin
+        .post(registrations, &again)
+        .await
+        .problem(409, "registration_exists")
+        .await;
     let mut bad = again.clone();
     bad["client_id"] = json!("other");
     bad["auth_endpoint"] = json!("http://lms.example/auth");
-    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
-    assert_problem(res, 422, "invalid_registration").await;
+    admin
+        .post(registrations, &bad)
+        .await
+        .problem(422, "invalid_registration")
+        .await;
     bad["auth_endpoint"] = json!("https://lms.example/auth");
     bad["deployment_ids"] = json!([]);
-    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
-    assert_problem(res, 422, "invalid_registration").await;
+    admin
+        .post(registrations, &bad)
+        .await
+        .problem(422, "invalid_registration")
+        .await;
     bad["deployment_ids"] = json!(["d"]);
     bad["jwks"] = json!({"keys": [{"kty": "EC", "kid": "k"}]});
-    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
-    assert_problem(res, 422, "invalid_registration").await;
+    admin
+        .post(registrations, &bad)
+        .await
+        .problem(422, "invalid_registration")
+        .await;
     bad.as_object_mut().unwrap().remove("jwks_url");
-    let res = post_as(app, admin, "/v1/lti/registrations", &bad).await;
-    assert_problem(res, 422, "invalid_registration").await;
+    admin
+        .post(registrations, &bad)
+        .await
+        .problem(422, "invalid_registration")
+        .await;
 
     let id = lti.registration["id"].as_str().unwrap();
-    let res = crate::support::patch_as(
-        app,
-        admin,
-        &format!("/v1/lti/registrations/{id}"),
-        &json!({"deployment_ids": ["deployment-1", "deployment-2"]}),
-    )
-    .await;
-    let changed = expect_status(res, 200).await;
+    let registration = format!("/v1/lti/registrations/{id}");
+    let changed = admin
+        .patch(
+            &registration,
+            &json!({"deployment_ids": ["deployment-1", "deployment-2"]}),
+        )
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         changed["deployment_ids"],
         json!(["deployment-1", "deployment-2"])
     );
-    let list = expect_status(get_as(app, admin, "/v1/lti/registrations").await, 200).await;
+    let list = admin.get(registrations).await.status(200).await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 
     // quizd's keys: one signs; rotation keeps the previous one published.
-    let jwks = expect_status(app.get("/.well-known/jwks.json").await, 200).await;
+    let jwks = app
+        .anonymous()
+        .get("/.well-known/jwks.json")
+        .await
+        .status(200)
+        .await;
     let keys = jwks["keys"].as_array().unwrap();
     assert_eq!(keys.len(), 1);
     assert_eq!(keys[0]["kty"], "RSA");
     assert_eq!(keys[0]["alg"], "RS256");
     assert_eq!(keys[0]["use"], "sig");
     let first = keys[0]["kid"].as_str().unwrap().to_string();
-    let res = post_as(app, admin, "/v1/lti/keys/rotate", &json!({})).await;
-    let rotated = expect_status(res, 201).await;
+    let rotated = admin
+        .post("/v1/lti/keys/rotate", &json!({}))
+        .await
+        .status(201)
+        .await;
     let second = rotated["kid"].as_str().unwrap();
     assert_ne!(second, first);
-    let jwks = expect_status(app.get("/v1/lti/jwks").await, 200).await;
+    let jwks = app.anonymous().get("/v1/lti/jwks").await.status(200).await;
     let kids: Vec<&str> = jwks["keys"]
         .as_array()
         .unwrap()
@@ -1566,32 +1504,25 @@ async fn registrations_and_keys_are_for_admins_and_keys_rotate() {
         .map(|k| k["kid"].as_str().unwrap())
         .collect();
     assert_eq!(kids, vec![second, first.as_str()]);
-    let list = expect_status(get_as(app, admin, "/v1/lti/keys").await, 200).await;
+    let list = admin.get("/v1/lti/keys").await.status(200).await;
     assert!(list["items"][0]["retired_at"].is_null());
     assert!(list["items"][1]["retired_at"].is_string());
-    let res = post_as(app, &someone.access, "/v1/lti/keys/rotate", &json!({})).await;
-    assert_problem(res, 403, "forbidden").await;
+    someone
+        .post("/v1/lti/keys/rotate", &json!({}))
+        .await
+        .problem(403, "forbidden")
+        .await;
 
     // The platform takes client assertions signed with the new key.
     let session = launch_session(&lti, &learner("after-key-rotation")).await;
     take_quiz(
-        &lti,
-        session["access_token"].as_str().unwrap(),
+        &lti.signed_in(&session),
         session["destination"]["assignment_id"].as_str().unwrap(),
     )
     .await;
     lti.platform.scores(1).await;
 
-    let res = crate::support::bearer(
-        app,
-        reqwest::Method::DELETE,
-        &format!("/v1/lti/registrations/{id}"),
-        admin,
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(res.status(), 204);
+    admin.delete(&registration).await.status(204).await;
     let flow = run_launch(&lti, &learner("after-removal")).await;
     assert_problem(flow.response, 422, "lti_unknown_registration").await;
 }
@@ -1706,16 +1637,13 @@ async fn a_launch_code_is_traded_only_in_the_browser_the_launch_redirected() {
     let cleared = code_cookie(&res).1;
     assert!(cleared.contains("Max-Age=0"), "{cleared}");
     let session = expect_status(res, 200).await;
-    let me = get_as(
-        &lti.app,
-        session["access_token"].as_str().unwrap(),
-        "/v1/me",
-    )
-    .await;
-    assert_eq!(
-        expect_status(me, 200).await["display_name"],
-        "Learner browser-b"
-    );
+    let me = lti
+        .signed_in(&session)
+        .get("/v1/me")
+        .await
+        .status(200)
+        .await;
+    assert_eq!(me["display_name"], "Learner browser-b");
     // Once.
     let res = exchange(&lti, &code_b, Some(&cookie_b)).await;
     assert_problem(res, 401, "lti_code_invalid").await;
@@ -1824,14 +1752,16 @@ async fn a_launch_naming_service_urls_off_the_platform_is_refused() {
     );
     launch_code(&run_launch(&lti, &ok).await.response);
     let id = lti.registration["id"].as_str().unwrap();
-    let res = crate::support::patch_as(
-        &lti.app,
-        &lti.admin.access,
-        &format!("/v1/lti/registrations/{id}"),
-        &json!({"service_hosts": ["grades.lms.example"]}),
-    )
-    .await;
-    let reg = expect_status(res, 200).await;
+    let registration = format!("/v1/lti/registrations/{id}");
+    let admin = lti.admin();
+    let reg = admin
+        .patch(
+            &registration,
+            &json!({"service_hosts": ["grades.lms.example"]}),
+        )
+        .await
+        .status(200)
+        .await;
     assert_eq!(reg["service_hosts"], json!(["grades.lms.example"]));
     let listed = launch_naming_services(
         "svc-6",
@@ -1840,33 +1770,27 @@ async fn a_launch_naming_service_urls_off_the_platform_is_refused() {
     );
     launch_code(&run_launch(&lti, &listed).await.response);
     // Hosts are names, not URLs.
-    let res = crate::support::patch_as(
-        &lti.app,
-        &lti.admin.access,
-        &format!("/v1/lti/registrations/{id}"),
-        &json!({"service_hosts": ["https://grades.lms.example/"]}),
-    )
-    .await;
-    assert_problem(res, 422, "invalid_registration").await;
+    admin
+        .patch(
+            &registration,
+            &json!({"service_hosts": ["https://grades.lms.example/"]}),
+        )
+        .await
+        .problem(422, "invalid_registration")
+        .await;
 }
 
 #[tokio::test]
 async fn an_archived_course_takes_no_launch_and_no_roster_sync() {
     let lti = setup().await;
     let session = launch_session(&lti, &instructor("teacher-1")).await;
-    let token = session["access_token"].as_str().unwrap();
+    let teacher = lti.signed_in(&session);
     let course = session["destination"]["course_id"].as_str().unwrap();
-    expect_status(
-        patch_as(
-            &lti.app,
-            token,
-            &format!("/v1/courses/{course}"),
-            &json!({"archived": true}),
-        )
-        .await,
-        200,
-    )
-    .await;
+    teacher
+        .patch(&format!("/v1/courses/{course}"), &json!({"archived": true}))
+        .await
+        .status(200)
+        .await;
     let flow = run_launch(&lti, &learner("student-1")).await;
     assert_problem(flow.response, 409, "course_archived").await;
     let enrolled: i64 = sqlx::query_scalar("SELECT count(*) FROM enrollments WHERE course_id = $1")
@@ -1875,6 +1799,9 @@ async fn an_archived_course_takes_no_launch_and_no_roster_sync() {
         .await
         .unwrap();
     assert_eq!(enrolled, 1, "only the instructor, as before");
-    let res = get_as(&lti.app, token, &format!("/v1/lti/courses/{course}/roster")).await;
-    assert_problem(res, 409, "course_archived").await;
+    teacher
+        .get(&format!("/v1/lti/courses/{course}/roster"))
+        .await
+        .problem(409, "course_archived")
+        .await;
 }
