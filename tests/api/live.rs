@@ -796,7 +796,7 @@ async fn only_those_who_may_take_the_assignment_join_and_only_its_staff_run_it()
 
 /// `n` learners enrolled in the course behind the API's back (a password hash each would take
 /// minutes), with access tokens signed by the test quizd's key.
-async fn many_learners(app: &TestApp, course: &str, n: usize) -> Vec<Session<'_>> {
+async fn many_learners<'a>(app: &'a TestApp, course: &str, n: usize) -> Vec<Session<'a>> {
     let secret = quizd::auth::store::signing_secret(&app.pool).await.unwrap();
     let keys = quizd::auth::tokens::TokenKeys::new(&secret);
     let course: uuid::Uuid = course.parse().unwrap();
