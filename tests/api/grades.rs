@@ -8,31 +8,33 @@ use chrono::{DateTime, Duration, SubsecRound, Utc};
 use quizd::clock::Clock;
 use serde_json::{Value, json};
 
-use crate::support::{
-    Person, TestApp, assert_problem, bearer, expect_status, get_as, post_as, put_as, register,
-    token_for,
-};
+use crate::support::session::{Reply, Session};
+use crate::support::{TestApp, expect_status};
 
 /// A course taught by `teacher`, with its learners.
-pub(crate) struct Course {
-    pub teacher: Person,
-    pub learners: Vec<Person>,
+pub(crate) struct Course<'a> {
+    pub teacher: Session<'a>,
+    pub learners: Vec<Session<'a>>,
     pub id: String,
 }
 
-pub(crate) async fn course(app: &TestApp, teacher_email: &str, learners: &[&str]) -> Course {
-    let teacher = token_for(app, teacher_email, "instructor").await;
+/// A new course of the instructor `teacher_email`'s, with these addresses registered (verified)
+/// and enrolled as its learners.
+pub(crate) async fn course<'a>(
+    app: &'a TestApp,
+    teacher_email: &str,
+    learners: &[&str],
+) -> Course<'a> {
+    let teacher = app.person(teacher_email, "instructor").await;
     let body = json!({"title": "Distributed training"});
-    let c = expect_status(
-        post_as(app, &teacher.access, "/v1/courses", &body).await,
-        201,
-    )
-    .await;
+    let c = teacher.post("/v1/courses", &body).await.status(201).await;
     let id = c["id"].as_str().unwrap().to_string();
     let mut people = Vec::new();
     for email in learners {
-        let learner = register(app, email).await;
-        enroll(app, &teacher, &id, &learner).await;
+        let learner = app.person(email, "learner").await;
+        let path = format!("/v1/courses/{id}/enrollments");
+        let body = json!({"email": learner.email});
+        teacher.post(&path, &body).await.status(201).await;
         people.push(learner);
     }
     Course {
@@ -42,33 +44,23 @@ pub(crate) async fn course(app: &TestApp, teacher_email: &str, learners: &[&str]
     }
 }
 
-async fn enroll(app: &TestApp, teacher: &Person, course: &str, learner: &Person) {
-    let path = format!("/v1/courses/{course}/enrollments");
-    let body = json!({"email": learner.email});
-    expect_status(post_as(app, &teacher.access, &path, &body).await, 201).await;
-}
-
-pub(crate) async fn assignment(app: &TestApp, c: &Course, policy: Value) -> String {
+/// The seed quiz `data-parallelism` assigned in the course under `policy`: the assignment's id.
+pub(crate) async fn assignment(c: &Course<'_>, policy: Value) -> String {
     let path = format!("/v1/courses/{}/assignments", c.id);
     let body = json!({"quiz": "data-parallelism", "policy": policy});
-    let a = expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await;
+    let a = c.teacher.post(&path, &body).await.status(201).await;
     a["id"].as_str().unwrap().to_string()
 }
 
-pub(crate) async fn start(app: &TestApp, who: &Person, assignment: &str) -> Value {
+/// A new attempt at the assignment, as its start answers (201).
+pub(crate) async fn start(who: &Session<'_>, assignment: &str) -> Value {
     let path = format!("/v1/assignments/{assignment}/attempts");
-    expect_status(post_as(app, &who.access, &path, &json!({})).await, 201).await
+    who.post(&path, &json!({})).await.status(201).await
 }
 
 /// Answers the first `answered` questions, picking option `pick` (modulo the options) of
 /// each, so that learners score differently.
-pub(crate) async fn answer_some(
-    app: &TestApp,
-    who: &Person,
-    attempt: &Value,
-    answered: usize,
-    pick: usize,
-) {
+pub(crate) async fn answer_some(who: &Session<'_>, attempt: &Value, answered: usize, pick: usize) {
     let id = attempt["id"].as_str().unwrap();
     for q in attempt["questions"]
         .as_array()
@@ -85,26 +77,26 @@ pub(crate) async fn answer_some(
             }
         };
         let path = format!("/v1/attempts/{id}/responses/{}", q["id"].as_str().unwrap());
-        expect_status(put_as(app, &who.access, &path, &answer).await, 200).await;
+        who.put(&path, &answer).await.status(200).await;
     }
 }
 
-pub(crate) async fn finish(app: &TestApp, who: &Person, attempt: &Value) -> Value {
+/// Finishes the attempt (200): the finished attempt.
+pub(crate) async fn finish(who: &Session<'_>, attempt: &Value) -> Value {
     let path = format!("/v1/attempts/{}/finish", attempt["id"].as_str().unwrap());
-    expect_status(post_as(app, &who.access, &path, &json!({})).await, 200).await
+    who.post(&path, &json!({})).await.status(200).await
 }
 
 /// Takes a whole attempt: its id, score and maximum as the finish reported them.
 async fn take(
-    app: &TestApp,
-    who: &Person,
+    who: &Session<'_>,
     assignment: &str,
     answered: usize,
     pick: usize,
 ) -> (String, f64, f64) {
-    let attempt = start(app, who, assignment).await;
-    answer_some(app, who, &attempt, answered, pick).await;
-    let done = finish(app, who, &attempt).await;
+    let attempt = start(who, assignment).await;
+    answer_some(who, &attempt, answered, pick).await;
+    let done = finish(who, &attempt).await;
     (
         attempt["id"].as_str().unwrap().to_string(),
         done["result"]["score"].as_f64().unwrap(),
@@ -112,23 +104,16 @@ async fn take(
     )
 }
 
-async fn set_grade(app: &TestApp, who: &Person, attempt: &str, body: Value) -> reqwest::Response {
-    put_as(
-        app,
-        &who.access,
-        &format!("/v1/attempts/{attempt}/grade"),
-        &body,
-    )
-    .await
+/// `PUT /v1/attempts/{attempt}/grade`: an override.
+async fn set_grade(who: &Session<'_>, attempt: &str, body: Value) -> Reply {
+    who.put(&format!("/v1/attempts/{attempt}/grade"), &body)
+        .await
 }
 
-pub(crate) async fn history(app: &TestApp, who: &Person, attempt: &str) -> reqwest::Response {
-    get_as(
-        app,
-        &who.access,
-        &format!("/v1/attempts/{attempt}/grade-history"),
-    )
-    .await
+/// `GET /v1/attempts/{attempt}/grade-history`.
+pub(crate) async fn history(who: &Session<'_>, attempt: &str) -> Reply {
+    who.get(&format!("/v1/attempts/{attempt}/grade-history"))
+        .await
 }
 
 fn at(v: &Value) -> DateTime<Utc> {
@@ -143,11 +128,11 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     let app = TestApp::spawn_with_clock(clock.clone()).await;
     let c = course(&app, "teacher@example.org", &["learner@example.org"]).await;
     let learner = &c.learners[0];
-    let a = assignment(&app, &c, json!({"feedback": "on_finish"})).await;
-    let attempt = start(&app, learner, &a).await;
-    answer_some(&app, learner, &attempt, 3, 0).await;
+    let a = assignment(&c, json!({"feedback": "on_finish"})).await;
+    let attempt = start(learner, &a).await;
+    answer_some(learner, &attempt, 3, 0).await;
     clock.advance(Duration::minutes(1));
-    let done = finish(&app, learner, &attempt).await;
+    let done = finish(learner, &attempt).await;
     let id = attempt["id"].as_str().unwrap();
     let computed = done["result"]["score"].as_f64().unwrap();
     let max = done["result"]["max_score"].as_f64().unwrap();
@@ -155,14 +140,8 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
 
     clock.advance(Duration::minutes(4));
     let reason = "Question 3 was ambiguous; full marks for the reasoning shown in class.";
-    let res = set_grade(
-        &app,
-        &c.teacher,
-        id,
-        json!({"points": new_points, "reason": reason}),
-    )
-    .await;
-    let grade = expect_status(res, 200).await;
+    let body = json!({"points": new_points, "reason": reason});
+    let grade = set_grade(&c.teacher, id, body).await.status(200).await;
     assert_eq!(grade["attempt_id"], id);
     assert_eq!(grade["points"].as_f64().unwrap(), new_points);
     assert_eq!(grade["computed_points"].as_f64().unwrap(), computed);
@@ -170,7 +149,7 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     assert_eq!(grade["overridden"], true);
 
     // The learner reads the history: the finish, then the override, with who, when, from, to, why.
-    let h = expect_status(history(&app, learner, id).await, 200).await;
+    let h = history(learner, id).await.status(200).await;
     assert_eq!(h["grade"], grade);
     let events = h["events"].as_array().unwrap();
     assert_eq!(events.len(), 2, "{h:#}");
@@ -190,26 +169,20 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     assert_eq!(overridden["reason"], reason);
     assert!(overridden["id"].as_i64() > finished["id"].as_i64());
     // The teacher reads the same history.
-    let staff_view = expect_status(history(&app, &c.teacher, id).await, 200).await;
+    let staff_view = history(&c.teacher, id).await.status(200).await;
     assert_eq!(staff_view, h);
 
     // A second override starts from the first; the LMS is told each time (outbox), the
     // audit log has both, and the computed score never changes.
-    let res = set_grade(
-        &app,
-        &c.teacher,
-        id,
-        json!({"points": 0, "reason": "Copied."}),
-    )
-    .await;
-    let grade = expect_status(res, 200).await;
+    let body = json!({"points": 0, "reason": "Copied."});
+    let grade = set_grade(&c.teacher, id, body).await.status(200).await;
     assert_eq!(grade["points"].as_f64().unwrap(), 0.0);
     assert_eq!(grade["computed_points"].as_f64().unwrap(), computed);
-    let h = expect_status(history(&app, learner, id).await, 200).await;
+    let h = history(learner, id).await.status(200).await;
     assert_eq!(h["events"][2]["from_points"].as_f64().unwrap(), new_points);
     assert_eq!(h["events"][2]["to_points"].as_f64().unwrap(), 0.0);
     // The learner's own list shows the grade that counts beside the computed score.
-    let mine = expect_status(get_as(&app, &learner.access, "/v1/me/attempts").await, 200).await;
+    let mine = learner.get("/v1/me/attempts").await.status(200).await;
     assert_eq!(mine["items"][0]["score"].as_f64().unwrap(), computed);
     assert_eq!(mine["items"][0]["override_points"].as_f64().unwrap(), 0.0);
     assert_eq!(mine["items"][0]["percentage"].as_f64().unwrap(), 0.0);
@@ -237,7 +210,7 @@ async fn an_instructor_overrides_a_finished_grade_and_the_history_says_who_when_
     assert_eq!(audited, 2);
 
     // The learner's export has the grade events of the attempt.
-    let export = expect_status(get_as(&app, &learner.access, "/v1/me/export").await, 200).await;
+    let export = learner.get("/v1/me/export").await.status(200).await;
     let exported = &export["attempts"][0];
     assert_eq!(exported["override_points"].as_f64().unwrap(), 0.0);
     let kinds: Vec<&str> = exported["grade_events"]
@@ -271,18 +244,25 @@ async fn an_override_is_refused_to_learners_to_other_courses_staff_out_of_range_
     .await;
     let other = course(&app, "other-teacher@example.org", &[]).await;
     let (learner, classmate) = (&c.learners[0], &c.learners[1]);
-    let a = assignment(&app, &c, json!({})).await;
-    let (id, computed, max) = take(&app, learner, &a, 8, 0).await;
+    let a = assignment(&c, json!({})).await;
+    let (id, computed, max) = take(learner, &a, 8, 0).await;
     let ok = json!({"points": 1, "reason": "Fair."});
 
     // The learner: their own attempt is visible but not theirs to grade.
-    let res = set_grade(&app, learner, &id, ok.clone()).await;
-    assert_problem(res, 403, "forbidden").await;
+    set_grade(learner, &id, ok.clone())
+        .await
+        .problem(403, "forbidden")
+        .await;
     // A classmate and another course's teacher cannot see it at all.
     for who in [classmate, &other.teacher] {
-        let res = set_grade(&app, who, &id, ok.clone()).await;
-        assert_problem(res, 404, "attempt_not_found").await;
-        assert_problem(history(&app, who, &id).await, 404, "attempt_not_found").await;
+        set_grade(who, &id, ok.clone())
+            .await
+            .problem(404, "attempt_not_found")
+            .await;
+        history(who, &id)
+            .await
+            .problem(404, "attempt_not_found")
+            .await;
     }
     // Out of range, a reason missing, empty, too long or not one line: 422 naming the field.
     for (body, field) in [
@@ -292,8 +272,10 @@ async fn an_override_is_refused_to_learners_to_other_courses_staff_out_of_range_
         (json!({"points": 1, "reason": "a".repeat(1001)}), "reason"),
         (json!({"points": 1, "reason": "two\nlines"}), "reason"),
     ] {
-        let res = set_grade(&app, &c.teacher, &id, body.clone()).await;
-        let p = assert_problem(res, 422, "invalid_field").await;
+        let p = set_grade(&c.teacher, &id, body.clone())
+            .await
+            .problem(422, "invalid_field")
+            .await;
         assert!(
             p["detail"]
                 .as_str()
@@ -308,30 +290,31 @@ async fn an_override_is_refused_to_learners_to_other_courses_staff_out_of_range_
         json!({"points": 1, "reason": "x", "user_id": learner.id}),
         json!([1, "x"]),
     ] {
-        let res = set_grade(&app, &c.teacher, &id, body.clone()).await;
-        assert_problem(res, 400, "invalid_body").await;
+        set_grade(&c.teacher, &id, body.clone())
+            .await
+            .problem(400, "invalid_body")
+            .await;
     }
     // An attempt in progress has no grade to set.
-    let open = start(&app, learner, &a).await;
-    let res = set_grade(&app, &c.teacher, open["id"].as_str().unwrap(), ok.clone()).await;
-    assert_problem(res, 409, "attempt_not_finished").await;
-    let h = expect_status(
-        history(&app, &c.teacher, open["id"].as_str().unwrap()).await,
-        200,
-    )
-    .await;
+    let open = start(learner, &a).await;
+    let open = open["id"].as_str().unwrap();
+    set_grade(&c.teacher, open, ok.clone())
+        .await
+        .problem(409, "attempt_not_finished")
+        .await;
+    let h = history(&c.teacher, open).await.status(200).await;
     assert!(h["events"].as_array().unwrap().is_empty());
     assert!(h["grade"]["points"].is_null());
 
     // Nothing changed: the grade is the computed one, its history the finish alone.
-    let h = expect_status(history(&app, learner, &id).await, 200).await;
+    let h = history(learner, &id).await.status(200).await;
     assert_eq!(h["grade"]["points"].as_f64().unwrap(), computed);
     assert_eq!(h["grade"]["overridden"], false);
     assert_eq!(h["events"].as_array().unwrap().len(), 1);
     // The edges of the range are taken.
     for points in [0.0, max] {
         let body = json!({"points": points, "reason": "Edge."});
-        expect_status(set_grade(&app, &c.teacher, &id, body).await, 200).await;
+        set_grade(&c.teacher, &id, body).await.status(200).await;
     }
 }
 
@@ -398,12 +381,7 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
     let methods = ["highest", "latest", "first", "average"];
     let mut assignments = Vec::new();
     for m in methods {
-        let a = assignment(
-            &app,
-            &c,
-            json!({"grading_method": m, "feedback": "on_finish"}),
-        )
-        .await;
+        let a = assignment(&c, json!({"grading_method": m, "feedback": "on_finish"})).await;
         assignments.push((a, m));
     }
     // (learner, assignment) → the attempts taken, in order.
@@ -417,8 +395,7 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
                 1 + (li + ai) % 3
             };
             for n in 0..count {
-                let (_, score, max) =
-                    take(&app, learner, a, 2 + (li * 3 + n * 2) % 7, n + li).await;
+                let (_, score, max) = take(learner, a, 2 + (li * 3 + n * 2) % 7, n + li).await;
                 taken.entry((li, ai)).or_default().push(Taken {
                     number: n as i32 + 1,
                     score: Some(score),
@@ -442,10 +419,13 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
         let points = t.max - 0.5;
         t.override_points = Some(points);
         let body = json!({"points": points, "reason": "Re-marked by hand."});
-        expect_status(set_grade(&app, &c.teacher, &attempt, body).await, 200).await;
+        set_grade(&c.teacher, &attempt, body)
+            .await
+            .status(200)
+            .await;
     }
     // Learner 1 has an attempt open at assignment 0.
-    start(&app, &c.learners[1], &assignments[0].0).await;
+    start(&c.learners[1], &assignments[0].0).await;
     let earlier = taken.get_mut(&(1, 0)).unwrap();
     let open = Taken {
         number: earlier.len() as i32 + 1,
@@ -456,7 +436,7 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
     earlier.push(open);
 
     let path = format!("/v1/courses/{}/gradebook", c.id);
-    let res = get_as(&app, &c.teacher.access, &path).await;
+    let res = c.teacher.get(&path).await.response();
     assert!(res.headers().get("link").is_none());
     let book = expect_status(res, 200).await;
     assert!(book["next"].is_null());
@@ -504,7 +484,11 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
     assert_eq!(states.len(), 4, "{states:?}");
 
     // The same page as CSV: a row per learner, a column per assignment, the same grades.
-    let res = get_as(&app, &c.teacher.access, &format!("{path}?format=csv")).await;
+    let res = c
+        .teacher
+        .get(&format!("{path}?format=csv"))
+        .await
+        .response();
     assert_eq!(res.status(), 200);
     assert!(
         res.headers()["content-type"]
@@ -542,7 +526,7 @@ async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
     let emails: Vec<String> = (0..7).map(|i| format!("p{i}@example.org")).collect();
     let refs: Vec<&str> = emails.iter().map(String::as_str).collect();
     let c = course(&app, "teacher@example.org", &refs).await;
-    assignment(&app, &c, json!({})).await;
+    assignment(&c, json!({})).await;
     // Names that sort alike in any collation, two of them the same (the id breaks the tie).
     let names = [
         "Learner D",
@@ -573,7 +557,7 @@ async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
     let mut path = format!("/v1/courses/{}/gradebook?limit=3", c.id);
     let mut pages = 0;
     loop {
-        let res = get_as(&app, &c.teacher.access, &path).await;
+        let res = c.teacher.get(&path).await.response();
         let link = res
             .headers()
             .get("link")
@@ -605,28 +589,25 @@ async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
     // Bad paging, and people who may not read the gradebook.
     let base = format!("/v1/courses/{}/gradebook", c.id);
     for q in ["?limit=0", "?limit=201"] {
-        let res = get_as(&app, &c.teacher.access, &format!("{base}{q}")).await;
-        assert_problem(res, 400, "invalid_limit").await;
+        let res = c.teacher.get(&format!("{base}{q}")).await;
+        res.problem(400, "invalid_limit").await;
     }
     for q in ["?cursor=bm90LWEtY3Vyc29y", "?cursor=%00", "?cursor="] {
-        let res = get_as(&app, &c.teacher.access, &format!("{base}{q}")).await;
-        assert_problem(res, 422, "invalid_cursor").await;
+        let res = c.teacher.get(&format!("{base}{q}")).await;
+        res.problem(422, "invalid_cursor").await;
     }
-    let res = get_as(&app, &c.teacher.access, &format!("{base}?format=xml")).await;
-    assert_problem(res, 400, "invalid_query").await;
-    let res = get_as(&app, &c.learners[0].access, &base).await;
-    assert_problem(res, 403, "forbidden").await;
+    let res = c.teacher.get(&format!("{base}?format=xml")).await;
+    res.problem(400, "invalid_query").await;
+    let res = c.learners[0].get(&base).await;
+    res.problem(403, "forbidden").await;
     let outsider = app.person("outsider@example.org", "learner").await;
     outsider
         .get(&base)
         .await
         .problem(404, "course_not_found")
         .await;
-    let res = bearer(&app, reqwest::Method::GET, &base, "not-a-token")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 401);
+    let forged = app.bearer_session("not-a-token");
+    forged.get(&base).await.status(401).await;
 }
 
 #[tokio::test]
@@ -634,7 +615,7 @@ async fn an_overridden_grade_reaches_the_lms_through_grade_passback() {
     let lti = crate::lti::setup().await;
     let app = &lti.app;
     let launched = crate::lti::graded_launch(&lti).await;
-    let teacher_token = launched.teacher_token.as_str();
+    let teacher = app.bearer_session(&launched.teacher_token);
     let finished = &launched.finished;
     let attempt = finished["id"].as_str().unwrap();
     let computed = finished["result"]["score"].as_f64().unwrap();
@@ -646,14 +627,8 @@ async fn an_overridden_grade_reaches_the_lms_through_grade_passback() {
     } else {
         max - 0.5
     };
-    let res = put_as(
-        app,
-        teacher_token,
-        &format!("/v1/attempts/{attempt}/grade"),
-        &json!({"points": points, "reason": "Partial credit reviewed."}),
-    )
-    .await;
-    let grade = expect_status(res, 200).await;
+    let body = json!({"points": points, "reason": "Partial credit reviewed."});
+    let grade = set_grade(&teacher, attempt, body).await.status(200).await;
     assert_eq!(grade["points"].as_f64().unwrap(), points);
     let scores = lti.platform.scores(2).await;
     let s = &scores[1];

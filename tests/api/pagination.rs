@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::grades::{course, finish, start};
 use crate::support::session::Session;
-use crate::support::{TestApp, expect_status, send_quiz};
+use crate::support::{TestApp, expect_status};
 
 fn quiz(slug: &str) -> String {
     format!(
@@ -63,10 +63,10 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         "l5@example.org",
     ];
     let c = course(&app, "teacher@example.org", &learners).await;
-    let t = &app.session(c.teacher.clone());
+    let t = &c.teacher;
     for i in 0..3 {
-        let res = send_quiz(&app, &t.access, None, &quiz(&format!("own-{i}"))).await;
-        expect_status(res, 201).await;
+        let own = quiz(&format!("own-{i}"));
+        t.send_quiz(None, &own).await.status(201).await;
         let body = json!({"title": format!("Another course {i}")});
         t.post("/v1/courses", &body).await.status(201).await;
     }
@@ -77,14 +77,14 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         let a = t.post(&path, &body).await.status(201).await;
         assignments.push(a["id"].as_str().unwrap().to_string());
     }
-    let first = &app.session(c.learners[0].clone());
+    let first = &c.learners[0];
     for a in &assignments {
-        let attempt = start(&app, first, a).await;
-        finish(&app, first, &attempt).await;
+        let attempt = start(first, a).await;
+        finish(first, &attempt).await;
     }
     for l in &c.learners[1..] {
-        let attempt = start(&app, l, &assignments[0]).await;
-        let done = finish(&app, l, &attempt).await;
+        let attempt = start(l, &assignments[0]).await;
+        let done = finish(l, &attempt).await;
         // A grade set by hand: an entry in the audit log.
         let path = format!("/v1/attempts/{}/grade", done["id"].as_str().unwrap());
         let body = json!({"points": 0.5, "reason": "Marked on paper."});
@@ -201,7 +201,7 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
         }
     }
     let (_, _, mine, _) = walked.iter().find(|w| w.0 == "/v1/me/attempts").unwrap();
-    let other = app.session(c.learners[1].clone());
+    let other = &c.learners[1];
     let res = other.get(&format!("/v1/me/attempts?cursor={mine}")).await;
     res.problem(422, "invalid_cursor").await;
 }
@@ -210,16 +210,15 @@ async fn every_list_walks_page_by_page_to_exactly_its_items_and_refuses_a_foreig
 async fn a_grade_counts_every_attempt_of_its_learner_whichever_page_lists_them() {
     let app = TestApp::spawn().await;
     let c = course(&app, "teacher@example.org", &["l1@example.org"]).await;
-    let t = app.session(c.teacher.clone());
-    let res = send_quiz(&app, &t.access, None, &quiz("graded")).await;
-    expect_status(res, 201).await;
+    let t = &c.teacher;
+    t.send_quiz(None, &quiz("graded")).await.status(201).await;
     let path = format!("/v1/courses/{}/assignments", c.id);
     let body = json!({"quiz": "graded", "policy": {"grading_method": "highest"}});
     let a = t.post(&path, &body).await.status(201).await;
     let a = a["id"].as_str().unwrap();
-    let learner = &app.session(c.learners[0].clone());
+    let learner = &c.learners[0];
     // The first attempt right, the second unanswered.
-    let right = start(&app, learner, a).await;
+    let right = start(learner, a).await;
     let q = &right["questions"][0];
     let true_id = q["options"][0]["id"].clone();
     let answer = format!(
@@ -229,9 +228,9 @@ async fn a_grade_counts_every_attempt_of_its_learner_whichever_page_lists_them()
     );
     let body = json!({"selected": [true_id]});
     learner.put(&answer, &body).await.status(200).await;
-    finish(&app, learner, &right).await;
-    let empty = start(&app, learner, a).await;
-    finish(&app, learner, &empty).await;
+    finish(learner, &right).await;
+    let empty = start(learner, a).await;
+    finish(learner, &empty).await;
     // Newest first: the page of one lists the unanswered attempt, with the highest grade.
     let page = learner
         .get("/v1/me/attempts?limit=1")

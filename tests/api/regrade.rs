@@ -3,12 +3,12 @@
 //! cached by another instance); overrides, removed and added questions, refusals; a regrade racing
 //! learners' finishes and another regrade; the new grade reaching the LMS.
 
+use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::grades::{Course, course, finish, history, start};
-use crate::support::{
-    Person, TestApp, assert_problem, expect_status, get_as, post_as, put_as, send_quiz, token_for,
-};
+use crate::support::session::{Reply, Session};
+use crate::support::{Person, TestApp};
 
 /// The exam: questions `q1`..`q3` (prompts "Q1".."Q3"), options A, B, C, A right except where
 /// `key2` names q2's right option; q3 worth `points3`; `drop3` leaves q3 out, `add4` adds q4.
@@ -45,38 +45,34 @@ fn exam(key2: &str, points3: u32, drop3: bool, add4: bool) -> String {
 }
 
 /// A course with these learners, the exam written by its teacher, and an assignment of it.
-async fn exam_course(app: &TestApp, learners: &[&str], policy: Value) -> (Course, String) {
+async fn exam_course<'a>(
+    app: &'a TestApp,
+    learners: &[&str],
+    policy: Value,
+) -> (Course<'a>, String) {
     let c = course(app, "teacher@example.org", learners).await;
-    expect_status(
-        send_quiz(app, &c.teacher.access, None, &exam("a", 1, false, false)).await,
-        201,
-    )
-    .await;
+    let toml = exam("a", 1, false, false);
+    c.teacher.send_quiz(None, &toml).await.status(201).await;
     let path = format!("/v1/courses/{}/assignments", c.id);
     let body = json!({"quiz": "exam", "policy": policy});
-    let a = expect_status(post_as(app, &c.teacher.access, &path, &body).await, 201).await;
+    let a = c.teacher.post(&path, &body).await.status(201).await;
     (c, a["id"].as_str().unwrap().to_string())
 }
 
 /// The teacher writes the exam's next version.
-async fn new_version(app: &TestApp, teacher: &Person, toml: &str) {
-    let res = send_quiz(app, &teacher.access, Some("exam"), toml).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+async fn new_version(teacher: &Session<'_>, toml: &str) {
+    let _: Value = teacher.send_quiz(Some("exam"), toml).await.ok().await;
 }
 
 /// Answers the question with this prompt by the option with this text.
-async fn answer(app: &TestApp, who: &Person, attempt: &Value, prompt: &str, option: &str) {
-    let res = answer_request(app, who, attempt, prompt, option).await;
-    expect_status(res, 200).await;
+async fn answer(who: &Session<'_>, attempt: &Value, prompt: &str, option: &str) {
+    answer_request(who, attempt, prompt, option)
+        .await
+        .status(200)
+        .await;
 }
 
-async fn answer_request(
-    app: &TestApp,
-    who: &Person,
-    attempt: &Value,
-    prompt: &str,
-    option: &str,
-) -> reqwest::Response {
+async fn answer_request(who: &Session<'_>, attempt: &Value, prompt: &str, option: &str) -> Reply {
     let q = attempt["questions"]
         .as_array()
         .unwrap()
@@ -94,42 +90,38 @@ async fn answer_request(
         attempt["id"].as_str().unwrap(),
         q["id"].as_str().unwrap()
     );
-    put_as(app, &who.access, &path, &json!({"selected": [o["id"]]})).await
+    who.put(&path, &json!({"selected": [o["id"]]})).await
 }
 
 /// An attempt answered with these options for Q1, Q2, Q3 (`None`: left unanswered), finished.
-async fn take(app: &TestApp, who: &Person, assignment: &str, picks: [Option<&str>; 3]) -> Value {
-    let attempt = start(app, who, assignment).await;
+async fn take(who: &Session<'_>, assignment: &str, picks: [Option<&str>; 3]) -> Value {
+    let attempt = start(who, assignment).await;
     for (prompt, pick) in ["Q1", "Q2", "Q3"].into_iter().zip(picks) {
         if let Some(option) = pick {
-            answer(app, who, &attempt, prompt, option).await;
+            answer(who, &attempt, prompt, option).await;
         }
     }
-    finish(app, who, &attempt).await
+    finish(who, &attempt).await
 }
 
-async fn regrade(app: &TestApp, who: &Person, assignment: &str, body: Value) -> reqwest::Response {
-    post_as(
-        app,
-        &who.access,
-        &format!("/v1/assignments/{assignment}/regrade"),
-        &body,
-    )
-    .await
+/// `POST /v1/assignments/{assignment}/regrade`.
+async fn regrade(who: &Session<'_>, assignment: &str, body: Value) -> Reply {
+    who.post(&format!("/v1/assignments/{assignment}/regrade"), &body)
+        .await
 }
 
 /// Applies the regrade to version 2; its report.
-async fn apply(app: &TestApp, who: &Person, assignment: &str) -> Value {
+async fn apply(who: &Session<'_>, assignment: &str) -> Value {
     let body = json!({"to_version": 2, "dry_run": false});
-    expect_status(regrade(app, who, assignment, body).await, 200).await
+    regrade(who, assignment, body).await.status(200).await
 }
 
-async fn attempt(app: &TestApp, who: &Person, id: &str) -> Value {
-    expect_status(
-        get_as(app, &who.access, &format!("/v1/attempts/{id}")).await,
-        200,
-    )
-    .await
+/// The attempt as `who` reads it.
+async fn attempt(who: &Session<'_>, id: &str) -> Value {
+    who.get(&format!("/v1/attempts/{id}"))
+        .await
+        .status(200)
+        .await
 }
 
 fn score(attempt: &Value) -> (f64, f64) {
@@ -145,21 +137,20 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
     let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
     let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
-    let t1 = take(&app, l1, &a, [Some("A"), Some("A"), Some("A")]).await;
-    let t2 = take(&app, l2, &a, [Some("A"), Some("B"), Some("C")]).await;
-    let t3 = take(&app, l3, &a, [Some("B"), Some("B"), None]).await;
+    let t1 = take(l1, &a, [Some("A"), Some("A"), Some("A")]).await;
+    let t2 = take(l2, &a, [Some("A"), Some("B"), Some("C")]).await;
+    let t3 = take(l3, &a, [Some("B"), Some("B"), None]).await;
     assert_eq!(
         [score(&t1), score(&t2), score(&t3)],
         [(3.0, 3.0), (1.0, 3.0), (0.0, 3.0)]
     );
     // Version 2: Q2's right answer is B, not A; Q3 is worth 2.
-    new_version(&app, &c.teacher, &exam("b", 2, false, false)).await;
+    new_version(&c.teacher, &exam("b", 2, false, false)).await;
 
-    let dry = expect_status(
-        regrade(&app, &c.teacher, &a, json!({"to_version": 2})).await,
-        200,
-    )
-    .await;
+    let dry = regrade(&c.teacher, &a, json!({"to_version": 2}))
+        .await
+        .status(200)
+        .await;
     assert_eq!(dry["dry_run"], true);
     assert_eq!(
         (dry["from_version"].as_i64(), dry["to_version"].as_i64()),
@@ -201,12 +192,15 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     assert_eq!(by_attempt(&dry, &t3)["to_points"], 1.0);
     // A dry run changes nothing.
     let id2 = t2["id"].as_str().unwrap();
-    assert_eq!(score(&attempt(&app, l2, id2).await), (1.0, 3.0));
-    let h = expect_status(history(&app, l2, id2).await, 200).await;
+    assert_eq!(score(&attempt(l2, id2).await), (1.0, 3.0));
+    let h = history(l2, id2).await.status(200).await;
     assert_eq!(h["events"].as_array().unwrap().len(), 1);
 
     let body = json!({"to_version": 2, "dry_run": false, "reason": "Question 2's key was wrong."});
-    let applied = expect_status(regrade(&app, &c.teacher, &a, body.clone()).await, 200).await;
+    let applied = regrade(&c.teacher, &a, body.clone())
+        .await
+        .status(200)
+        .await;
     assert_eq!(applied["dry_run"], false);
     let mut expected = dry.clone();
     expected["dry_run"] = json!(false);
@@ -216,7 +210,7 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     );
 
     // The learner sees the corrected key, the new score and a note.
-    let seen = attempt(&app, l2, id2).await;
+    let seen = attempt(l2, id2).await;
     assert_eq!(score(&seen), (2.0, 4.0));
     assert_eq!(seen["quiz_version"], 2);
     assert!(seen["regraded_at"].is_string());
@@ -228,7 +222,7 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
         .unwrap();
     assert_eq!(q2["result"]["correct"], true, "{q2}");
     // The history says who, from, to and why.
-    let h = expect_status(history(&app, l2, id2).await, 200).await;
+    let h = history(l2, id2).await.status(200).await;
     let events = h["events"].as_array().unwrap();
     assert_eq!(events.len(), 2);
     let e = &events[1];
@@ -245,16 +239,8 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
     assert_eq!(e["actor_id"], json!(c.teacher.id));
     assert_eq!(h["grade"]["points"], 2.0);
     // The gradebook and the item analysis read the new grades: 75 %, 50 %, 25 %.
-    let book = expect_status(
-        get_as(
-            &app,
-            &c.teacher.access,
-            &format!("/v1/courses/{}/gradebook", c.id),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let gradebook = format!("/v1/courses/{}/gradebook", c.id);
+    let book = c.teacher.get(&gradebook).await.status(200).await;
     let mut points: Vec<f64> = book["learners"]
         .as_array()
         .unwrap()
@@ -263,30 +249,20 @@ async fn a_dry_run_shows_what_a_corrected_key_changes_and_applying_it_changes_ex
         .collect();
     points.sort_by(f64::total_cmp);
     assert_eq!(points, vec![1.0, 2.0, 3.0]);
-    let report = expect_status(
-        get_as(
-            &app,
-            &c.teacher.access,
-            &format!("/v1/assignments/{a}/analytics"),
-        )
-        .await,
-        200,
-    )
-    .await;
+    let analytics = format!("/v1/assignments/{a}/analytics");
+    let report = c.teacher.get(&analytics).await.status(200).await;
     let versions = report["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 1, "{report}");
     assert_eq!(versions[0]["quiz_version"], 2);
     assert!((versions[0]["test"]["mean"].as_f64().unwrap() - 50.0).abs() < 1e-9);
 
     // Applying it again changes nothing: the version is the assigned one now.
-    assert_problem(
-        regrade(&app, &c.teacher, &a, body).await,
-        422,
-        "regrade_same_version",
-    )
-    .await;
+    regrade(&c.teacher, &a, body)
+        .await
+        .problem(422, "regrade_same_version")
+        .await;
     assert_eq!(
-        expect_status(history(&app, l2, id2).await, 200).await["events"]
+        history(l2, id2).await.status(200).await["events"]
             .as_array()
             .unwrap()
             .len(),
@@ -309,10 +285,10 @@ async fn an_attempt_in_progress_moves_to_the_new_version_and_finishes_under_the_
     let app = TestApp::spawn().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({"feedback": "on_finish"})).await;
     let l1 = &c.learners[0];
-    let open = start(&app, l1, &a).await;
-    answer(&app, l1, &open, "Q2", "B").await;
-    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
-    let applied = apply(&app, &c.teacher, &a).await;
+    let open = start(l1, &a).await;
+    answer(l1, &open, "Q2", "B").await;
+    new_version(&c.teacher, &exam("b", 1, false, false)).await;
+    let applied = apply(&c.teacher, &a).await;
     let moved = &applied["attempts"][0];
     assert_eq!(
         (
@@ -323,7 +299,7 @@ async fn an_attempt_in_progress_moves_to_the_new_version_and_finishes_under_the_
         (&json!(false), &Value::Null, &json!(false))
     );
     // The questions keep their ids in the attempt; the rest is answered under version 2.
-    let resumed = attempt(&app, l1, open["id"].as_str().unwrap()).await;
+    let resumed = attempt(l1, open["id"].as_str().unwrap()).await;
     assert_eq!(resumed["quiz_version"], 2);
     let ids = |v: &Value| -> Vec<Value> {
         v["questions"]
@@ -334,8 +310,8 @@ async fn an_attempt_in_progress_moves_to_the_new_version_and_finishes_under_the_
             .collect()
     };
     assert_eq!(ids(&resumed), ids(&open));
-    answer(&app, l1, &open, "Q1", "A").await;
-    let done = finish(&app, l1, &open).await;
+    answer(l1, &open, "Q1", "A").await;
+    let done = finish(l1, &open).await;
     assert_eq!(score(&done), (2.0, 3.0));
 }
 
@@ -346,17 +322,19 @@ async fn an_answer_through_another_instance_that_cached_the_old_layout_is_graded
     let other = app.another_instance().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({"feedback": "on_finish"})).await;
     let l1 = &c.learners[0];
-    let open = start(&app, l1, &a).await;
+    // The same learner, through the other instance.
+    let l1_there = other.session(Person::clone(l1));
+    let open = start(l1, &a).await;
     let id = open["id"].as_str().unwrap();
     // The other instance lays the attempt out (version 1) and keeps it cached.
-    assert_eq!(attempt(&other, l1, id).await["quiz_version"], 1);
-    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
-    apply(&app, &c.teacher, &a).await;
+    assert_eq!(attempt(&l1_there, id).await["quiz_version"], 1);
+    new_version(&c.teacher, &exam("b", 1, false, false)).await;
+    apply(&c.teacher, &a).await;
     // Answered through the instance that still holds the old layout: B is right now.
-    answer(&other, l1, &open, "Q2", "B").await;
-    let resumed = attempt(&other, l1, id).await;
+    answer(&l1_there, &open, "Q2", "B").await;
+    let resumed = attempt(&l1_there, id).await;
     assert_eq!(resumed["quiz_version"], 2);
-    let done = finish(&other, l1, &open).await;
+    let done = finish(&l1_there, &open).await;
     assert_eq!(score(&done), (1.0, 3.0));
 }
 
@@ -365,30 +343,30 @@ async fn a_removed_question_no_longer_counts_and_an_override_stands_capped_at_th
     let app = TestApp::spawn().await;
     let learners = ["l1@example.org", "l2@example.org"];
     let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
-    let t1 = take(&app, &c.learners[0], &a, [Some("A"), Some("B"), Some("A")]).await;
-    let t2 = take(&app, &c.learners[1], &a, [None, None, None]).await;
+    let t1 = take(&c.learners[0], &a, [Some("A"), Some("B"), Some("A")]).await;
+    let t2 = take(&c.learners[1], &a, [None, None, None]).await;
     let id2 = t2["id"].as_str().unwrap();
     let body = json!({"points": 2.5, "reason": "Answered on paper."});
     let path = format!("/v1/attempts/{id2}/grade");
-    expect_status(put_as(&app, &c.teacher.access, &path, &body).await, 200).await;
-    new_version(&app, &c.teacher, &exam("a", 1, true, false)).await;
-    let applied = apply(&app, &c.teacher, &a).await;
+    c.teacher.put(&path, &body).await.status(200).await;
+    new_version(&c.teacher, &exam("a", 1, true, false)).await;
+    let applied = apply(&c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
         json!([{"question_key": "q3", "from_scoring": "graded", "to_scoring": "graded", "key_changed": false, "removed": true, "added": false, "from_points": 1.0, "to_points": null}])
     );
-    let seen = attempt(&app, &c.learners[0], t1["id"].as_str().unwrap()).await;
+    let seen = attempt(&c.learners[0], t1["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (1.0, 2.0));
     assert_eq!(seen["questions"].as_array().unwrap().len(), 2);
     // The learner's own view of the attempt shows the grade that counts, and says it was set
     // by hand.
-    let result = &attempt(&app, &c.learners[1], id2).await["result"];
+    let result = &attempt(&c.learners[1], id2).await["result"];
     assert_eq!(
         (&result["score"], &result["points"], &result["overridden"]),
         (&json!(0.0), &json!(2.0), &json!(true))
     );
     assert_eq!(result["percentage"], 100.0);
-    let h = expect_status(history(&app, &c.teacher, id2).await, 200).await;
+    let h = history(&c.teacher, id2).await.status(200).await;
     assert_eq!(
         (
             &h["grade"]["points"],
@@ -405,10 +383,10 @@ async fn a_question_the_new_version_adds_is_served_to_attempts_started_after_the
     let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
     let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
     let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
-    let done = take(&app, l1, &a, [Some("A"), Some("A"), Some("A")]).await;
-    let open = start(&app, l2, &a).await;
-    new_version(&app, &c.teacher, &exam("a", 1, false, true)).await;
-    let applied = apply(&app, &c.teacher, &a).await;
+    let done = take(l1, &a, [Some("A"), Some("A"), Some("A")]).await;
+    let open = start(l2, &a).await;
+    new_version(&c.teacher, &exam("a", 1, false, true)).await;
+    let applied = apply(&c.teacher, &a).await;
     assert_eq!(
         applied["questions"],
         json!([{"question_key": "q4", "from_scoring": "graded", "to_scoring": "graded", "key_changed": false, "removed": false, "added": true, "from_points": null, "to_points": 1.0}])
@@ -428,15 +406,15 @@ async fn a_question_the_new_version_adds_is_served_to_attempts_started_after_the
         p.sort();
         p
     };
-    let seen = attempt(&app, l1, done["id"].as_str().unwrap()).await;
+    let seen = attempt(l1, done["id"].as_str().unwrap()).await;
     assert_eq!(
         (seen["quiz_version"].as_i64(), score(&seen)),
         (Some(2), (3.0, 3.0))
     );
     assert_eq!(prompts(&seen), ["Q1", "Q2", "Q3"]);
-    let resumed = attempt(&app, l2, open["id"].as_str().unwrap()).await;
+    let resumed = attempt(l2, open["id"].as_str().unwrap()).await;
     assert_eq!(prompts(&resumed), ["Q1", "Q2", "Q3"]);
-    let fresh = start(&app, l3, &a).await;
+    let fresh = start(l3, &a).await;
     assert_eq!(prompts(&fresh), ["Q1", "Q2", "Q3", "Q4"]);
 }
 
@@ -445,8 +423,8 @@ async fn a_regrade_that_cannot_be_made_is_refused_and_changes_nothing() {
     let app = TestApp::spawn().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({})).await;
     let learner = &c.learners[0];
-    let t = take(&app, learner, &a, [Some("A"), None, None]).await;
-    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
+    let t = take(learner, &a, [Some("A"), None, None]).await;
+    new_version(&c.teacher, &exam("b", 1, false, false)).await;
     let apply = json!({"to_version": 2, "dry_run": false});
     for (body, status, code) in [
         (
@@ -468,26 +446,25 @@ async fn a_regrade_that_cannot_be_made_is_refused_and_changes_nothing() {
         (json!({"to_version": "2"}), 400, "invalid_body"),
         (json!({"to_version": 2, "score": 5}), 400, "invalid_body"),
     ] {
-        assert_problem(regrade(&app, &c.teacher, &a, body).await, status, code).await;
+        regrade(&c.teacher, &a, body)
+            .await
+            .problem(status, code)
+            .await;
     }
     // Not the course's staff: its learner is refused, a stranger does not see the assignment.
-    assert_problem(
-        regrade(&app, learner, &a, apply.clone()).await,
-        403,
-        "forbidden",
-    )
-    .await;
+    regrade(learner, &a, apply.clone())
+        .await
+        .problem(403, "forbidden")
+        .await;
     let stranger = app.person("other@example.org", "instructor").await;
-    assert_problem(
-        regrade(&app, &stranger, &a, apply).await,
-        404,
-        "assignment_not_found",
-    )
-    .await;
+    regrade(&stranger, &a, apply)
+        .await
+        .problem(404, "assignment_not_found")
+        .await;
     // A whole number written with a zero fraction is the same version (JSON Schema's integer).
-    let dry = regrade(&app, &c.teacher, &a, json!({"to_version": 2.0})).await;
-    assert_eq!(expect_status(dry, 200).await["to_version"], 2);
-    let seen = attempt(&app, learner, t["id"].as_str().unwrap()).await;
+    let dry = regrade(&c.teacher, &a, json!({"to_version": 2.0})).await;
+    assert_eq!(dry.status(200).await["to_version"], 2);
+    let seen = attempt(learner, t["id"].as_str().unwrap()).await;
     assert_eq!(
         (score(&seen), &seen["quiz_version"]),
         ((1.0, 3.0), &json!(1))
@@ -504,18 +481,17 @@ async fn a_regrade_racing_finishes_and_another_regrade_loses_no_change() {
     // Every learner has answered Q2 with B (wrong under version 1, right under 2).
     let mut open = Vec::new();
     for l in &c.learners {
-        let t = start(&app, l, &a).await;
-        answer(&app, l, &t, "Q2", "B").await;
+        let t = start(l, &a).await;
+        answer(l, &t, "Q2", "B").await;
         open.push(t);
     }
-    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
+    new_version(&c.teacher, &exam("b", 1, false, false)).await;
     let body = json!({"to_version": 2, "dry_run": false});
     let mut tasks = Vec::new();
     for (l, t) in c.learners.iter().zip(&open) {
-        let (app, l, t) = (&app, l.clone(), t.clone());
         tasks.push(async move {
             let path = format!("/v1/attempts/{}/finish", t["id"].as_str().unwrap());
-            let res = post_as(app, &l.access, &path, &json!({})).await;
+            let res = l.post(&path, &json!({})).await.response();
             let status = res.status().as_u16();
             if status != 200 {
                 eprintln!("finish: {status} {}", res.text().await.unwrap());
@@ -525,9 +501,10 @@ async fn a_regrade_racing_finishes_and_another_regrade_loses_no_change() {
     }
     let regrades = async {
         let (x, y) = tokio::join!(
-            regrade(&app, &c.teacher, &a, body.clone()),
-            regrade(&app, &c.teacher, &a, body.clone())
+            regrade(&c.teacher, &a, body.clone()),
+            regrade(&c.teacher, &a, body.clone())
         );
+        let (x, y) = (x.response(), y.response());
         let mut statuses = [x.status().as_u16(), y.status().as_u16()];
         for r in [x, y] {
             if r.status() != 200 {
@@ -547,12 +524,12 @@ async fn a_regrade_racing_finishes_and_another_regrade_loses_no_change() {
     // Whichever came first, every attempt is finished, on version 2, with Q2 right.
     for (l, t) in c.learners.iter().zip(&open) {
         let id = t["id"].as_str().unwrap();
-        let seen = attempt(&app, l, id).await;
+        let seen = attempt(l, id).await;
         assert_eq!(
             (seen["quiz_version"].as_i64(), score(&seen)),
             (Some(2), (1.0, 3.0))
         );
-        let h = expect_status(history(&app, l, id).await, 200).await;
+        let h = history(l, id).await.status(200).await;
         assert_eq!(h["grade"]["points"], 1.0);
         let last = h["events"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(last["to_points"], 1.0, "{h}");
@@ -563,12 +540,12 @@ async fn a_regrade_racing_finishes_and_another_regrade_loses_no_change() {
 async fn a_retried_regrade_with_the_same_idempotency_key_is_replayed_not_refused() {
     let app = TestApp::spawn().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({})).await;
-    take(&app, &c.learners[0], &a, [Some("A"), Some("A"), None]).await;
-    new_version(&app, &c.teacher, &exam("b", 1, false, false)).await;
+    take(&c.learners[0], &a, [Some("A"), Some("A"), None]).await;
+    new_version(&c.teacher, &exam("b", 1, false, false)).await;
+    let path = format!("/v1/assignments/{a}/regrade");
     let send = || {
-        app.client
-            .post(app.url(&format!("/v1/assignments/{a}/regrade")))
-            .bearer_auth(&c.teacher.access)
+        c.teacher
+            .request(Method::POST, &path)
             .header("idempotency-key", "regrade-1")
             .json(&json!({"to_version": 2, "dry_run": false}))
             .send()
@@ -589,20 +566,18 @@ async fn a_regraded_grade_reaches_the_lms_through_grade_passback() {
     let launched = crate::lti::graded_launch(&lti).await;
 
     // An admin publishes version 2 of the seed quiz with its first question worth 3 points.
-    let admin = token_for(app, "root@example.org", "admin").await;
+    let admin = app.person("root@example.org", "admin").await;
     let toml =
         std::fs::read_to_string(crate::support::content_dir().join("data-parallelism/quiz.toml"))
             .unwrap()
             .replacen("points = 1\n", "points = 3\n", 1);
-    let res = send_quiz(app, &admin.access, Some("data-parallelism"), &toml).await;
-    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
-    let teacher = Person {
-        id: uuid::Uuid::nil(),
-        email: String::new(),
-        access: launched.teacher_token.clone(),
-        refresh: String::new(),
-    };
-    let report = apply(app, &teacher, &launched.assignment).await;
+    let _: Value = admin
+        .send_quiz(Some("data-parallelism"), &toml)
+        .await
+        .ok()
+        .await;
+    let teacher = app.bearer_session(&launched.teacher_token);
+    let report = apply(&teacher, &launched.assignment).await;
     let change = &report["attempts"][0];
     assert_eq!(change["grade_changed"], true);
     let scores = lti.platform.scores(2).await;
@@ -629,13 +604,16 @@ async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_questio
     let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
     let (c, a) = exam_course(&app, &learners, json!({"feedback": "immediate"})).await;
     let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
-    let right = take(&app, l1, &a, [Some("A"), Some("A"), Some("A")]).await;
-    let wrong = take(&app, l2, &a, [Some("A"), Some("B"), None]).await;
-    let open = start(&app, l3, &a).await;
-    answer(&app, l3, &open, "Q1", "A").await;
+    let right = take(l1, &a, [Some("A"), Some("A"), Some("A")]).await;
+    let wrong = take(l2, &a, [Some("A"), Some("B"), None]).await;
+    let open = start(l3, &a).await;
+    answer(l3, &open, "Q1", "A").await;
 
     let body = json!({"questions": {"q2": "full_marks"}});
-    let dry = expect_status(regrade(&app, &c.teacher, &a, body.clone()).await, 200).await;
+    let dry = regrade(&c.teacher, &a, body.clone())
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         dry["questions"],
         json!([{"question_key": "q2", "from_scoring": "graded", "to_scoring": "full_marks", "key_changed": false, "removed": false, "added": false, "from_points": 1.0, "to_points": 1.0}])
@@ -651,13 +629,16 @@ async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_questio
     );
     let mut apply = body.clone();
     apply["dry_run"] = json!(false);
-    let applied = expect_status(regrade(&app, &c.teacher, &a, apply.clone()).await, 200).await;
+    let applied = regrade(&c.teacher, &a, apply.clone())
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         (&applied["questions"], &applied["attempts"]),
         (&dry["questions"], &dry["attempts"])
     );
 
-    let seen = attempt(&app, l2, wrong["id"].as_str().unwrap()).await;
+    let seen = attempt(l2, wrong["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (2.0, 3.0));
     let q2 = question(&seen, "Q2");
     assert_eq!(
@@ -671,14 +652,13 @@ async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_questio
     );
     assert!(seen["regraded_at"].is_string());
     assert_eq!(
-        score(&attempt(&app, l1, right["id"].as_str().unwrap()).await),
+        score(&attempt(l1, right["id"].as_str().unwrap()).await),
         (3.0, 3.0)
     );
-    let h = expect_status(
-        history(&app, &c.teacher, wrong["id"].as_str().unwrap()).await,
-        200,
-    )
-    .await;
+    let h = history(&c.teacher, wrong["id"].as_str().unwrap())
+        .await
+        .status(200)
+        .await;
     let last = h["events"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(
         (
@@ -696,13 +676,12 @@ async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_questio
     );
 
     // The attempt in progress: an answer to Q2 now scores in full, and so would no answer.
-    let res = answer_request(&app, l3, &open, "Q2", "C").await;
-    let outcome = expect_status(res, 200).await;
+    let outcome = answer_request(l3, &open, "Q2", "C").await.status(200).await;
     assert_eq!(
         (&outcome["result"]["correct"], &outcome["result"]["points"]),
         (&json!(false), &json!(1.0))
     );
-    let finished = finish(&app, l3, &open).await;
+    let finished = finish(l3, &open).await;
     assert_eq!(
         score(&finished),
         (2.0, 3.0),
@@ -710,7 +689,7 @@ async fn giving_everyone_full_marks_raises_every_attempt_that_served_the_questio
     );
 
     // Applying the same again changes nothing.
-    let again = expect_status(regrade(&app, &c.teacher, &a, apply).await, 200).await;
+    let again = regrade(&c.teacher, &a, apply).await.status(200).await;
     assert_eq!(
         (
             &again["questions"],
@@ -728,16 +707,16 @@ async fn a_dropped_question_leaves_every_score_and_maximum_also_of_attempts_in_p
     let learners = ["l1@example.org", "l2@example.org", "l3@example.org"];
     let (c, a) = exam_course(&app, &learners, json!({"feedback": "on_finish"})).await;
     let [l1, l2, l3] = [&c.learners[0], &c.learners[1], &c.learners[2]];
-    let done = take(&app, l1, &a, [Some("A"), Some("B"), Some("A")]).await;
-    let open = start(&app, l2, &a).await;
-    answer(&app, l2, &open, "Q3", "A").await;
+    let done = take(l1, &a, [Some("A"), Some("B"), Some("A")]).await;
+    let open = start(l2, &a).await;
+    answer(l2, &open, "Q3", "A").await;
     let body =
         json!({"questions": {"q3": "dropped"}, "dry_run": false, "reason": "Q3 was ambiguous."});
-    let applied = expect_status(regrade(&app, &c.teacher, &a, body).await, 200).await;
+    let applied = regrade(&c.teacher, &a, body).await.status(200).await;
     assert_eq!(applied["attempts_total"], 2);
     assert_eq!(applied["grades_changed"], 1);
 
-    let seen = attempt(&app, l1, done["id"].as_str().unwrap()).await;
+    let seen = attempt(l1, done["id"].as_str().unwrap()).await;
     assert_eq!(score(&seen), (1.0, 2.0));
     let q3 = question(&seen, "Q3");
     assert_eq!(
@@ -749,14 +728,13 @@ async fn a_dropped_question_leaves_every_score_and_maximum_also_of_attempts_in_p
         ),
         (&json!("dropped"), &json!(0.0), &json!(0.0), &json!(0.0))
     );
-    assert_eq!(score(&finish(&app, l2, &open).await), (0.0, 2.0));
-    let fresh = take(&app, l3, &a, [Some("A"), Some("A"), Some("A")]).await;
+    assert_eq!(score(&finish(l2, &open).await), (0.0, 2.0));
+    let fresh = take(l3, &a, [Some("A"), Some("A"), Some("A")]).await;
     assert_eq!(score(&fresh), (2.0, 2.0));
-    let h = expect_status(
-        history(&app, &c.teacher, done["id"].as_str().unwrap()).await,
-        200,
-    )
-    .await;
+    let h = history(&c.teacher, done["id"].as_str().unwrap())
+        .await
+        .status(200)
+        .await;
     assert_eq!(
         h["events"].as_array().unwrap().last().unwrap()["reason"],
         "Q3 was ambiguous."
@@ -764,10 +742,10 @@ async fn a_dropped_question_leaves_every_score_and_maximum_also_of_attempts_in_p
 
     // Undone: graded by its key again, everywhere.
     let undo = json!({"questions": {"q3": "graded"}, "dry_run": false});
-    let undone = expect_status(regrade(&app, &c.teacher, &a, undo).await, 200).await;
+    let undone = regrade(&c.teacher, &a, undo).await.status(200).await;
     assert_eq!(undone["grades_changed"], 3);
     assert_eq!(
-        score(&attempt(&app, l1, done["id"].as_str().unwrap()).await),
+        score(&attempt(l1, done["id"].as_str().unwrap()).await),
         (2.0, 3.0)
     );
 }
@@ -777,7 +755,7 @@ async fn question_rules_carry_over_a_regrade_to_a_new_version_and_a_bad_rescore_
     let app = TestApp::spawn().await;
     let (c, a) = exam_course(&app, &["l1@example.org"], json!({"feedback": "on_finish"})).await;
     let learner = &c.learners[0];
-    let t = take(&app, learner, &a, [Some("A"), Some("A"), None]).await;
+    let t = take(learner, &a, [Some("A"), Some("A"), None]).await;
     for (body, status, code) in [
         (json!({}), 422, "invalid_field"),
         (json!({"questions": {}}), 422, "invalid_field"),
@@ -789,34 +767,29 @@ async fn question_rules_carry_over_a_regrade_to_a_new_version_and_a_bad_rescore_
         (json!({"questions": {"q1": "bonus"}}), 400, "invalid_body"),
         (json!({"questions": ["q1"]}), 400, "invalid_body"),
     ] {
-        assert_problem(regrade(&app, &c.teacher, &a, body).await, status, code).await;
+        regrade(&c.teacher, &a, body)
+            .await
+            .problem(status, code)
+            .await;
     }
-    assert_problem(
-        regrade(
-            &app,
-            learner,
-            &a,
-            json!({"questions": {"q1": "full_marks"}}),
-        )
-        .await,
-        403,
-        "forbidden",
-    )
-    .await;
+    regrade(learner, &a, json!({"questions": {"q1": "full_marks"}}))
+        .await
+        .problem(403, "forbidden")
+        .await;
     assert_eq!(
-        score(&attempt(&app, learner, t["id"].as_str().unwrap()).await),
+        score(&attempt(learner, t["id"].as_str().unwrap()).await),
         (2.0, 3.0)
     );
 
     let full = json!({"questions": {"q3": "full_marks"}, "dry_run": false});
-    expect_status(regrade(&app, &c.teacher, &a, full).await, 200).await;
+    regrade(&c.teacher, &a, full).await.status(200).await;
     assert_eq!(
-        score(&attempt(&app, learner, t["id"].as_str().unwrap()).await),
+        score(&attempt(learner, t["id"].as_str().unwrap()).await),
         (3.0, 3.0)
     );
     // Version 2: Q2's key is B, Q3 worth 2. Q3 keeps its full marks, now 2 of them.
-    new_version(&app, &c.teacher, &exam("b", 2, false, false)).await;
-    let applied = apply(&app, &c.teacher, &a).await;
+    new_version(&c.teacher, &exam("b", 2, false, false)).await;
+    let applied = apply(&c.teacher, &a).await;
     let q3 = applied["questions"]
         .as_array()
         .unwrap()
@@ -827,7 +800,7 @@ async fn question_rules_carry_over_a_regrade_to_a_new_version_and_a_bad_rescore_
         (&q3["from_scoring"], &q3["to_scoring"]),
         (&json!("full_marks"), &json!("full_marks"))
     );
-    let seen = attempt(&app, learner, t["id"].as_str().unwrap()).await;
+    let seen = attempt(learner, t["id"].as_str().unwrap()).await;
     assert_eq!(
         (seen["quiz_version"].as_i64(), score(&seen)),
         (Some(2), (3.0, 4.0))

@@ -125,18 +125,18 @@ async fn every_topic_arrives_signed_as_standard_webhooks_says_and_verifies_at_an
     // One of each: a start, an answer, a finish, a staff override, a new quiz version.
     let c = course(&app, "teacher@hooks.example", &["learner@hooks.example"]).await;
     let learner = &c.learners[0];
-    let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, learner, &a).await;
-    answer_some(&app, learner, &attempt, 1, 1).await;
-    let done = finish(&app, learner, &attempt).await;
+    let a = assignment(&c, json!({})).await;
+    let attempt = start(learner, &a).await;
+    answer_some(learner, &attempt, 1, 1).await;
+    let done = finish(learner, &attempt).await;
     let id = attempt["id"].as_str().unwrap();
     let score = done["result"]["score"].as_f64().unwrap();
     let max = done["result"]["max_score"].as_f64().unwrap();
     let path = format!("/v1/attempts/{id}/grade");
     let body = json!({"points": max, "reason": "Full marks after review."});
-    let teacher = app.session(c.teacher.clone());
+    let teacher = &c.teacher;
     teacher.put(&path, &body).await.status(200).await;
-    author_exam(&app, &teacher, "hooked-exam").await;
+    author_exam(&app, teacher, "hooked-exam").await;
 
     let got = receiver.wait_for("all", 5).await;
     let now = chrono::Utc::now().timestamp();
@@ -239,8 +239,8 @@ async fn a_failing_receiver_gets_retries_with_backoff_then_parks_and_an_admin_re
     // It fails, with a long answer that quizd reads only the start of.
     receiver.configure("down", &[secret], 503, 1 << 20).await;
     let c = course(&app, "teacher@down.example", &["learner@down.example"]).await;
-    let a = assignment(&app, &c, json!({})).await;
-    start(&app, &c.learners[0], &a).await;
+    let a = assignment(&c, json!({})).await;
+    start(&c.learners[0], &a).await;
 
     let failed = wait_for_status(&admin, &hook, "failed").await;
     assert_eq!(failed["topic"], "attempt.started");
@@ -322,9 +322,9 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
     let hook_id = hook["id"].as_str().unwrap();
     let old = hook["secret"].as_str().unwrap().to_string();
     let c = course(&app, "teacher@rotate.example", &["learner@rotate.example"]).await;
-    let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, &c.learners[0], &a).await;
-    let learner = app.session(c.learners[0].clone());
+    let a = assignment(&c, json!({})).await;
+    let learner = &c.learners[0];
+    let attempt = start(learner, &a).await;
     let questions = attempt["questions"].as_array().unwrap().clone();
     assert!(questions.len() >= 4);
     let answer = |i: usize| {
@@ -339,7 +339,6 @@ async fn during_a_rotation_deliveries_verify_with_the_old_secret_and_the_new_one
             attempt["id"].as_str().unwrap(),
             q["id"].as_str().unwrap()
         );
-        let learner = &learner;
         async move { learner.put(&path, &body).await.status(200).await }
     };
 
@@ -431,9 +430,9 @@ async fn learners_and_teachers_cannot_create_list_read_change_or_rotate_webhooks
     let id = hook["id"].as_str().unwrap();
     let c = course(&app, "teacher@roles.example", &["learner@roles.example"]).await;
     let body = json!({"url": "https://evil.example/", "topics": ["response.recorded"]});
-    let learner = app.session(c.learners[0].clone());
-    let teacher = app.session(c.teacher.clone());
-    for who in [&learner, &teacher] {
+    let learner = &c.learners[0];
+    let teacher = &c.teacher;
+    for who in [learner, teacher] {
         who.post("/v1/webhooks", &body)
             .await
             .problem(403, "forbidden")
@@ -635,10 +634,10 @@ async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_t
     )
     .await;
     let learner = &c.learners[0];
-    let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, learner, &a).await;
-    answer_some(&app, learner, &attempt, 1, 0).await;
-    let done = finish(&app, learner, &attempt).await;
+    let a = assignment(&c, json!({})).await;
+    let attempt = start(learner, &a).await;
+    answer_some(learner, &attempt, 1, 0).await;
+    let done = finish(learner, &attempt).await;
 
     // An admin publishes version 2 with the first question worth 3 points; the teacher
     // regrades the assignment to it.
@@ -653,7 +652,7 @@ async fn a_regrade_reaches_subscribers_as_a_grade_change_of_kind_regrade_after_t
         .await;
     let path = format!("/v1/assignments/{a}/regrade");
     let body = json!({"to_version": 2, "dry_run": false});
-    let teacher = app.session(c.teacher.clone());
+    let teacher = &c.teacher;
     let report = teacher.post(&path, &body).await.status(200).await;
     let change = &report["attempts"][0];
     assert_eq!(change["grade_changed"], true);

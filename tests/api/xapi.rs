@@ -9,9 +9,8 @@ use serde_json::{Value, json};
 
 use crate::grades::{answer_some, assignment, course, finish, start};
 use crate::support::peer::PythonPeer;
-use crate::support::{
-    TestApp, assert_problem, bearer, expect_status, get_as, post_as, token_for, wait_until,
-};
+use crate::support::session::Session;
+use crate::support::{TestApp, expect_status, wait_until};
 
 const HOMEPAGE: &str = "https://quiz.example.org";
 
@@ -100,14 +99,14 @@ async fn quizd_sending_to(endpoint: String) -> TestApp {
 }
 
 /// Waits (up to 30 s) until no xAPI delivery is left undelivered; returns them all.
-async fn all_delivered(app: &TestApp, admin: &str) -> Vec<Value> {
+async fn all_delivered(admin: &Session<'_>) -> Vec<Value> {
     for _ in 0..300 {
-        let pending = expect_status(
-            get_as(app, admin, "/v1/xapi/deliveries?status=pending").await,
-            200,
-        )
-        .await;
-        let all = expect_status(get_as(app, admin, "/v1/xapi/deliveries").await, 200).await;
+        let pending = admin
+            .get("/v1/xapi/deliveries?status=pending")
+            .await
+            .status(200)
+            .await;
+        let all = admin.get("/v1/xapi/deliveries").await.status(200).await;
         let all = all["items"].as_array().unwrap().clone();
         if pending["items"].as_array().unwrap().is_empty() && !all.is_empty() {
             return all;
@@ -138,14 +137,14 @@ fn verbs(statements: &[Value]) -> Vec<String> {
 async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only_once() {
     let lrs = Lrs::new();
     let app = quizd_sending_to(lrs.endpoint()).await;
-    let admin = token_for(&app, "admin@xapi.example", "admin").await;
+    let admin = app.person("admin@xapi.example", "admin").await;
     let c = course(&app, "teacher@xapi.example", &["learner@xapi.example"]).await;
     let learner = &c.learners[0];
-    let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, learner, &a).await;
+    let a = assignment(&c, json!({})).await;
+    let attempt = start(learner, &a).await;
     let questions = attempt["questions"].as_array().unwrap().len();
-    answer_some(&app, learner, &attempt, questions, 0).await;
-    let done = finish(&app, learner, &attempt).await;
+    answer_some(learner, &attempt, questions, 0).await;
+    let done = finish(learner, &attempt).await;
     let id = attempt["id"].as_str().unwrap();
 
     let statements = lrs.wait_for(id, questions + 2).await;
@@ -246,7 +245,7 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
 
     // Delivered, as admins see it; a second delivery of the same events (as after a crash
     // between sending and recording) adds nothing at the LRS: the ids are the events'.
-    let deliveries = all_delivered(&app, &admin.access).await;
+    let deliveries = all_delivered(&admin).await;
     assert_eq!(deliveries.len(), questions + 2);
     assert!(
         deliveries
@@ -260,7 +259,7 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     .execute(&app.pool)
     .await
     .unwrap();
-    all_delivered(&app, &admin.access).await;
+    all_delivered(&admin).await;
     let again = lrs.statements(id).await;
     assert_eq!(again.len(), questions + 2, "{again:#?}");
     let ids = |s: &[Value]| {
@@ -276,75 +275,57 @@ async fn an_attempt_reaches_the_lrs_as_statements_named_in_every_locale_and_only
     // A delivered one is not retried; the learner and the teacher never see these endpoints.
     let one = deliveries[0]["id"].as_i64().unwrap();
     let retry = format!("/v1/xapi/deliveries/{one}/retry");
-    assert_problem(
-        post_as(&app, &admin.access, &retry, &json!({})).await,
-        409,
-        "delivery_done",
-    )
-    .await;
-    let res = post_as(
-        &app,
-        &admin.access,
-        "/v1/xapi/deliveries/999999/retry",
-        &json!({}),
-    )
-    .await;
-    assert_problem(res, 404, "delivery_not_found").await;
-    for who in [&learner.access, &c.teacher.access] {
-        assert_problem(
-            get_as(&app, who, "/v1/xapi/deliveries").await,
-            403,
-            "forbidden",
-        )
-        .await;
-        assert_problem(
-            post_as(&app, who, &retry, &json!({})).await,
-            403,
-            "forbidden",
-        )
-        .await;
-    }
-    let res = bearer(
-        &app,
-        reqwest::Method::GET,
-        "/v1/xapi/deliveries",
-        "not-a-token",
-    )
-    .send()
-    .await
-    .unwrap();
-    assert_eq!(res.status(), 401);
-    let res = app
-        .client
-        .get(format!("{}/v1/xapi/deliveries", app.base))
-        .send()
+    admin
+        .post(&retry, &json!({}))
         .await
-        .unwrap();
-    assert_eq!(res.status(), 401);
+        .problem(409, "delivery_done")
+        .await;
+    admin
+        .post("/v1/xapi/deliveries/999999/retry", &json!({}))
+        .await
+        .problem(404, "delivery_not_found")
+        .await;
+    for who in [learner, &c.teacher] {
+        who.get("/v1/xapi/deliveries")
+            .await
+            .problem(403, "forbidden")
+            .await;
+        who.post(&retry, &json!({}))
+            .await
+            .problem(403, "forbidden")
+            .await;
+    }
+    let forged = app.bearer_session("not-a-token");
+    forged.get("/v1/xapi/deliveries").await.status(401).await;
+    app.anonymous()
+        .get("/v1/xapi/deliveries")
+        .await
+        .status(401)
+        .await;
 }
 
 #[tokio::test]
 async fn statements_for_an_lrs_that_is_down_are_retried_with_backoff_and_arrive_later() {
     let (dir, port) = Lrs::new().stop();
     let app = quizd_sending_to(format!("http://127.0.0.1:{port}/xAPI/")).await;
-    let admin = token_for(&app, "admin@xapi-down.example", "admin").await;
+    let admin = app.person("admin@xapi-down.example", "admin").await;
     let c = course(
         &app,
         "teacher@xapi-down.example",
         &["learner@xapi-down.example"],
     )
     .await;
-    let a = assignment(&app, &c, json!({})).await;
-    let attempt = start(&app, &c.learners[0], &a).await;
+    let a = assignment(&c, json!({})).await;
+    let attempt = start(&c.learners[0], &a).await;
     let id = attempt["id"].as_str().unwrap();
 
     // The start's statement fails, and waits for its next try.
     let failed = loop {
-        let list = expect_status(
-            get_as(&app, &admin.access, "/v1/xapi/deliveries?status=failed").await,
-            200,
-        )
-        .await;
+        let list = admin
+            .get("/v1/xapi/deliveries?status=failed")
+            .await
+            .status(200)
+            .await;
         if let Some(f) = list["items"].as_array().unwrap().first() {
             break f.clone();
         }
@@ -372,7 +353,7 @@ async fn statements_for_an_lrs_that_is_down_are_retried_with_backoff_and_arrive_
     let lrs = Lrs::start(&dir, port);
     let statements = lrs.wait_for(id, 1).await;
     assert_eq!(verbs(&statements), ["initialized"]);
-    let deliveries = all_delivered(&app, &admin.access).await;
+    let deliveries = all_delivered(&admin).await;
     assert_eq!(deliveries[0]["status"], "delivered");
     assert_eq!(deliveries[0]["tries"], 2);
     assert!(deliveries[0]["last_error"].is_null());

@@ -60,6 +60,18 @@ impl TestApp {
     pub fn session(&self, person: Person) -> Session<'_> {
         Session { app: self, person }
     }
+
+    /// Requests with this access token and nothing else known of its holder (the id nil, the
+    /// email empty): a person signed in some other way (an LTI launch's token exchange), or a
+    /// token that is not one.
+    pub fn bearer_session(&self, access: &str) -> Session<'_> {
+        self.session(Person {
+            id: uuid::Uuid::nil(),
+            email: String::new(),
+            access: access.to_string(),
+            refresh: String::new(),
+        })
+    }
 }
 
 impl<'a> Session<'a> {
