@@ -278,7 +278,7 @@ ANSWER_PARTS = {
     # the attempt's row lock (the foreign key's check on the response insert still takes one)
     "lock": (r"\n\s*FOR SHARE OF t\n", "\n"),
     # the outbox row written with the response
-    "outbox": (r"\), event AS \(\s*INSERT INTO outbox.*?FROM ins WHERE outbox_wanted\('response\.recorded'\)\s*\)", ")"),
+    "outbox": (r"\), event AS \(\s*INSERT INTO outbox.*?FROM ins WHERE EXISTS \(SELECT 1 FROM event_consumers WHERE topic = 'response\.recorded'\)\s*\)", ")"),
     # the previous answer's time (for the seconds spent on this question)
     "previous": (r"SELECT max\(answered_at\) AS at FROM responses WHERE attempt_id = :attempt_id",
                  "SELECT NULL::timestamptz AS at"),

@@ -54,7 +54,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -91,7 +91,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -128,7 +128,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -165,7 +165,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -202,7 +202,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -239,7 +239,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -276,7 +276,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -313,7 +313,7 @@ WITH t AS (
                    jsonb_build_object('attempt_id', :attempt_id::uuid, 'user_id', :user_id::uuid, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,

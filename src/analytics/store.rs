@@ -110,7 +110,7 @@ pub async fn state_counts(db: impl PgExecutor<'_>, s: &Scope) -> Result<StateCou
 /// On the primary: the assignments' analytics generation, which changes whenever an attempt
 /// in them starts or finishes (finishes and rebuilds bump `analytics_generations`, starts one
 /// of the assignment's `analytics_start_generations` rows, one per backend modulo 64:
-/// migrations 0021 and 0028), and the primary's WAL insert position (past every commit it has
+/// migrations 0021 and 0027), and the primary's WAL insert position (past every commit it has
 /// made visible), read together (see `replica`).
 pub async fn generation_and_lsn(
     db: impl PgExecutor<'_>,

@@ -143,7 +143,7 @@ pub struct NewAttempt<'a> {
 }
 
 /// Inserts the learner's next attempt, numbered after their last one, and its
-/// `attempt.started` outbox event (when a consumer wants it: `outbox_wanted`, migration 0027) in
+/// `attempt.started` outbox event (when a consumer wants it: `crate::events`, "Who wants what") in
 /// the same statement; `None` when the attempts allowed are
 /// used up. Two simultaneous starts collide on the number, and one fails with a unique
 /// violation.
@@ -166,7 +166,7 @@ pub async fn insert(
             SELECT 'attempt.started', id,
                    jsonb_build_object('attempt_id', id, 'assignment_id', $2::uuid, 'user_id', $3::uuid,
                                       'number', number, 'locale', $5::text, 'started_at', $7::timestamptz)
-              FROM started WHERE outbox_wanted('attempt.started')
+              FROM started WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'attempt.started')
          ), bump AS (
             INSERT INTO analytics_start_generations (assignment_id, shard, generation)
             SELECT $2, pg_backend_pid() % 64, 1 FROM started
@@ -379,7 +379,7 @@ struct RecordOutcome {
 /// Records a graded answer in one statement: the attempt must be this learner's, unfinished
 /// and before its deadline (locked `FOR SHARE`, so a concurrent finish or rule change waits for
 /// it, and an answer that waited for one sees it); the outbox event (when a consumer wants
-/// `response.recorded`: migration 0027) is written with it. The first answer stands under
+/// `response.recorded`: `crate::events`) is written with it. The first answer stands under
 /// immediate feedback (as the assignment says at this moment) and under sequential navigation;
 /// otherwise it is replaced.
 ///
@@ -441,7 +441,7 @@ pub async fn record_response(
                    jsonb_build_object('attempt_id', $1, 'user_id', $2, 'question_key', question_key,
                                       'points', points, 'max_points', max_points, 'correct', correct,
                                       'revision', revision, 'answered_at', answered_at)
-              FROM ins WHERE outbox_wanted('response.recorded')
+              FROM ins WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.recorded')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 EXISTS (SELECT 1 FROM t WHERE NOT t.current) AS moved,
@@ -525,7 +525,7 @@ pub async fn clear_response(
             SELECT 'response.cleared', $1,
                    jsonb_build_object('attempt_id', $1, 'user_id', $2, 'question_key', question_key,
                                       'revision', revision, 'cleared_at', $4::timestamptz)
-              FROM del WHERE outbox_wanted('response.cleared')
+              FROM del WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = 'response.cleared')
          )
          SELECT EXISTS (SELECT 1 FROM t) AS open,
                 coalesce((SELECT immediate FROM t), false) AS immediate,

@@ -11,6 +11,16 @@
 //! [`XAPI`]) and each webhook subscription ([`webhooks`], `webhook:<id>`). A week after its
 //! dispatch an event whose deliveries are all done is purged.
 //!
+//! **Who wants what.** The hot writers (a start, an answer, a cleared answer) add their event
+//! only when a consumer wants its topic, decided in the writing statement itself:
+//! `… WHERE EXISTS (SELECT 1 FROM event_consumers WHERE topic = '<topic>')`, an uncorrelated
+//! subquery run once. By default nobody wants those (no xAPI, no webhook for them), and their
+//! outbox row was the one part of an answer's statement that cost PostgreSQL something
+//! (BENCHMARKS.md, "The answer against the cheapest durable HTTP write"). A consumer gets the
+//! events of the writes that start after its registration commits. (Written into each statement,
+//! not as a SQL function: PostgreSQL does not inline a function whose body has a subquery, and
+//! calling one made the answer slower than writing the row.)
+//!
 //! - `store`: the SQL of all of this.
 //! - `xapi`: statements from events (pure) and the worker that sends them to an LRS.
 //! - `webhooks`: signed webhooks (Standard Webhooks): subscriptions, their secrets, the worker

@@ -364,7 +364,7 @@ impl TestApp {
     }
 
     /// Makes a consumer (`test-consumer`, which nobody runs) want `topics`: quizd writes an
-    /// event to the outbox only when some consumer wants its topic (migration 0027).
+    /// event to the outbox only when some consumer wants its topic (`crate::events`).
     pub async fn want_events(&self, topics: &[&str]) {
         sqlx::query(
             "INSERT INTO event_consumers (consumer, topic)
