@@ -577,6 +577,48 @@ test('with storage denied (an LMS iframe on another site) the learner still sign
   await page.close();
 });
 
+test('a question’s image is fetched with the token (storage denied), shown with its alt text in its language, and released when the learner moves on', async () => {
+  const own = await newLearner();
+  // The attempt in Indonesian: the image's alt text is translated, its prompt is not.
+  const started = await call('POST', '/v1/quizzes/kinds-sampler/attempts', { locale: 'id' }, own.token);
+  const page = await newPage();
+  await page.addInitScript(() => {
+    for (const name of ['localStorage', 'sessionStorage']) {
+      Object.defineProperty(window, name, {
+        configurable: true,
+        get() {
+          throw new DOMException('Access is denied for this document.', 'SecurityError');
+        },
+      });
+    }
+  });
+  await signIn(page, own.email);
+  await page.locator('.quiz-card[data-slug="kinds-sampler"] button.primary').click();
+  await page.waitForURL(new RegExp(`#/attempt/${started.id}$`));
+  const q = started.questions[0];
+  assert.ok(q.image, 'the first question has an image');
+  const img = page.locator(`form.question[data-question="${q.id}"] img.question-image`);
+  await page.waitForFunction((sel) => {
+    const el = document.querySelector(sel);
+    return el && el.getAttribute('src')?.startsWith('blob:') && el.complete && el.naturalWidth > 0;
+  }, `form.question[data-question="${q.id}"] img.question-image`);
+  assert.equal(await img.getAttribute('alt'), q.image.alt.text);
+  assert.match(q.image.alt.text, /^Empat GPU/);
+  assert.equal(await img.getAttribute('lang'), 'id');
+  assert.equal(await page.locator(`form.question[data-question="${q.id}"] legend.prompt`).getAttribute('lang'), 'en');
+  assert.deepEqual([await img.getAttribute('width'), await img.getAttribute('height')], ['360', '240']);
+  assert.equal(await img.evaluate((el) => /** @type {HTMLImageElement} */ (el).naturalWidth), 360);
+  await checkA11y(page, 'a question with an image');
+  await shot(page, 'question-image');
+  // Moving on revokes the object URL: the page holds no image it no longer shows.
+  const src = await img.getAttribute('src');
+  await page.locator('button.next').click();
+  await page.locator(`form.question[data-question="${started.questions[1].id}"]`).waitFor();
+  const revoked = await page.evaluate((u) => fetch(u).then(() => false, () => true), src);
+  assert.ok(revoked, 'the object URL of the question left behind is revoked');
+  await page.close();
+});
+
 test('a double click on Next moves exactly one question', async () => {
   const own = await newLearner();
   const page = await newPage();
