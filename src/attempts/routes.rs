@@ -182,13 +182,7 @@ async fn as_it_stands(
         ("If-None-Match" = Option<String>, Header, description = "The entity tag held: the image's hash, quoted"),
     ),
     responses(
-        (status = 200, description = "The image, in its stored type (PNG, JPEG, GIF or WebP)",
-            content(("image/png"), ("image/jpeg"), ("image/gif"), ("image/webp")),
-            headers(("ETag" = String, description = "The image's hash, quoted"),
-                ("Cache-Control" = String, description = "`private, max-age=31536000, immutable`"),
-                ("X-Content-Type-Options" = String, description = "`nosniff`"),
-                ("Content-Security-Policy" = String, description = "`default-src 'none'; sandbox`"))),
-        (status = 304, description = "Not modified: `If-None-Match` names this image; no body", headers(("ETag" = String, description = "The image's hash, quoted"))),
+        crate::quizzes::media::ImageResponses,
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours (`attempt_not_found`); no such image among the questions it shows you (`media_not_found`)", body = Problem, content_type = "application/problem+json"),
     ))]

@@ -2,13 +2,64 @@
 //! that the caller may see the question it belongs to: its stored bytes and type, and headers
 //! that keep a browser from reading it as anything but an image of that type.
 
+use std::collections::BTreeMap;
+
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::{
+    ContentBuilder, HeaderBuilder, RefOr, Response, ResponseBuilder, ResponsesBuilder,
+};
 
 use crate::conditional::none_match_hits;
 use crate::content::Image;
+use crate::content::media::ImageType;
 use crate::error::{ApiError, Code};
 use crate::state::AppState;
+
+/// What both image routes answer alike, for their OpenAPI documentation: the image with its
+/// headers, or `304`.
+pub struct ImageResponses;
+
+impl utoipa::IntoResponses for ImageResponses {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let header = |description: &str| {
+            HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                .description(Some(description))
+                .build()
+        };
+        let etag = "The image's hash, quoted";
+        let mut image = ResponseBuilder::new()
+            .description("The image, in its stored type (PNG, JPEG, GIF or WebP)")
+            .header("ETag", header(etag))
+            .header(
+                "Cache-Control",
+                header("`private, max-age=31536000, immutable`"),
+            )
+            .header("X-Content-Type-Options", header("`nosniff`"))
+            .header(
+                "Content-Security-Policy",
+                header("`default-src 'none'; sandbox`"),
+            );
+        for kind in [
+            ImageType::Png,
+            ImageType::Jpeg,
+            ImageType::Gif,
+            ImageType::Webp,
+        ] {
+            image = image.content(kind.content_type(), ContentBuilder::new().build());
+        }
+        let not_modified = ResponseBuilder::new()
+            .description("Not modified: `If-None-Match` names this image; no body")
+            .header("ETag", header(etag));
+        ResponsesBuilder::new()
+            .response("200", image)
+            .response("304", not_modified)
+            .build()
+            .into()
+    }
+}
 
 pub fn media_not_found() -> ApiError {
     ApiError::new(
