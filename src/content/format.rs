@@ -455,6 +455,9 @@ pub fn compile_dir(source: &QuizSource, dir: &Path) -> Result<QuizContent, Vec<C
 struct MediaReader<'a> {
     dir: Option<&'a Path>,
     files: Vec<MediaFile>,
+    /// The files read so far by the path written, so that a file many questions show is read
+    /// (and hashed) once.
+    read: BTreeMap<String, MediaFile>,
     total: u64,
 }
 
@@ -495,12 +498,18 @@ impl MediaReader<'_> {
             );
             return None;
         };
-        let file = match media::read_image(dir, &path) {
-            Ok(f) => f,
-            Err(why) => {
-                errs.add(qn, why);
-                return None;
-            }
+        let file = match self.read.get(&path) {
+            Some(f) => f.clone(),
+            None => match media::read_image(dir, &path) {
+                Ok(f) => {
+                    self.read.insert(path.clone(), f.clone());
+                    f
+                }
+                Err(why) => {
+                    errs.add(qn, why);
+                    return None;
+                }
+            },
         };
         if !self.files.iter().any(|f| f.sha256 == file.sha256) {
             self.total += file.bytes.len() as u64;
@@ -532,6 +541,7 @@ fn compile_with(source: &QuizSource, dir: Option<&Path>) -> Result<QuizContent, 
     let mut media = MediaReader {
         dir,
         files: Vec::new(),
+        read: BTreeMap::new(),
         total: 0,
     };
     let mut errs = Errors {
