@@ -1288,6 +1288,13 @@ mod tests {
         let mut again = c.clone();
         again.media = Default::default();
         assert_eq!(again.content_hash(), c.content_hash());
+        // Translated through XLIFF or PO as through id.toml.
+        let texts = BTreeMap::from([("q.ring.image_alt".to_string(), "Cincin".to_string())]);
+        let retranslated = retranslate(&again, "id", "id.xlf", &texts).unwrap();
+        assert_eq!(
+            retranslated.questions[0].image.as_ref().unwrap().alt["id"],
+            "Cincin"
+        );
         // A quiz sent as a body has no directory to read an image from.
         let body = QuizSource {
             quiz: SourceFile {
