@@ -15,9 +15,10 @@ use crate::state::AppState;
 
 /// The policy of every front-end response: same origin only, no inline code; framed only by
 /// the origins quizd was started with (`--frame-ancestor`: the LMSs that launch quizd), else by
-/// nobody.
+/// nobody. Images also from `blob:`: a question's image is fetched with the bearer token
+/// (which an `<img>` cannot send) and shown from an object URL.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; \
-     style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
+     style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; \
      object-src 'none'; base-uri 'none'; form-action 'self'";
 
 /// The `frame-ancestors` source list for these origins (e.g. `https://moodle.example.edu`, an

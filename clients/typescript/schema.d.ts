@@ -396,6 +396,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/attempts/{id}/media/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An image of a question of this attempt (`image.url` in its view), to whoever may see the
+         *     attempt, and only while its view shows that question to them: a question the attempt did
+         *     not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash. */
+        get: operations["get_attempt_media"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/attempts/{id}/responses/{question_id}": {
         parameters: {
             query?: never;
@@ -1418,6 +1437,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/quizzes/{slug}/media/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An image of a question on the quiz's page (`image.url` in `GET /v1/quizzes/{slug}`), to
+         *     whoever may read that page: the questions every attempt serves, of the current version. A
+         *     question drawn from a bank shows its image only in the attempts that draw it. */
+        get: operations["get_quiz_media"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/quizzes/{slug}/translations": {
         parameters: {
             query?: never;
@@ -1912,6 +1950,7 @@ export interface components {
         AttemptQuestion: {
             /** @description This question's id in this attempt. */
             id: string;
+            image?: components["schemas"]["QuestionImage"] | null;
             kind: components["schemas"]["QuestionKind"];
             /** @description The language `prompt` is in. */
             lang: string;
@@ -2230,6 +2269,7 @@ export interface components {
          *     | `lti_wrong_issuer` | 401 | The id_token was issued by another platform than the one this login was started with. |
          *     | `lti_wrong_message_type` | 400 | quizd accepts LtiResourceLinkRequest and LtiDeepLinkingRequest only. |
          *     | `lti_wrong_version` | 400 | quizd speaks LTI 1.3.0 only. |
+         *     | `media_not_found` | 404 | No image with this hash is in what you may see here (the quiz's page, or this attempt's questions as you may see them now). |
          *     | `metrics_token_required` | 401 | Reading the metrics needs `Authorization: Bearer <the metrics token>`. |
          *     | `not_a_learner` | 422 | Overrides are for the course's learners; this person is not one. |
          *     | `not_current_question` | 409 | Under sequential navigation only the current question takes an answer. |
@@ -2277,7 +2317,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -3156,6 +3196,25 @@ export interface components {
             to_points?: number | null;
             to_scoring: components["schemas"]["Scoring"];
         };
+        /** @description A question's image as served: fetched from `url` with the reader's bearer token (the
+         *     same rule as the page it is on decides who may), described by `alt`. */
+        QuestionImage: {
+            /** @description What the image shows, for people who cannot see it, with the language it is in. */
+            alt: components["schemas"]["LocalizedText"];
+            /**
+             * Format: int32
+             * @description Its height in pixels, where its header says it.
+             */
+            height?: number | null;
+            /** @description Where to fetch it: `/v1/quizzes/{slug}/media/{sha256}` on a quiz's page,
+             *     `/v1/attempts/{id}/media/{sha256}` in an attempt. */
+            url: string;
+            /**
+             * Format: int32
+             * @description Its width in pixels, where its header says it.
+             */
+            width?: number | null;
+        };
         /** @enum {string} */
         QuestionKind: "single" | "multiple" | "true_false" | "numeric" | "short_text";
         QuestionReport: {
@@ -3226,6 +3285,7 @@ export interface components {
             points: number;
         };
         QuestionView: {
+            image?: components["schemas"]["QuestionImage"] | null;
             /** @description The question's stable key within the quiz. */
             key: string;
             kind: components["schemas"]["QuestionKind"];
@@ -5692,6 +5752,90 @@ export interface operations {
                 };
             };
             /** @description No such attempt, or not one you can see (`attempt_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_attempt_media: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The entity tag held: the image's hash, quoted */
+                "If-None-Match"?: string | null;
+            };
+            path: {
+                /** @description The attempt's id */
+                id: string;
+                /** @description The image's SHA-256, as its `url` names it */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, in its stored type (PNG, JPEG, GIF or WebP) */
+            200: {
+                headers: {
+                    /** @description `private, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `default-src 'none'; sandbox` */
+                    "Content-Security-Policy"?: string;
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/gif": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            /** @description Not modified: `If-None-Match` names this image; no body */
+            304: {
+                headers: {
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such attempt, or not yours (`attempt_not_found`); no such image among the questions it shows you (`media_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -11063,6 +11207,72 @@ export interface operations {
             };
             /** @description The owner cannot be removed (`owner_stays`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_quiz_media: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The entity tag held: the image's hash, quoted */
+                "If-None-Match"?: string | null;
+            };
+            path: {
+                /** @description The quiz's slug */
+                slug: string;
+                /** @description The image's SHA-256, as its `url` names it */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, in its stored type (PNG, JPEG, GIF or WebP) */
+            200: {
+                headers: {
+                    /** @description `private, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `default-src 'none'; sandbox` */
+                    "Content-Security-Policy"?: string;
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/gif": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            /** @description Not modified: `If-None-Match` names this image; no body */
+            304: {
+                headers: {
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such quiz, or a private one (`quiz_not_found`); no such image on its page (`media_not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

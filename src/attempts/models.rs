@@ -11,6 +11,7 @@ use super::shuffle::Id;
 use crate::content::QuestionKind;
 use crate::i18n::LocalizedText;
 use crate::policy::{FeedbackTiming, GradingMethod, Navigation};
+use crate::quizzes::models::QuestionImage;
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -118,6 +119,9 @@ pub struct AttemptQuestion<'a> {
     pub prompt: &'a str,
     /// The language `prompt` is in.
     pub lang: &'a str,
+    /// The image shown with the prompt, if it has one: fetch `url` with your token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<QuestionImage>,
     /// In this attempt's order; ids differ in every attempt.
     pub options: Vec<AttemptOption<'a>>,
     /// Your answer so far.

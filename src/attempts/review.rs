@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
 use super::models::{
     AttemptOption, AttemptQuestion, AttemptResult, AttemptState, AttemptView, QuestionResult,
@@ -18,6 +19,7 @@ use crate::grading::scoring::QuestionRules;
 use crate::i18n::{LocalizedText, resolve, resolve_ref};
 use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
+use crate::quizzes::models::QuestionImage;
 
 /// An attempt's layout: its order and ids, worked out once from its seed (they never change),
 /// and its locale chain. Compact: it is kept in memory for every active attempt.
@@ -114,6 +116,13 @@ impl Served {
         let start = usize::from(self.option_start[i]);
         let n = self.version.content.questions[i].options.len();
         &self.option_order[start..start + n]
+    }
+
+    /// `q`'s image as attempt `attempt` serves it: under the attempt's own media path, its
+    /// alt text in the attempt's locale.
+    fn image(&self, attempt: Uuid, q: &Question) -> Option<QuestionImage> {
+        let base = format!("/v1/attempts/{attempt}");
+        (q.image.as_ref()).map(|i| QuestionImage::new(&base, i, &self.chain))
     }
 
     fn text(&self, t: &crate::i18n::Text) -> LocalizedText {
@@ -246,6 +255,7 @@ impl Served {
     /// mode: the question shown now, in the learner's locale, with their option ids).
     pub fn question_view<'a>(
         &'a self,
+        attempt: Uuid,
         q: &'a Question,
         rules: &QuestionRules,
     ) -> AttemptQuestion<'a> {
@@ -257,6 +267,7 @@ impl Served {
             scoring: rules.scoring(&q.key),
             prompt,
             lang,
+            image: self.image(attempt, q),
             options: self.options(q),
             response: None,
             result: None,
@@ -330,6 +341,7 @@ impl Served {
                     scoring: rules.scoring(&q.key),
                     prompt,
                     lang,
+                    image: self.image(attempt.id, q),
                     options: self.options(q),
                     response: response.map(|r| self.response_view(q, r)),
                     result,

@@ -1,5 +1,7 @@
 //! Taking a quiz: start, resume, answer, finish; the lists of attempts.
 
+use std::sync::Arc;
+
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use uuid::Uuid;
@@ -10,7 +12,7 @@ use super::models::{
 };
 use super::review::Served;
 use super::store::{self, Recorded};
-use super::{Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
+use super::{Opened, Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
@@ -137,18 +139,72 @@ pub async fn get_attempt(
     user: CurrentUser,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let (opened, viewer) = visible_attempt(&state, *id, &user).await?;
+    let (opened, row, responses, viewer) = as_it_stands(&state, *id, &user).await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(render(&state, &opened, &row, &responses, viewer)))
+}
+
+/// The attempt as it stands now, laid out on its version, with its responses, if the caller
+/// may see it (what its view is rendered from).
+async fn as_it_stands(
+    state: &AppState,
+    id: Uuid,
+    user: &CurrentUser,
+) -> Result<
+    (
+        Arc<Opened>,
+        store::AttemptRow,
+        Vec<store::ResponseRow>,
+        Viewer,
+    ),
+    ApiError,
+> {
+    let (opened, viewer) = visible_attempt(state, id, user).await?;
     let mut conn = state.quick.acquire().await?;
     let (status, responses) = store::status_and_responses(&mut *conn, opened.row.id)
         .await?
         .ok_or_else(super::attempt_not_found)?;
     conn.release();
-    let opened = super::laid_out_on(&state, opened, status.quiz_version_id).await?;
+    let opened = super::laid_out_on(state, opened, status.quiz_version_id).await?;
     // Finishing does not change the responses: they stay as read.
-    let row = settle(&state, opened.row.with_status(status)).await?;
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .json(render(&state, &opened, &row, &responses, viewer)))
+    let row = settle(state, opened.row.with_status(status)).await?;
+    Ok((opened, row, responses, viewer))
+}
+
+/// An image of a question of this attempt (`image.url` in its view), to whoever may see the
+/// attempt, and only while its view shows that question to them: a question the attempt did
+/// not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash.
+#[utoipa::path(get, path = "/v1/attempts/{id}/media/{sha256}", tag = "attempts", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The attempt's id"),
+        ("sha256" = String, Path, description = "The image's SHA-256, as its `url` names it"),
+        ("If-None-Match" = Option<String>, Header, description = "The entity tag held: the image's hash, quoted"),
+    ),
+    responses(
+        crate::quizzes::media::ImageResponses,
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such attempt, or not yours (`attempt_not_found`); no such image among the questions it shows you (`media_not_found`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_attempt_media(
+    state: web::Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, String)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (id, sha256) = path.into_inner();
+    let (opened, row, responses, viewer) = as_it_stands(&state, id, &user).await?;
+    let not_found = crate::quizzes::media::media_not_found;
+    if !crate::quizzes::media::plausible_hash(&sha256) {
+        return Err(not_found());
+    }
+    let view = render(&state, &opened, &row, &responses, viewer);
+    let image = (view.questions.iter())
+        .filter_map(|shown| opened.served.question_by_id(&shown.id.to_string()))
+        .filter_map(|q| q.image.as_ref())
+        .find(|i| i.sha256 == sha256)
+        .ok_or_else(not_found)?;
+    crate::quizzes::media::serve(&state, &req, image).await
 }
 
 fn only_the_learner() -> ApiError {
@@ -597,6 +653,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(resource("/v1/quizzes/{slug}/attempts").route(post().to(start_practice_attempt)))
     .service(resource("/v1/attempts/{id}").route(get().to(get_attempt)))
+    .service(resource("/v1/attempts/{id}/media/{sha256}").route(get().to(get_attempt_media)))
     .service(
         resource("/v1/attempts/{id}/responses/{question_id}")
             .route(put().to(answer))
@@ -612,6 +669,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     start_assignment_attempt,
     start_practice_attempt,
     get_attempt,
+    get_attempt_media,
     answer,
     clear_answer,
     finish,

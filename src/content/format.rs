@@ -2,11 +2,14 @@
 //! A quiz is `quiz.toml` in its source language plus one `<locale>.toml` per translation.
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 
 use serde::Deserialize;
 
+use super::media::{self, Media, MediaFile};
 use super::model::{
-    Bank, Choice, NumericKey, QuestionKind, QuizContent, ScoreBand, ShortTextKey, Slot, Visibility,
+    Bank, Choice, Image, NumericKey, QuestionKind, QuizContent, ScoreBand, ShortTextKey, Slot,
+    Visibility,
 };
 use super::{ContentError, Question};
 use crate::i18n::{Text, canonical_tag};
@@ -116,6 +119,8 @@ struct EntryFile {
     case_sensitive: Option<bool>,
     wrong_feedback: Option<String>,
     tags: Option<Vec<String>>,
+    image: Option<String>,
+    image_alt: Option<String>,
     bank: Option<String>,
     draw: Option<i64>,
     tag: Option<String>,
@@ -146,6 +151,8 @@ impl EntryFile {
                 ("case_sensitive", self.case_sensitive.is_some()),
                 ("wrong_feedback", self.wrong_feedback.is_some()),
                 ("tags", self.tags.is_some()),
+                ("image", self.image.is_some()),
+                ("image_alt", self.image_alt.is_some()),
             ] {
                 if present {
                     errs.add(
@@ -200,6 +207,8 @@ impl EntryFile {
             case_sensitive: self.case_sensitive,
             wrong_feedback: self.wrong_feedback,
             tags: self.tags,
+            image: self.image,
+            image_alt: self.image_alt,
         })))
     }
 }
@@ -301,6 +310,9 @@ struct QuestionFile {
     case_sensitive: Option<bool>,
     wrong_feedback: Option<String>,
     tags: Option<Vec<String>>,
+    /// A file in the quiz's directory, e.g. `media/ring.png`.
+    image: Option<String>,
+    image_alt: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -335,6 +347,7 @@ struct ScoreBandTranslation {
 #[serde(deny_unknown_fields)]
 struct QuestionTranslation {
     prompt: Option<String>,
+    image_alt: Option<String>,
     explanation: Option<String>,
     wrong_feedback: Option<String>,
     accepted: Option<Vec<String>>,
@@ -426,7 +439,111 @@ pub fn check_slug(slug: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Compiles a quiz that has no directory (a body sent over the API, a converted import): a
+/// question's `image` is refused, since there is no file to read it from.
 pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
+    compile_with(source, None)
+}
+
+/// Compiles a quiz read from its directory `dir`, whose questions' images are files in it.
+pub fn compile_dir(source: &QuizSource, dir: &Path) -> Result<QuizContent, Vec<ContentError>> {
+    compile_with(source, Some(dir))
+}
+
+/// The images a quiz's questions carry, read from its directory as they come, once each, and
+/// counted against the quiz's limit.
+struct MediaReader<'a> {
+    dir: Option<&'a Path>,
+    files: Vec<MediaFile>,
+    /// The files read so far by the path written, so that a file many questions show is read
+    /// (and hashed) once.
+    read: BTreeMap<String, MediaFile>,
+    total: u64,
+}
+
+impl MediaReader<'_> {
+    /// The image of a question with `image` and `image_alt` as written, or its problems.
+    fn image(
+        &mut self,
+        path: Option<String>,
+        alt: Option<String>,
+        qn: Option<&str>,
+        sl: &str,
+        errs: &mut Errors<'_>,
+    ) -> Option<Image> {
+        let Some(path) = path else {
+            if alt.is_some() {
+                errs.add(qn, "`image_alt` without an `image`");
+            }
+            return None;
+        };
+        let alt = match alt {
+            Some(a) if !a.trim().is_empty() => a,
+            Some(_) => {
+                errs.add(qn, "image_alt is empty");
+                return None;
+            }
+            None => {
+                errs.add(
+                    qn,
+                    format!("image '{path}' needs `image_alt`: what it shows, for people who cannot see it"),
+                );
+                return None;
+            }
+        };
+        let Some(dir) = self.dir else {
+            errs.add(
+                qn,
+                format!("image '{path}': images come with content files (a quiz directory), not in a body"),
+            );
+            return None;
+        };
+        let file = match self.read.get(&path) {
+            Some(f) => f.clone(),
+            None => match media::read_image(dir, &path) {
+                Ok(f) => {
+                    self.read.insert(path.clone(), f.clone());
+                    f
+                }
+                Err(why) => {
+                    errs.add(qn, why);
+                    return None;
+                }
+            },
+        };
+        if !self.files.iter().any(|f| f.sha256 == file.sha256) {
+            self.total += file.bytes.len() as u64;
+            if self.total > media::MAX_QUIZ_MEDIA_BYTES {
+                errs.add(
+                    qn,
+                    format!(
+                        "image '{path}' takes the quiz's images to {} bytes; a quiz's images may have at most 10 MiB ({} bytes) together",
+                        self.total,
+                        media::MAX_QUIZ_MEDIA_BYTES
+                    ),
+                );
+                return None;
+            }
+            self.files.push(file.clone());
+        }
+        let dims = file.kind.dimensions(&file.bytes);
+        Some(Image {
+            sha256: file.sha256,
+            content_type: file.kind.content_type().to_string(),
+            alt: text_in(sl, &alt),
+            width: dims.map(|d| d.0),
+            height: dims.map(|d| d.1),
+        })
+    }
+}
+
+fn compile_with(source: &QuizSource, dir: Option<&Path>) -> Result<QuizContent, Vec<ContentError>> {
+    let mut media = MediaReader {
+        dir,
+        files: Vec::new(),
+        read: BTreeMap::new(),
+        total: 0,
+    };
     let mut errs = Errors {
         file: &source.quiz.name,
         list: Vec::new(),
@@ -481,7 +598,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
             } else if !seen.insert(q.key.clone()) {
                 errs.add(qn, "duplicate question key");
             }
-            if let Some(question) = compile_question(q, qn, sl, errs) {
+            if let Some(question) = compile_question(q, qn, sl, errs, &mut media) {
                 questions.push(question);
             }
         };
@@ -572,6 +689,7 @@ pub fn compile(source: &QuizSource) -> Result<QuizContent, Vec<ContentError>> {
         layout,
         translated_from: BTreeMap::new(),
         keep_stale_translations: file.keep_stale_translations,
+        media: Media(media.files),
     };
     let mut list = errs.list;
     let mut translations: Vec<&(String, SourceFile)> = source.translations.iter().collect();
@@ -592,6 +710,7 @@ fn compile_question(
     qn: Option<&str>,
     sl: &str,
     errs: &mut Errors<'_>,
+    media: &mut MediaReader<'_>,
 ) -> Option<Question> {
     let Some(kind) = QuestionKind::parse(&q.kind) else {
         let known: Vec<&str> = QuestionKind::ALL.iter().map(|(n, _)| *n).collect();
@@ -755,7 +874,9 @@ fn compile_question(
             });
         }
     }
+    let image = media.image(q.image, q.image_alt, qn, sl, errs);
     Some(Question {
+        image,
         key: q.key,
         kind,
         points,
@@ -855,6 +976,7 @@ pub fn retranslate(
                     .entry(key.to_string())
                     .or_insert(QuestionTranslation {
                         prompt: None,
+                        image_alt: None,
                         explanation: None,
                         wrong_feedback: None,
                         accepted: None,
@@ -876,6 +998,7 @@ pub fn retranslate(
                 } else {
                     match *field {
                         "prompt" => q.prompt = value,
+                        "image_alt" => q.image_alt = value,
                         "explanation" => q.explanation = value,
                         "wrong_feedback" => q.wrong_feedback = value,
                         _ => errs.add(Some(key), format!("unknown text '{id}'")),
@@ -952,6 +1075,13 @@ fn apply_translation_file(
         put(
             &mut errs,
             qn,
+            "image_alt",
+            q.image.as_mut().map(|i| &mut i.alt),
+            qt.image_alt,
+        );
+        put(
+            &mut errs,
+            qn,
             "explanation",
             Some(&mut q.explanation),
             qt.explanation,
@@ -1014,6 +1144,7 @@ fn apply_translation_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::Digest;
 
     const QUIZ: &str = "slug = \"t\"\ntitle = \"T\"\n[[questions]]\nkey = \"q1\"\n\
                         kind = \"true_false\"\nprompt = \"P\"\nexplanation = \"E\"\nanswer = true\n";
@@ -1086,6 +1217,244 @@ mod tests {
         assert!(bands("[[score_bands]]\nmin = 10\ntext = \"x\"\ncolor = \"red\"\n").is_err());
         assert!(bands("[[score_bands]]\nmin = 12.5\ntext = \"x\"\n").is_err());
     }
+
+    /// A quiz directory holding `quiz.toml` (one single-choice question, plus `extra` lines
+    /// on it), `id.toml` and the given files.
+    fn image_quiz(extra: &str, id: &str, files: &[(&str, &[u8])]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let quiz = format!(
+            "slug = \"pics\"\ntitle = \"Pics\"\n[[questions]]\nkey = \"ring\"\nkind = \"single\"\n\
+             prompt = \"Which topology?\"\nexplanation = \"A ring.\"\n{extra}\
+             [[questions.options]]\nkey = \"ring\"\ntext = \"Ring\"\ncorrect = true\n\
+             [[questions.options]]\nkey = \"tree\"\ntext = \"Tree\"\n"
+        );
+        std::fs::write(dir.path().join("quiz.toml"), quiz).unwrap();
+        std::fs::write(dir.path().join("id.toml"), id).unwrap();
+        for (name, bytes) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        dir
+    }
+
+    fn compiled(dir: &tempfile::TempDir) -> Result<QuizContent, Vec<String>> {
+        let source = crate::content::read_quiz_dir(dir.path()).unwrap();
+        compile_dir(&source, dir.path())
+            .map_err(|errors| errors.iter().map(ToString::to_string).collect())
+    }
+
+    /// The header of a PNG of `w`×`h` (enough for quizd: it reads the type and the size).
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        b.extend(w.to_be_bytes());
+        b.extend(h.to_be_bytes());
+        b.extend([8, 2, 0, 0, 0]);
+        b
+    }
+
+    const WITH_IMAGE: &str = "image = \"media/ring.png\"\nimage_alt = \"Four GPUs in a ring\"\n";
+
+    #[test]
+    fn a_question_image_is_read_by_hash_with_its_size_and_its_alt_text_is_translatable() {
+        let dir = image_quiz(
+            WITH_IMAGE,
+            "[questions.ring]\nimage_alt = \"Empat GPU dalam cincin\"\n",
+            &[("media/ring.png", &png(320, 200))],
+        );
+        let c = compiled(&dir).unwrap();
+        let image = c.questions[0].image.as_ref().unwrap();
+        assert_eq!(
+            image.sha256,
+            hex::encode(sha2::Sha256::digest(png(320, 200)))
+        );
+        assert_eq!(image.content_type, "image/png");
+        assert_eq!((image.width, image.height), (Some(320), Some(200)));
+        assert_eq!(image.alt["en"], "Four GPUs in a ring");
+        assert_eq!(image.alt["id"], "Empat GPU dalam cincin");
+        assert_eq!(c.media.0.len(), 1);
+        assert_eq!(&c.media.0[0].bytes[..], &png(320, 200)[..]);
+        // A text like the others: its id, its role, counted in the coverage.
+        let alt = c
+            .texts()
+            .into_iter()
+            .find(|t| t.id == "q.ring.image_alt")
+            .unwrap();
+        assert_eq!(alt.role, crate::content::model::TextRole::ImageAlt);
+        assert_eq!(c.coverage()[1], ("id".to_string(), 1, 6));
+        // The bytes travel with the content, never in it: not stored, not hashed.
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("media") && json.contains(&image.sha256));
+        let mut again = c.clone();
+        again.media = Default::default();
+        assert_eq!(again.content_hash(), c.content_hash());
+        // Translated through XLIFF or PO as through id.toml.
+        let texts = BTreeMap::from([("q.ring.image_alt".to_string(), "Cincin".to_string())]);
+        let retranslated = retranslate(&again, "id", "id.xlf", &texts).unwrap();
+        assert_eq!(
+            retranslated.questions[0].image.as_ref().unwrap().alt["id"],
+            "Cincin"
+        );
+        // A quiz sent as a body has no directory to read an image from.
+        let body = QuizSource {
+            quiz: SourceFile {
+                name: "quiz.toml".into(),
+                text: std::fs::read_to_string(dir.path().join("quiz.toml")).unwrap(),
+            },
+            translations: Vec::new(),
+        };
+        let errors = compile(&body).unwrap_err();
+        assert!(
+            errors[0].message.contains("images come with content files"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn images_missing_outside_the_quiz_without_alt_svg_mislabelled_or_too_large_are_refused() {
+        let refused = |extra: &str, id: &str, files: &[(&str, &[u8])]| {
+            compiled(&image_quiz(extra, id, files))
+                .unwrap_err()
+                .join("\n")
+        };
+        let image = |path: &str| format!("image = \"{path}\"\nimage_alt = \"A diagram\"\n");
+        let ok = png(2, 2);
+        // The quiz.toml lines, id.toml, the files, and what the refusal says.
+        type Case<'a> = (String, &'a str, Vec<(&'a str, Vec<u8>)>, &'a str);
+        let cases: [Case<'_>; 9] = [
+            (
+                image("media/none.png"),
+                "",
+                vec![],
+                "image 'media/none.png' does not exist",
+            ),
+            (
+                image("../ring.png"),
+                "",
+                vec![],
+                "must be a relative path inside the quiz's directory (no '..', not absolute)",
+            ),
+            (image("/etc/hostname"), "", vec![], "no '..', not absolute"),
+            (
+                "image = \"media/ring.png\"\n".into(),
+                "",
+                vec![("media/ring.png", ok.clone())],
+                "image 'media/ring.png' needs `image_alt`",
+            ),
+            (
+                "image_alt = \"A diagram\"\n".into(),
+                "",
+                vec![],
+                "`image_alt` without an `image`",
+            ),
+            (
+                image("media/ring.svg"),
+                "",
+                vec![(
+                    "media/ring.svg",
+                    b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>"
+                        .to_vec(),
+                )],
+                "is not a PNG, JPEG, GIF or WebP image by its content (SVG and other types are refused",
+            ),
+            (
+                image("media/ring.png"),
+                "",
+                vec![(
+                    "media/ring.png",
+                    b"BM\x36\0\0\0 a bitmap named .png".to_vec(),
+                )],
+                "image 'media/ring.png' is not a PNG, JPEG, GIF or WebP image by its content",
+            ),
+            (
+                image("media/ring.png"),
+                "",
+                vec![("media/ring.png", [ok.clone(), vec![0; 2 << 20]].concat())],
+                "an image may have at most 2 MiB",
+            ),
+            (
+                image("media/ring.png"),
+                "[questions.ring]\nimage_alt = \" \"\n",
+                vec![("media/ring.png", ok.clone())],
+                "id.toml: question 'ring': image_alt is empty",
+            ),
+        ];
+        for (extra, id, files, expected) in cases {
+            let files: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (*n, &b[..])).collect();
+            let errors = refused(&extra, id, &files);
+            assert!(errors.contains(expected), "{expected:?} not in {errors}");
+            assert!(errors.contains("question 'ring'"), "{errors}");
+        }
+        // A symbolic link out of the quiz's directory is refused where it leads.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.png"), &ok).unwrap();
+        let dir = image_quiz(&image("media/link.png"), "", &[]);
+        std::fs::create_dir(dir.path().join("media")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.png"),
+            dir.path().join("media/link.png"),
+        )
+        .unwrap();
+        let errors = compiled(&dir).unwrap_err().join("\n");
+        assert!(
+            errors.contains("leads outside the quiz's directory"),
+            "{errors}"
+        );
+    }
+
+    #[test]
+    fn a_quizs_images_may_have_ten_mib_together_each_file_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut quiz = String::from("slug = \"pics\"\ntitle = \"Pics\"\n");
+        let file = |i: u8| [png(1, 1), vec![i; (2 << 20) - 64]].concat();
+        std::fs::create_dir(dir.path().join("media")).unwrap();
+        for i in 0..6u8 {
+            std::fs::write(dir.path().join(format!("media/{i}.png")), file(i)).unwrap();
+            // Question 6 uses the first file again: it counts once.
+            for (key, n) in [(format!("q{i}"), i), (format!("again{i}"), 0)] {
+                if key.starts_with("again") && i > 0 {
+                    continue;
+                }
+                quiz.push_str(&format!(
+                    "[[questions]]\nkey = \"{key}\"\nkind = \"true_false\"\nprompt = \"P\"\n\
+                     explanation = \"E\"\nanswer = true\nimage = \"media/{n}.png\"\nimage_alt = \"A\"\n"
+                ));
+            }
+        }
+        std::fs::write(dir.path().join("quiz.toml"), &quiz).unwrap();
+        let source = crate::content::read_quiz_dir(dir.path()).unwrap();
+        let errors: Vec<String> = compile_dir(&source, dir.path())
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        // Five distinct files fit (10 MiB less 175 bytes); the sixth does not.
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("question 'q5'"), "{errors:?}");
+        assert!(
+            errors[0].contains("a quiz's images may have at most 10 MiB"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn content_without_images_stores_and_hashes_exactly_as_before() {
+        // The seed quiz, as every deployment has stored it since before images existed: its
+        // JSON has no image field and its hash is the one its stored versions carry.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content/data-parallelism");
+        let c = crate::content::load_dir(&dir).unwrap().remove(0);
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("\"image\"") && !json.contains("\"media\""));
+        let read: QuizContent = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), json);
+        assert_eq!(c.content_hash(), DATA_PARALLELISM_HASH);
+    }
+
+    /// The content hash of `content/data-parallelism` as quizd stored it before images (read
+    /// from `quiz_versions.content_hash` after `quizd import` by the build of `main` before
+    /// this change).
+    const DATA_PARALLELISM_HASH: &str =
+        "5599bcd5fea97820aaa87b6660cdd1af1b8996cd5c3af6481096843e718430ac";
 
     #[test]
     fn a_band_is_translated_by_its_min_and_an_unknown_min_is_refused() {

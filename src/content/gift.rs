@@ -612,6 +612,9 @@ pub fn write(content: &QuizContent, version: i32) -> String {
          // feedback for a wrong numeric answer.\n",
         content.slug
     );
+    if let Some(note) = content.images_not_exported() {
+        let _ = writeln!(out, "// quizd: {note}");
+    }
     let mut category: Option<&str> = None;
     for q in &content.questions {
         out.push('\n');

@@ -5,6 +5,7 @@ pub mod exchange;
 mod format;
 pub mod gift;
 pub mod interchange;
+pub mod media;
 pub mod model;
 pub mod moodle_xml;
 pub mod po;
@@ -15,8 +16,12 @@ pub mod xliff;
 use std::fmt;
 use std::path::Path;
 
-pub use format::{QuizSource, RESERVED_SLUGS, SourceFile, check_slug, compile, retranslate};
-pub use model::{Bank, Choice, Question, QuestionKind, QuizContent, ScoreBand, Slot, Visibility};
+pub use format::{
+    QuizSource, RESERVED_SLUGS, SourceFile, check_slug, compile, compile_dir, retranslate,
+};
+pub use model::{
+    Bank, Choice, Image, Question, QuestionKind, QuizContent, ScoreBand, Slot, Visibility,
+};
 
 /// One problem in one content file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +67,7 @@ fn io_error(path: &Path, e: std::io::Error) -> ContentErrors {
 }
 
 /// Reads one quiz directory: `quiz.toml` and every other `*.toml` as a translation named by
-/// its locale.
+/// its locale. (Its questions' images are read as `compile_dir` finds them named.)
 pub fn read_quiz_dir(dir: &Path) -> Result<QuizSource, ContentErrors> {
     let read = |path: &Path| {
         std::fs::read_to_string(path)
@@ -126,7 +131,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<QuizContent>, ContentErrors> {
                 continue;
             }
         };
-        match compile(&source) {
+        match compile_dir(&source, &qdir) {
             Ok(content) if quizzes.iter().any(|q| q.slug == content.slug) => {
                 errors.push(ContentError {
                     file: source.quiz.name.clone(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
+use super::media::Media;
 use crate::i18n::Text;
 use crate::policy::Policy;
 
@@ -60,6 +61,25 @@ pub struct QuizContent {
     /// bands existed reads (and hashes) as it did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub score_bands: Vec<ScoreBand>,
+    /// The image files the questions' images name, as the importer read them from the quiz's
+    /// directory, for the import to store (`media`, by hash). Never serialized, so never
+    /// hashed nor stored in the content; empty for content read from the database.
+    #[serde(skip)]
+    pub media: Media,
+}
+
+/// A question's image: the file (by the SHA-256 of its bytes, stored once in `media`), its
+/// type as its first bytes say, its alt text (translatable like every text) and its size in
+/// pixels where the header says it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    pub sha256: String,
+    pub content_type: String,
+    pub alt: Text,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
 }
 
 /// One band of feedback by score.
@@ -108,6 +128,7 @@ pub enum TextRole {
     Title,
     Intro,
     Prompt,
+    ImageAlt,
     Explanation,
     WrongFeedback,
     CorrectOption,
@@ -123,6 +144,9 @@ impl TextRole {
             Self::Title => "The quiz's title.",
             Self::Intro => "The one-line introduction shown before the first question.",
             Self::Prompt => "A question's prompt.",
+            Self::ImageAlt => {
+                "What the question's image shows, for people who cannot see it (its alt text)."
+            }
             Self::Explanation => "Why the right answer is right; shown after the answer.",
             Self::WrongFeedback => "Feedback shown for a wrong answer.",
             Self::CorrectOption => "A correct option (an answer the learner can choose).",
@@ -136,7 +160,7 @@ impl TextRole {
 }
 
 /// One translatable text with its id: `title`, `intro`, `score_band.<min>`, `q.<key>.prompt`,
-/// `q.<key>.explanation`, `q.<key>.wrong_feedback`, `q.<key>.o.<option>.text`,
+/// `q.<key>.image_alt`, `q.<key>.explanation`, `q.<key>.wrong_feedback`, `q.<key>.o.<option>.text`,
 /// `q.<key>.o.<option>.feedback`. Keys are `[a-z0-9_-]`, so ids are unambiguous XML NMTOKENs.
 #[derive(Debug, Clone)]
 pub struct TextRef<'a> {
@@ -217,6 +241,10 @@ pub struct Question {
     /// A bank question's tags, which a slot may filter on. Never served.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// An image shown with the prompt. None: not stored, so content stored before images
+    /// existed reads (and hashes) as it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -343,6 +371,22 @@ impl QuizContent {
             .sum()
     }
 
+    /// What a question exchange export (Moodle XML, GIFT, QTI) says of the images it leaves
+    /// out, so none is dropped silently: the questions that have one, by key. `None` when no
+    /// question has an image.
+    pub fn images_not_exported(&self) -> Option<String> {
+        let keys: Vec<String> = (self.questions.iter())
+            .filter(|q| q.image.is_some())
+            .map(|q| format!("'{}'", q.key))
+            .collect();
+        (!keys.is_empty()).then(|| {
+            format!(
+                "Not in this export: the images of questions {} (quizd serves them with the quiz; their alt texts are in the XLIFF and PO exports).",
+                keys.join(", ")
+            )
+        })
+    }
+
     /// The hash that decides whether an import is a new version: equal content, equal hash.
     pub fn content_hash(&self) -> String {
         let bytes = serde_json::to_vec(self).expect("content serializes");
@@ -379,6 +423,9 @@ impl QuizContent {
                 text,
             };
             out.push(of("prompt", TextRole::Prompt, &q.prompt));
+            if let Some(image) = &q.image {
+                out.push(of("image_alt", TextRole::ImageAlt, &image.alt));
+            }
             out.push(of("explanation", TextRole::Explanation, &q.explanation));
             if let Some(w) = &q.wrong_feedback {
                 out.push(of("wrong_feedback", TextRole::WrongFeedback, w));
@@ -413,6 +460,9 @@ impl QuizContent {
         for q in &mut self.questions {
             let k = q.key.clone();
             f(&format!("q.{k}.prompt"), &mut q.prompt);
+            if let Some(image) = &mut q.image {
+                f(&format!("q.{k}.image_alt"), &mut image.alt);
+            }
             f(&format!("q.{k}.explanation"), &mut q.explanation);
             if let Some(w) = &mut q.wrong_feedback {
                 f(&format!("q.{k}.wrong_feedback"), w);

@@ -720,6 +720,9 @@ pub fn write(content: &QuizContent, version: i32) -> String {
          (one text per question): use quizd's XLIFF or PO export for them. -->",
         escape(&content.slug).replace("--", "- -")
     );
+    if let Some(note) = content.images_not_exported() {
+        let _ = writeln!(out, "<!-- quizd: {} -->", note.replace("--", "- -"));
+    }
     out.push_str("<quiz>\n");
     // A quiz with banks: its fixed questions in one category, each bank in a subcategory
     // with its questions, and a slot as that many `random` questions drawing from it.

@@ -6,6 +6,7 @@ use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::QuizContent;
+use super::media::Media;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -131,6 +132,7 @@ pub async fn import(
                 (quiz_id, 1, ImportStatus::Created)
             }
         };
+        insert_media(&mut tx, &content.media).await?;
         let version_id = Uuid::now_v7();
         sqlx::query(
             "INSERT INTO quiz_versions (id, quiz_id, version, content_hash, content)
@@ -210,4 +212,41 @@ async fn current_version(
     })
     .fetch_optional(tx)
     .await
+}
+
+/// Stores the image files of a new version (each once, by hash: a file already stored under
+/// its hash is the same file), in the import's transaction.
+async fn insert_media(tx: &mut sqlx::PgConnection, media: &Media) -> Result<(), sqlx::Error> {
+    for file in &media.0 {
+        sqlx::query(
+            "INSERT INTO media (sha256, content_type, size, bytes) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (sha256) DO NOTHING",
+        )
+        .bind(&file.sha256)
+        .bind(file.kind.content_type())
+        .bind(i32::try_from(file.bytes.len()).unwrap_or(i32::MAX))
+        .bind(&file.bytes[..])
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A stored image: its type and bytes.
+#[derive(sqlx::FromRow)]
+pub struct StoredMedia {
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The image stored under `sha256`, if any. Who may read it is for the caller to decide,
+/// from the content that refers to it.
+pub async fn media(
+    db: impl sqlx::PgExecutor<'_>,
+    sha256: &str,
+) -> Result<Option<StoredMedia>, sqlx::Error> {
+    sqlx::query_as("SELECT content_type, bytes FROM media WHERE sha256 = $1")
+        .bind(sha256)
+        .fetch_optional(db)
+        .await
 }

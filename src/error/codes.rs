@@ -179,6 +179,7 @@ error_codes! {
     LtiWrongIssuer = "lti_wrong_issuer", UNAUTHORIZED, "The id_token was issued by another platform than the one this login was started with.";
     LtiWrongMessageType = "lti_wrong_message_type", BAD_REQUEST, "quizd accepts LtiResourceLinkRequest and LtiDeepLinkingRequest only.";
     LtiWrongVersion = "lti_wrong_version", BAD_REQUEST, "quizd speaks LTI 1.3.0 only.";
+    MediaNotFound = "media_not_found", NOT_FOUND, "No image with this hash is in what you may see here (the quiz's page, or this attempt's questions as you may see them now).";
     MetricsTokenRequired = "metrics_token_required", UNAUTHORIZED, "Reading the metrics needs `Authorization: Bearer <the metrics token>`.";
     NotALearner = "not_a_learner", UNPROCESSABLE_ENTITY, "Overrides are for the course's learners; this person is not one.";
     NotCurrentQuestion = "not_current_question", CONFLICT, "Under sequential navigation only the current question takes an answer.";

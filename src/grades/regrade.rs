@@ -367,6 +367,7 @@ mod tests {
             short_text: None,
             wrong_feedback: None,
             tags: Vec::new(),
+            image: None,
         }
     }
 
@@ -385,6 +386,7 @@ mod tests {
             score_bands: Vec::new(),
             banks: Default::default(),
             layout: Default::default(),
+            media: Default::default(),
         }
     }
 

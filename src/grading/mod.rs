@@ -185,6 +185,7 @@ mod tests {
             short_text: None,
             wrong_feedback: None,
             tags: Vec::new(),
+            image: None,
         }
     }
 

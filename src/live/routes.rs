@@ -467,7 +467,11 @@ impl Stream {
                         closes_at,
                         seconds_left: super::seconds_left(closes_at, now),
                         answered,
-                        question: served.question_view(q, &attempt.row.question_rules),
+                        question: served.question_view(
+                            attempt.row.id,
+                            q,
+                            &attempt.row.question_rules,
+                        ),
                     },
                 )))
             }

@@ -4,6 +4,7 @@ pub mod access;
 pub mod authoring;
 pub mod cli;
 pub mod interchange;
+pub mod media;
 pub mod models;
 pub mod routes;
 pub mod store;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::content::{QuestionKind, QuizContent, Visibility};
+use crate::content::{Image, QuestionKind, QuizContent, Visibility};
 use crate::i18n::Text;
 use crate::i18n::{LocalizedText, MAX_REQUESTED, MAX_TAG_BYTES, negotiate, resolve};
 
@@ -60,6 +60,12 @@ pub fn content_bytes(c: &QuizContent) -> usize {
                     + string_bytes(&q.key)
                     + text_bytes(&q.prompt)
                     + text_bytes(&q.explanation)
+                    + q.image.as_ref().map_or(0, |i| {
+                        size_of::<Image>()
+                            + string_bytes(&i.sha256)
+                            + string_bytes(&i.content_type)
+                            + text_bytes(&i.alt)
+                    })
                     + optional(&q.wrong_feedback)
                     + q.short_text.as_ref().map_or(0, |k| {
                         k.accepted
@@ -356,6 +362,9 @@ impl QuizVersion {
                         points: q.points,
                         prompt: prompt.text,
                         lang: prompt.lang,
+                        image: (q.image.as_ref()).map(|i| {
+                            QuestionImage::new(&format!("/v1/quizzes/{}", c.slug), i, chain)
+                        }),
                         options: q
                             .options
                             .iter()
@@ -437,8 +446,41 @@ pub struct QuestionView {
     pub prompt: String,
     /// The language `prompt` is in.
     pub lang: String,
+    /// The image shown with the prompt, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<QuestionImage>,
     /// The options in authored order (choice kinds only); attempts shuffle per policy.
     pub options: Vec<OptionView>,
+}
+
+/// A question's image as served: fetched from `url` with the reader's bearer token (the
+/// same rule as the page it is on decides who may), described by `alt`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QuestionImage {
+    /// Where to fetch it: `/v1/quizzes/{slug}/media/{sha256}` on a quiz's page,
+    /// `/v1/attempts/{id}/media/{sha256}` in an attempt.
+    pub url: String,
+    /// What the image shows, for people who cannot see it, with the language it is in.
+    pub alt: LocalizedText,
+    /// Its width in pixels, where its header says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Its height in pixels, where its header says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+}
+
+impl QuestionImage {
+    /// `image` served under `base` (the path its page serves media under), its alt text along
+    /// the locale `chain`.
+    pub fn new(base: &str, image: &Image, chain: &[String]) -> Self {
+        Self {
+            url: format!("{base}/media/{}", image.sha256),
+            alt: resolve(&image.alt, chain),
+            width: image.width,
+            height: image.height,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

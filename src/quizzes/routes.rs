@@ -1,10 +1,13 @@
 //! `GET /v1/quizzes` and `GET /v1/quizzes/{slug}`: the catalogue, no login needed.
 
+use std::sync::Arc;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::QuizVersion;
 use super::access::quiz_not_found;
 use super::models::{QuizList, QuizSummary, QuizView};
 use super::store;
@@ -143,22 +146,7 @@ pub async fn get_quiz(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let requested = request_locales(&req, query.lang.as_deref());
-    if !plausible_slug(&slug) {
-        return Err(quiz_not_found());
-    }
-    let version = state
-        .quizzes
-        .current(&state.pool, &slug)
-        .await?
-        .ok_or_else(quiz_not_found)?;
-    if version.content.visibility != Visibility::Public {
-        match user {
-            Some(user) => {
-                super::access::authored(&state.pool, &slug, &user).await?;
-            }
-            None => return Err(quiz_not_found()),
-        }
-    }
+    let version = readable_current(&state, user.as_ref(), &slug).await?;
     let (locale, view) = version.view_json(&requested).map_err(ApiError::internal)?;
     let lang = HeaderValue::from_str(&locale).map_err(ApiError::internal)?;
     Ok(HttpResponse::Ok()
@@ -168,6 +156,68 @@ pub async fn get_quiz(
         .insert_header((header::VARY, "Accept-Language, Authorization"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         .body(view.body))
+}
+
+/// The quiz's current version, if the caller may read its page: a public quiz, anyone; a
+/// private one, its authors and admins (signed in); to anyone else it does not exist.
+async fn readable_current(
+    state: &AppState,
+    user: Option<&CurrentUser>,
+    slug: &str,
+) -> Result<Arc<QuizVersion>, ApiError> {
+    if !plausible_slug(slug) {
+        return Err(quiz_not_found());
+    }
+    let version = state
+        .quizzes
+        .current(&state.pool, slug)
+        .await?
+        .ok_or_else(quiz_not_found)?;
+    if version.content.visibility != Visibility::Public {
+        match user {
+            Some(user) => {
+                super::access::authored(&state.pool, slug, user).await?;
+            }
+            None => return Err(quiz_not_found()),
+        }
+    }
+    Ok(version)
+}
+
+/// An image of a question on the quiz's page (`image.url` in `GET /v1/quizzes/{slug}`), to
+/// whoever may read that page: the questions every attempt serves, of the current version. A
+/// question drawn from a bank shows its image only in the attempts that draw it.
+#[utoipa::path(
+    get,
+    path = "/v1/quizzes/{slug}/media/{sha256}",
+    tag = "quizzes",
+    params(
+        ("slug" = String, Path, description = "The quiz's slug"),
+        ("sha256" = String, Path, description = "The image's SHA-256, as its `url` names it"),
+        ("If-None-Match" = Option<String>, Header, description = "The entity tag held: the image's hash, quoted"),
+    ),
+    responses(
+        super::media::ImageResponses,
+        (status = 404, description = "No such quiz, or a private one (`quiz_not_found`); no such image on its page (`media_not_found`)", body = Problem, content_type = "application/problem+json"),
+    ),
+    security((), ("bearer" = [])),
+)]
+pub async fn get_quiz_media(
+    state: web::Data<AppState>,
+    user: Option<CurrentUser>,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (slug, sha256) = path.into_inner();
+    let version = readable_current(&state, user.as_ref(), &slug).await?;
+    if !super::media::plausible_hash(&sha256) {
+        return Err(super::media::media_not_found());
+    }
+    let image = (version.content.fixed_questions().into_iter())
+        .filter_map(|q| q.image.as_ref())
+        .find(|i| i.sha256 == sha256)
+        .ok_or_else(super::media::media_not_found)?;
+    super::media::serve(&state, &req, image).await
 }
 
 /// This module's endpoints (resources, not method-guarded routes, so that a wrong method is a
@@ -207,6 +257,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(get().to(get_quiz))
             .route(put().to(authoring::update_quiz)),
     )
+    .service(resource("/v1/quizzes/{slug}/media/{sha256}").route(get().to(get_quiz_media)))
     .service(
         resource("/v1/quizzes/{slug}/versions/{version}").route(get().to(authoring::get_version)),
     )
@@ -243,6 +294,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[openapi(paths(
     list_quizzes,
     get_quiz,
+    get_quiz_media,
     super::authoring::create_quiz,
     super::authoring::update_quiz,
     super::authoring::get_version,

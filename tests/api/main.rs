@@ -19,6 +19,7 @@ mod invitations;
 mod live;
 mod lti;
 mod mailbox;
+mod media;
 mod openapi;
 mod ops;
 mod pagination;

@@ -19,7 +19,12 @@ fn the_seed_quizzes_export_as_qti_packages_for_the_schema_check() {
         let quiz = load_dir(&content.join(name)).unwrap().remove(0);
         let package = export_qti3(&quiz).unwrap();
         let back = import_qti(&package).unwrap();
-        assert_eq!(back.content.questions, quiz.questions);
+        // Everything but images, which no package carries (each item's comment says so).
+        let mut questions = quiz.questions.clone();
+        for q in &mut questions {
+            q.image = None;
+        }
+        assert_eq!(back.content.questions, questions);
         assert_eq!(back.content.banks, quiz.banks);
         assert_eq!(back.content.layout, quiz.layout);
         assert_eq!(back.content.locales, quiz.locales);

@@ -432,3 +432,61 @@ async fn a_co_instructor_cannot_demote_the_courses_owner() {
         .unwrap();
     assert_eq!(owner_row["role"], "instructor");
 }
+
+#[tokio::test]
+async fn a_private_quizs_images_are_refused_to_a_learner_and_served_to_its_author_and_in_its_attempts()
+ {
+    let app = TestApp::spawn().await;
+    let author = app.person("author@example.org", "instructor").await;
+    crate::media::import_pictures(&app, author.id, "exam", false).await;
+    let fixed = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(crate::media::png(4, 3, 1)))
+    };
+    let path = format!("/v1/quizzes/exam/media/{fixed}");
+    let learner = app.person("learner@example.org", "learner").await;
+    // As its page: the quiz does not exist for them, nor for anyone signed out.
+    learner
+        .get(&path)
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
+    assert_problem(app.get(&path).await, 404, "quiz_not_found").await;
+    let page = author.get("/v1/quizzes/exam").await.status(200).await;
+    assert_eq!(page["questions"][0]["image"]["url"], path);
+    let bytes = author.get(&path).await.response().bytes().await.unwrap();
+    assert_eq!(&bytes[..], &crate::media::png(4, 3, 1)[..]);
+    // Assigned in a course, its learner sees it in their attempt, under the attempt's path.
+    let (course, assignment) =
+        course_with(&app, &author.access, "exam", json!({"feedback": "never"})).await;
+    enroll(&app, &author.access, &course, learner.id, "learner").await;
+    let attempt = learner
+        .post(
+            &format!("/v1/assignments/{assignment}/attempts"),
+            &json!({}),
+        )
+        .await
+        .status(201)
+        .await;
+    let url = attempt["questions"][0]["image"]["url"].as_str().unwrap();
+    assert_eq!(
+        url,
+        format!(
+            "/v1/attempts/{}/media/{fixed}",
+            attempt["id"].as_str().unwrap()
+        )
+    );
+    learner
+        .get(url)
+        .await
+        .response()
+        .error_for_status()
+        .unwrap();
+    // The course's teacher reads it too (they may read the attempt); the page stays closed.
+    author.get(url).await.response().error_for_status().unwrap();
+    learner
+        .get(&path)
+        .await
+        .problem(404, "quiz_not_found")
+        .await;
+}

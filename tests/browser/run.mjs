@@ -219,6 +219,21 @@ async function newLearner() {
   return { email, token: tokens.access_token, id: me.id, name: me.display_name };
 }
 
+/// What a browser blocking third-party storage does (an LMS iframe on another site): touching
+/// either store throws, so the page keeps its tokens in memory.
+async function denyStorage(page) {
+  await page.addInitScript(() => {
+    for (const name of ['localStorage', 'sessionStorage']) {
+      Object.defineProperty(window, name, {
+        configurable: true,
+        get() {
+          throw new DOMException('Access is denied for this document.', 'SecurityError');
+        },
+      });
+    }
+  });
+}
+
 /// The attempt the page shows, as the API has it.
 async function shownAttempt(page, token) {
   const id = page.url().split('/').pop();
@@ -531,17 +546,7 @@ test('keyboard only: sign in, start, answer every question and finish with Tab, 
 test('with storage denied (an LMS iframe on another site) the learner still signs in and answers, and is told once what a reload loses', async () => {
   const own = await newLearner();
   const page = await newPage();
-  // What a browser blocking third-party storage does: touching either store throws.
-  await page.addInitScript(() => {
-    for (const name of ['localStorage', 'sessionStorage']) {
-      Object.defineProperty(window, name, {
-        configurable: true,
-        get() {
-          throw new DOMException('Access is denied for this document.', 'SecurityError');
-        },
-      });
-    }
-  });
+  await denyStorage(page);
   await page.goto(`${base}/#/signin`);
   await page.locator('#f-email').waitFor();
   assert.ok(await page.evaluate(() => {
@@ -574,6 +579,46 @@ test('with storage denied (an LMS iframe on another site) the learner still sign
   // What the notice said: the tokens lived in this page only.
   await page.reload();
   await page.waitForURL(/#\/signin$/);
+  await page.close();
+});
+
+test('a question’s image is fetched with the token (storage denied), shown with its alt text in its language, and released when the learner moves on', async () => {
+  const own = await newLearner();
+  // The attempt in Indonesian: the image's alt text is translated, its prompt is not.
+  const started = await call('POST', '/v1/quizzes/kinds-sampler/attempts', { locale: 'id' }, own.token);
+  const page = await newPage();
+  await denyStorage(page);
+  await signIn(page, own.email);
+  await page.locator('.quiz-card[data-slug="kinds-sampler"] button.primary').click();
+  await page.waitForURL(new RegExp(`#/attempt/${started.id}$`));
+  const q = started.questions[0];
+  assert.ok(q.image, 'the first question has an image');
+  const img = page.locator(`form.question[data-question="${q.id}"] img.question-image`);
+  await page.waitForFunction((sel) => {
+    const el = document.querySelector(sel);
+    return el && el.getAttribute('src')?.startsWith('blob:') && el.complete && el.naturalWidth > 0;
+  }, `form.question[data-question="${q.id}"] img.question-image`);
+  assert.equal(await img.getAttribute('alt'), q.image.alt.text);
+  assert.match(q.image.alt.text, /^Empat GPU/);
+  assert.equal(await img.getAttribute('lang'), 'id');
+  assert.equal(await page.locator(`form.question[data-question="${q.id}"] legend.prompt`).getAttribute('lang'), 'en');
+  assert.deepEqual([await img.getAttribute('width'), await img.getAttribute('height')], ['360', '240']);
+  assert.equal(await img.evaluate((el) => /** @type {HTMLImageElement} */ (el).naturalWidth), 360);
+  await checkA11y(page, 'a question with an image');
+  await shot(page, 'question-image');
+  // Moving on revokes the object URL: the page holds no image it no longer shows.
+  // (Loaded as an image: the page's policy lets images, not fetch, read blob: URLs.)
+  const loads = (u) => new Promise((resolve) => {
+    const probe = new Image();
+    probe.onload = () => resolve(true);
+    probe.onerror = () => resolve(false);
+    probe.src = u;
+  });
+  const src = await img.getAttribute('src');
+  assert.equal(await page.evaluate(loads, src), true, 'the object URL loads while its question is shown');
+  await page.locator('button.next').click();
+  await page.locator(`form.question[data-question="${started.questions[1].id}"]`).waitFor();
+  assert.equal(await page.evaluate(loads, src), false, 'the object URL of the question left behind is revoked');
   await page.close();
 });
 

@@ -217,6 +217,18 @@ export const api = {
    */
   fetch: (path, params) => request('GET', fill(path, params), undefined, true),
   /**
+   * A question's image (`image.url` of a question, a path the API gave) as an object URL,
+   * fetched with the bearer token, which an `<img>` cannot send. Revoke it with
+   * `URL.revokeObjectURL` once it is off the page.
+   * @param {string} url
+   * @returns {Promise<string>}
+   */
+  objectUrl: async (url) => {
+    if (!url.startsWith('/v1/')) throw new Error(`not an API path: ${url}`);
+    const res = await request('GET', url, undefined, true);
+    return URL.createObjectURL(await res.blob());
+  },
+  /**
    * `PUT` of a file's text as it is, with its media type (translation uploads).
    * @template {PathWith<'put'>} P
    * @param {P} path @param {Params<Op<'put', P>>} params @param {string} text @param {string} mediaType

@@ -458,6 +458,49 @@ function valueInput(q, locked, answer) {
   );
 }
 
+/// The images of the questions on screen: each `<img>` gets its file through the API (with the
+/// token) as an object URL; `release()` revokes them all when the question leaves the screen,
+/// so a long attempt does not keep every image it showed in memory.
+function questionImages() {
+  /** @type {string[]} */
+  let urls = [];
+  let generation = 0;
+  return {
+    /**
+     * The image as a figure: its alt text with the language it is in (a fallback may differ
+     * from the page's and the prompt's), its size reserved from the API's width and height.
+     * @param {Schemas['QuestionImage'] | null | undefined} image
+     */
+    render(image) {
+      if (!image) return null;
+      const img = h('img', {
+        alt: image.alt.text,
+        lang: image.alt.lang,
+        width: image.width ?? null,
+        height: image.height ?? null,
+        class: 'question-image loading',
+      });
+      const mine = generation;
+      api
+        .objectUrl(image.url)
+        .then((url) => {
+          // Released meanwhile (the learner moved on): this one is not shown.
+          if (mine !== generation) return URL.revokeObjectURL(url);
+          urls.push(url);
+          img.setAttribute('src', url);
+          img.classList.remove('loading');
+        })
+        .catch(() => img.classList.add('failed'));
+      return h('figure', { class: 'question-figure' }, img);
+    },
+    release() {
+      generation += 1;
+      for (const url of urls) URL.revokeObjectURL(url);
+      urls = [];
+    },
+  };
+}
+
 /// "Shown in English: not yet translated." where a question came in a fallback language: one
 /// other than the attempt's, or than the one the learner reads in (a quiz with no Bengali at
 /// all is served in English, the attempt's locale then being `en`).
@@ -533,6 +576,8 @@ export async function attemptPage(view, ctx, id) {
   const unsent = new Map();
   const unreachable = (err) => err?.status === 0 || err?.status === 502 || err?.status === 503 || err?.status === 504;
 
+  const images = questionImages();
+  ctx.onLeave(() => images.release());
   const heading = loc('h1', attempt.title, { class: 'attempt-title' });
   const meta = h('p', { class: 'meta' });
   const timerBox = h('p', { class: 'timer', hidden: true });
@@ -629,6 +674,7 @@ export async function attemptPage(view, ctx, id) {
   }
 
   function renderStage() {
+    images.release();
     if (attempt.state !== 'in_progress') return renderResult();
     if (index >= questions().length) return renderFinish();
     const q = questions()[index];
@@ -711,6 +757,7 @@ export async function attemptPage(view, ctx, id) {
         'fieldset',
         { 'aria-describedby': CHOICE.has(q.kind) ? hintId : null },
         loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+        images.render(q.image),
         untranslatedNote(q.lang, [attempt.locale, ctx.lang]),
         CHOICE.has(q.kind) ? h('p', { class: 'hint', id: hintId }, q.kind === 'multiple' ? t('choose_any') : t('choose_one')) : null,
         CHOICE.has(q.kind) ? choiceInputs(q, locked, unsent.get(q.id)) : valueInput(q, locked, unsent.get(q.id)),
@@ -924,6 +971,7 @@ export async function attemptPage(view, ctx, id) {
         v ? h('span', { class: 'verdict-tag' }, h('span', { 'aria-hidden': 'true' }, ` ${v.icon} `), h('span', { class: 'visually-hidden' }, ': '), v.word) : null,
       ),
       loc('p', { text: q.prompt, lang: q.lang }, { class: 'prompt' }),
+      images.render(q.image),
       untranslatedNote(q.lang, [attempt.locale, ctx.lang]),
       h('p', { class: 'your-answer' }, h('strong', {}, t('your_answer')), ': ', answer),
       q.scoring === 'full_marks' ? h('p', { class: 'notice' }, t('scoring_full_marks')) : null,

@@ -194,6 +194,18 @@ fn item(q: &Question, content: &QuizContent, locale: &str) -> Result<Vec<u8>, Qt
             ("tool-version", version),
         ],
     )?;
+    if let Some(image) = &q.image {
+        let alt = image.alt.get(locale).or_else(|| image.alt.get(src));
+        let note = format!(
+            " quizd: this question's image is not in this package (its alt text: {}) ",
+            alt.map_or("", String::as_str)
+        );
+        // A comment is not parsed for entities: written as it is, but never closed early.
+        w.write_event(Event::Comment(BytesText::from_escaped(
+            note.replace("--", "- -"),
+        )))
+        .map_err(io)?;
+    }
 
     // The response and its key.
     let (cardinality, base_type) = match q.kind {

@@ -24,6 +24,10 @@ fn carried(mut c: QuizContent) -> QuizContent {
     c.practice = None;
     c.translated_from.clear();
     c.keep_stale_translations = false;
+    // Images are not in the package (each item's comment says so).
+    for q in &mut c.questions {
+        q.image = None;
+    }
     c
 }
 
@@ -72,6 +76,27 @@ fn every_question_kind_comes_back_with_its_key_points_and_feedback() {
     }
     let back = round_trip(&original);
     assert_eq!(back.content, carried(original));
+}
+
+#[test]
+fn no_export_drops_an_image_silently_each_says_which_question_had_one() {
+    let original = seed("kinds-sampler");
+    let files = package_files(&original).unwrap();
+    let item = |locale: &str| {
+        let (_, bytes) = (files.iter())
+            .find(|(n, _)| *n == format!("items/collective-library/{locale}.xml"))
+            .unwrap();
+        String::from_utf8(bytes.clone()).unwrap()
+    };
+    assert!(item("en").contains(
+        "<!-- quizd: this question's image is not in this package (its alt text: Four GPUs"
+    ));
+    assert!(item("id").contains("(its alt text: Empat GPU"));
+    let note = "Not in this export: the images of questions 'collective-library'";
+    assert!(crate::content::moodle_xml::write(&original, 1).contains(note));
+    assert!(crate::content::gift::write(&original, 1).contains(&format!("// quizd: {note}")));
+    let plain = seed("data-parallelism");
+    assert!(!crate::content::gift::write(&plain, 1).contains("Not in this export"));
 }
 
 #[test]
