@@ -284,11 +284,23 @@ async fn an_event_nobody_wants_is_not_written_and_one_a_consumer_wants_is_writte
     let attempt = start_practice(&learner, "data-parallelism", "en").await;
     let (q0, q1) = (&attempt["questions"][0], &attempt["questions"][1]);
     let pick = |q: &Value| json!({"selected": [option_ids(&content, q, true)[0]]});
-    answer(&learner, &attempt, q0, pick(q0)).await.status(200).await;
-    assert_eq!((events("attempt.started").await, events("response.recorded").await), (0, 0));
+    answer(&learner, &attempt, q0, pick(q0))
+        .await
+        .status(200)
+        .await;
+    assert_eq!(
+        (
+            events("attempt.started").await,
+            events("response.recorded").await
+        ),
+        (0, 0)
+    );
     // Once a consumer wants answers, each answer's event is written with it.
     app.want_events(&["response.recorded"]).await;
-    answer(&learner, &attempt, q1, pick(q1)).await.status(200).await;
+    answer(&learner, &attempt, q1, pick(q1))
+        .await
+        .status(200)
+        .await;
     assert_eq!(events("response.recorded").await, 1);
     let (last, payload): (String, Value) = sqlx::query_as(
         "SELECT (SELECT question_key FROM responses ORDER BY answered_at DESC LIMIT 1),
@@ -298,7 +310,11 @@ async fn an_event_nobody_wants_is_not_written_and_one_a_consumer_wants_is_writte
     .await
     .unwrap();
     assert_eq!(payload["attempt_id"], attempt["id"]);
-    assert_eq!(payload["question_key"], last.as_str(), "the second answer's event");
+    assert_eq!(
+        payload["question_key"],
+        last.as_str(),
+        "the second answer's event"
+    );
 }
 
 #[tokio::test]

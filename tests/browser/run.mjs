@@ -1672,7 +1672,7 @@ test('on a 390 px phone the header fits one row, signed out and signed in, in En
 /* ------------------------------------------------------------------ an LMS launch (LTI 1.3) */
 
 /// The LMS: tests/lti/lti_platform.py (the PyPI package lti1p3platform, pinned in
-/// tests/lti/requirements.txt) in target/lti-venv, made when missing as tests/api/lti.rs does.
+/// tests/lti/requirements.txt) in target/lti-venv, made when missing as tests/api/lti/ does.
 async function startLms() {
   const venv = path.join(ROOT, 'target/lti-venv');
   const python = path.join(venv, 'bin/python');

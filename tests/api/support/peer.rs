@@ -9,7 +9,36 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{python_venv, repo};
+use super::repo;
+
+/// The Python of the virtual environment `target/<venv>`, made when missing, with the pinned
+/// packages of `requirements` (a path in the repository) installed: the real peers the tests
+/// start (the LMS, the SMTP server, the LRS) come from PyPI, so `cargo test` needs no setup.
+/// Quick when everything is installed already. Call it once per test run (behind a `OnceLock`).
+pub fn python_venv(venv: &str, requirements: &str) -> Result<PathBuf, String> {
+    let venv = repo().join("target").join(venv);
+    let python = venv.join("bin/python");
+    let run = |cmd: &mut std::process::Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{cmd:?} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    };
+    if !python.exists() {
+        run(std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv))?;
+    }
+    run(std::process::Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check", "-r"])
+        .arg(repo().join(requirements)))?;
+    Ok(python)
+}
 
 /// A running peer; killed when dropped (it also stops when its standard input closes, so a
 /// peer the process keeps to its end stops with it).

@@ -10,7 +10,7 @@
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use reqwest::Method;
+use reqwest::{Client, Method};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -113,22 +113,40 @@ impl<'a> Session<'a> {
 }
 
 /// Nobody signed in: requests without a token, answered by a [`Reply`] like a session's.
-pub struct Anonymous<'a>(&'a TestApp);
+pub struct Anonymous<'a> {
+    app: &'a TestApp,
+    client: Client,
+}
 
 impl TestApp {
     /// Requests from nobody signed in.
     pub fn anonymous(&self) -> Anonymous<'_> {
-        Anonymous(self)
+        self.anonymous_with(&self.client)
+    }
+
+    /// Requests from nobody signed in, sent with `client` (one from another address, made by
+    /// [`client_from`](super::client_from)).
+    pub fn anonymous_with(&self, client: &Client) -> Anonymous<'_> {
+        Anonymous {
+            app: self,
+            client: client.clone(),
+        }
     }
 }
 
 impl Anonymous<'_> {
     pub async fn get(&self, path: &str) -> Reply {
-        Reply::of(self.0.client.get(self.0.url(path))).await
+        Reply::of(self.client.get(self.app.url(path))).await
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> Reply {
-        Reply::of(self.0.client.post(self.0.url(path)).json(body)).await
+        Reply::of(self.client.post(self.app.url(path)).json(body)).await
+    }
+
+    /// `POST /v1/auth/login` with these credentials.
+    pub async fn sign_in(&self, email: &str, password: &str) -> Reply {
+        let body = serde_json::json!({ "email": email, "password": password });
+        self.post("/v1/auth/login", &body).await
     }
 }
 
@@ -137,7 +155,8 @@ impl Anonymous<'_> {
 pub struct Reply(reqwest::Response);
 
 impl Reply {
-    async fn of(request: reqwest::RequestBuilder) -> Self {
+    /// Sends a request built by hand (a header or a client the sessions do not make).
+    pub async fn of(request: reqwest::RequestBuilder) -> Self {
         Self(request.send().await.expect("quizd answers"))
     }
 
@@ -158,6 +177,16 @@ impl Reply {
     /// Asserts an RFC 9457 problem with this status and code; the problem.
     pub async fn problem(self, status: u16, code: &str) -> Value {
         assert_problem(self.0, status, code).await
+    }
+
+    /// The status, to branch on before saying what is expected.
+    pub fn status_code(&self) -> u16 {
+        self.0.status().as_u16()
+    }
+
+    /// A header of the answer, when it has it and it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.0.headers().get(name).and_then(|v| v.to_str().ok())
     }
 
     /// The response itself, for what the other checks do not read (headers, bytes).
