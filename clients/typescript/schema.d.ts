@@ -436,7 +436,8 @@ export interface paths {
          *     Only while the attempt is open and before its deadline, and only where the answer is not
          *     final: under immediate feedback an answered question has shown its key (`409
          *     answer_final`), and under sequential navigation every answer is final. Clearing an
-         *     unanswered question changes nothing. Writes the `response.cleared` event with the deletion. */
+         *     unanswered question changes nothing. Writes the `response.cleared` event with the
+         *     deletion when a consumer wants it. */
         delete: operations["clear_answer"];
         options?: never;
         head?: never;

@@ -457,7 +457,8 @@ async fn answer_once(
 /// Only while the attempt is open and before its deadline, and only where the answer is not
 /// final: under immediate feedback an answered question has shown its key (`409
 /// answer_final`), and under sequential navigation every answer is final. Clearing an
-/// unanswered question changes nothing. Writes the `response.cleared` event with the deletion when a consumer wants it.
+/// unanswered question changes nothing. Writes the `response.cleared` event with the
+/// deletion when a consumer wants it.
 #[utoipa::path(delete, path = "/v1/attempts/{id}/responses/{question_id}", tag = "attempts", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The attempt's id"),
