@@ -405,7 +405,9 @@ export interface paths {
         };
         /** An image of a question of this attempt (`image.url` in its view), to whoever may see the
          *     attempt, and only while its view shows that question to them: a question the attempt did
-         *     not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash. */
+         *     not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash. A
+         *     live attempt's questions are opened by its session, not by the learner's progress: any of
+         *     its questions' images is served (its URL reaches a phone only with the open question). */
         get: operations["get_attempt_media"];
         put?: never;
         post?: never;
@@ -905,6 +907,24 @@ export interface paths {
          *     their option ids, and their result as the feedback timing allows), `ended`. A stream starts
          *     with where the session stands; a stream that falls behind is closed (reconnect). */
         get: operations["session_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/live/sessions/{id}/media/{sha256}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An image of a question of the session's quiz version (`image.url` in the projector's
+         *     `question` event), to the session's staff: those who may run it, who read its key anyway. */
+        get: operations["get_session_media"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8439,6 +8459,90 @@ export interface operations {
             };
             /** @description Too many streams open for you or this session (`too_many_streams`) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable; retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_session_media: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The entity tag held: the image's hash, quoted */
+                "If-None-Match"?: string | null;
+            };
+            path: {
+                /** @description The session's id */
+                id: string;
+                /** @description The image's SHA-256, as its `url` names it */
+                sha256: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, in its stored type (PNG, JPEG, GIF or WebP) */
+            200: {
+                headers: {
+                    /** @description `private, max-age=31536000, immutable` */
+                    "Cache-Control"?: string;
+                    /** @description `default-src 'none'; sandbox` */
+                    "Content-Security-Policy"?: string;
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    /** @description `nosniff` */
+                    "X-Content-Type-Options"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/gif": unknown;
+                    "image/webp": unknown;
+                };
+            };
+            /** @description Not modified: `If-None-Match` names this image; no body */
+            304: {
+                headers: {
+                    /** @description The image's hash, quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed id */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session, or not yours to run; no such image in its quiz (`media_not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -174,7 +174,9 @@ async fn as_it_stands(
 
 /// An image of a question of this attempt (`image.url` in its view), to whoever may see the
 /// attempt, and only while its view shows that question to them: a question the attempt did
-/// not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash.
+/// not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash. A
+/// live attempt's questions are opened by its session, not by the learner's progress: any of
+/// its questions' images is served (its URL reaches a phone only with the open question).
 #[utoipa::path(get, path = "/v1/attempts/{id}/media/{sha256}", tag = "attempts", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The attempt's id"),
@@ -198,12 +200,18 @@ pub async fn get_attempt_media(
     if !crate::quizzes::media::plausible_hash(&sha256) {
         return Err(not_found());
     }
-    let view = render(&state, &opened, &row, &responses, viewer);
-    let image = (view.questions.iter())
-        .filter_map(|shown| opened.served.question_by_id(&shown.id.to_string()))
-        .filter_map(|q| q.image.as_ref())
-        .find(|i| i.sha256 == sha256)
-        .ok_or_else(not_found)?;
+    let image = if row.live_session_id.is_some() {
+        (opened.served.questions())
+            .filter_map(|q| q.image.as_ref())
+            .find(|i| i.sha256 == sha256)
+    } else {
+        let view = render(&state, &opened, &row, &responses, viewer);
+        (view.questions.iter())
+            .filter_map(|shown| opened.served.question_by_id(&shown.id.to_string()))
+            .filter_map(|q| q.image.as_ref())
+            .find(|i| i.sha256 == sha256)
+    }
+    .ok_or_else(not_found)?;
     crate::quizzes::media::serve(&state, &req, image).await
 }
 

@@ -100,6 +100,9 @@ pub struct StaffQuestion<'a> {
     pub prompt: &'a str,
     pub lang: &'a str,
     pub options: Vec<StaffOption<'a>>,
+    /// The question's image, fetched from the session's own media path by its staff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<crate::quizzes::models::QuestionImage>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

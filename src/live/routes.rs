@@ -202,6 +202,39 @@ pub async fn get_distribution(
         .json(body))
 }
 
+/// An image of a question of the session's quiz version (`image.url` in the projector's
+/// `question` event), to the session's staff: those who may run it, who read its key anyway.
+#[utoipa::path(get, path = "/v1/live/sessions/{id}/media/{sha256}", tag = "live", security(("bearer" = [])),
+    params(
+        ("id" = Uuid, Path, description = "The session's id"),
+        ("sha256" = String, Path, description = "The image's SHA-256, as its `url` names it"),
+        ("If-None-Match" = Option<String>, Header, description = "The entity tag held: the image's hash, quoted"),
+    ),
+    responses(
+        crate::quizzes::media::ImageResponses,
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such session, or not yours to run; no such image in its quiz (`media_not_found`)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_session_media(
+    state: Data<AppState>,
+    user: CurrentUser,
+    path: web::Path<(Uuid, String)>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let (id, sha256) = path.into_inner();
+    let row = super::staff_session(&state, id, &user).await?;
+    let not_found = crate::quizzes::media::media_not_found;
+    if !crate::quizzes::media::plausible_hash(&sha256) {
+        return Err(not_found());
+    }
+    let version = version_of(&state, &row).await?;
+    let image = (version.content.questions.iter())
+        .filter_map(|q| q.image.as_ref())
+        .find(|i| i.sha256 == sha256)
+        .ok_or_else(not_found)?;
+    crate::quizzes::media::serve(&state, &req, image).await
+}
+
 /// Joins a live session with its code: your attempt in it (`201` new, `200` joined before).
 /// Only those who may take the assignment join; limited per client address and per account.
 #[utoipa::path(post, path = "/v1/live/join", tag = "live", security(("bearer" = [])),
@@ -447,6 +480,10 @@ impl Stream {
                                 text: text_in(&o.text, &chain),
                             })
                             .collect(),
+                        image: q.image.as_ref().map(|i| {
+                            let base = format!("/v1/live/sessions/{}", self.session.id);
+                            crate::quizzes::models::QuestionImage::new(&base, i, &chain)
+                        }),
                     },
                 )))
             }
@@ -748,6 +785,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(resource("/v1/live/sessions/{id}/end").route(post().to(end_session)))
     .service(resource("/v1/live/sessions/{id}/distribution").route(get().to(get_distribution)))
     .service(resource("/v1/live/sessions/{id}/events").route(get().to(session_events)))
+    .service(resource("/v1/live/sessions/{id}/media/{sha256}").route(get().to(get_session_media)))
     .service(
         resource("/v1/live/sessions/{id}/responses/{question_id}").route(put().to(live_answer)),
     );
@@ -762,6 +800,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     close_question,
     end_session,
     get_distribution,
+    get_session_media,
     join_session,
     live_answer,
     session_events,

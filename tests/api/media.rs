@@ -30,7 +30,6 @@ pub fn png(w: u32, h: u32, fill: u8) -> Vec<u8> {
 /// question with image `fixed`, and a bank of two questions with images `one` and `two` that a
 /// slot draws one of. Public with open practice, or private with none.
 pub async fn import_pictures(app: &TestApp, author: uuid::Uuid, slug: &str, public: bool) {
-    let dir = tempfile::tempdir().unwrap();
     let visibility = if public {
         "visibility = \"public\"\n[practice]\nfeedback = \"immediate\"\n"
     } else {
@@ -51,11 +50,18 @@ pub async fn import_pictures(app: &TestApp, author: uuid::Uuid, slug: &str, publ
         question("one", "one.png"),
         question("two", "two.png"),
     );
-    std::fs::write(dir.path().join("quiz.toml"), quiz).unwrap();
+    import_dir(app, author, &quiz, &[("fixed", 1), ("one", 2), ("two", 3)]).await;
+}
+
+/// Imports the quiz of `quiz_toml` from a directory of its own, with `media/<name>.png` made by
+/// [`png`] for each (name, fill), as `author` (who then owns it).
+async fn import_dir(app: &TestApp, author: uuid::Uuid, quiz_toml: &str, images: &[(&str, u8)]) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("quiz.toml"), quiz_toml).unwrap();
     std::fs::create_dir(dir.path().join("media")).unwrap();
-    for (name, fill) in [("fixed", 1), ("one", 2), ("two", 3)] {
+    for (name, fill) in images {
         let path = dir.path().join(format!("media/{name}.png"));
-        std::fs::write(path, png(4, 3, fill)).unwrap();
+        std::fs::write(path, png(4, 3, *fill)).unwrap();
     }
     let quizzes = quizd::content::load_dir(dir.path()).unwrap();
     let importer = Importer::Person {
@@ -280,4 +286,80 @@ async fn the_xliff_and_po_exports_and_the_translation_status_carry_the_alt_text(
     let missing = question["missing_texts"].to_string();
     assert!(missing.contains("q.collective-library.prompt"), "{missing}");
     assert!(!missing.contains("image_alt"), "{missing}");
+}
+
+#[tokio::test]
+async fn a_live_phone_gets_the_open_questions_image_though_it_left_an_earlier_one_unanswered_and_the_staff_get_theirs()
+ {
+    let app = TestApp::spawn().await;
+    let teacher = app.instructor().await;
+    let learner = app.learner().await;
+    let question = |key: &str| {
+        format!(
+            "[[questions]]\nkey = \"{key}\"\nkind = \"true_false\"\nprompt = \"Is {key} a ring?\"\n\
+             explanation = \"It is.\"\nanswer = true\nimage = \"media/{key}.png\"\n\
+             image_alt = \"The diagram of {key}\"\n"
+        )
+    };
+    let quiz = format!(
+        "slug = \"live-pictures\"\ntitle = \"Pictures\"\n\n{}\n{}",
+        question("first"),
+        question("second")
+    );
+    import_dir(&app, teacher.id, &quiz, &[("first", 1), ("second", 2)]).await;
+    let course = teacher
+        .post("/v1/courses", &json!({"title": "Live"}))
+        .await
+        .status(201)
+        .await;
+    let course = course["id"].as_str().unwrap();
+    let enrol = json!({"email": learner.email});
+    (teacher
+        .post(&format!("/v1/courses/{course}/enrollments"), &enrol)
+        .await)
+        .status(201)
+        .await;
+    let policy = json!({"navigation": "sequential", "feedback": "on_finish"});
+    let assignment = teacher
+        .post(
+            &format!("/v1/courses/{course}/assignments"),
+            &json!({"quiz": "live-pictures", "policy": policy}),
+        )
+        .await
+        .status(201)
+        .await;
+    let live = format!(
+        "/v1/assignments/{}/live",
+        assignment["id"].as_str().unwrap()
+    );
+    let session = teacher.post(&live, &json!({})).await.status(201).await;
+    let joined = learner
+        .post("/v1/live/join", &json!({"code": session["code"]}))
+        .await
+        .ok::<Value>()
+        .await;
+    let id = session["id"].as_str().unwrap();
+    // The first question opens and closes unanswered, then the second opens.
+    for (what, body) in [
+        ("next", json!({"seconds": 30})),
+        ("close", json!({})),
+        ("next", json!({"seconds": 30})),
+    ] {
+        let path = format!("/v1/live/sessions/{id}/{what}");
+        teacher.post(&path, &body).await.ok::<Value>().await;
+    }
+    let attempt = joined["attempt_id"].as_str().unwrap();
+    let url = format!("/v1/attempts/{attempt}/media/{}", sha256(&png(4, 3, 2)));
+    let res = fetch(&learner, &url, None).await;
+    assert_eq!(res.status(), 200, "the open question's image");
+    assert_eq!(res.bytes().await.unwrap().as_ref(), png(4, 3, 2).as_slice());
+    // Another learner's token gets nothing of this attempt.
+    let other = app.learner().await;
+    assert_eq!(fetch(&other, &url, None).await.status(), 404);
+    // The projector's: the session's staff get its images, learners do not.
+    let staff = format!("/v1/live/sessions/{id}/media/{}", sha256(&png(4, 3, 1)));
+    let res = fetch(&teacher, &staff, None).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap().as_ref(), png(4, 3, 1).as_slice());
+    assert_eq!(fetch(&learner, &staff, None).await.status(), 404);
 }

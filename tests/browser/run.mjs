@@ -1918,6 +1918,14 @@ test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls
   assert.equal(await fits(teacherPage), true, 'the analytics');
 });
 
+/** In English, whatever an earlier test left as this browser's (or the operator's) language. */
+async function inEnglish(page) {
+  if ((await page.evaluate(() => document.documentElement.lang)) !== 'en') {
+    await page.selectOption('#lang-select', 'en');
+    await page.waitForFunction(() => document.documentElement.lang === 'en');
+  }
+}
+
 test('live mode: the projector shows the code, two phones join and answer against the timer, the class sees the distribution; names stay text', async () => {
   // The seed quiz's practice assignment, run by an admin (its authors and admins run it).
   const quiz = await call('GET', '/v1/quizzes/data-parallelism');
@@ -1930,16 +1938,9 @@ test('live mode: the projector shows the code, two phones join and answer agains
     phones.push({ email, name });
   }
 
-  // In English, whatever an earlier test left as this browser's (or the operator's) language.
-  const english = async (page) => {
-    if ((await page.evaluate(() => document.documentElement.lang)) !== 'en') {
-      await page.selectOption('#lang-select', 'en');
-      await page.waitForFunction(() => document.documentElement.lang === 'en');
-    }
-  };
   const projector = await newPage();
   await signIn(projector, OPERATOR.email);
-  await english(projector);
+  await inEnglish(projector);
   await projector.goto(`${base}/#/teach/assignment/${assignment}/live`);
   await projector.locator('#live-leaderboard').waitFor();
   assert.equal(await projector.locator('#live-leaderboard').isChecked(), false, 'the leaderboard is off by default');
@@ -1953,7 +1954,7 @@ test('live mode: the projector shows the code, two phones join and answer agains
     const page = await newPage();
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(page, phone.email);
-    await english(page);
+    await inEnglish(page);
     await page.goto(`${base}/#/live`);
     await page.locator('#live-code').waitFor();
     if (!pages.length) await checkA11y(page, 'the live join page');
@@ -2002,6 +2003,42 @@ test('live mode: the projector shows the code, two phones join and answer agains
     await page.locator('h1').waitFor();
   }
   await assertNoJunkText(projector, 'the ended live projector page');
+});
+
+test('live mode: the open question\'s image reaches the phones and the projector, with its alt text', async () => {
+  // The sampler's first question carries an image (content/kinds-sampler/media/ring.png).
+  const quiz = await call('GET', '/v1/quizzes/kinds-sampler');
+  const email = `live-image-${RUN}@example.org`;
+  await call('POST', '/v1/auth/register', { email, display_name: 'Phone', password: PASSWORD, locale: 'en' });
+  const projector = await newPage();
+  await signIn(projector, OPERATOR.email);
+  await inEnglish(projector);
+  await projector.goto(`${base}/#/teach/assignment/${quiz.practice_assignment_id}/live`);
+  await projector.locator('#live-leaderboard').waitFor();
+  await projector.locator('form button[type=submit]').click();
+  const code = (await projector.locator('.live-code').textContent()).trim();
+  const phone = await newPage();
+  await phone.setViewportSize({ width: 390, height: 844 });
+  await signIn(phone, email);
+  await inEnglish(phone);
+  await phone.goto(`${base}/#/live`);
+  await phone.locator('#live-code').fill(code);
+  await phone.locator('form button[type=submit]').click();
+  await phone.locator('.live-status', { hasText: 'Joined' }).waitFor();
+  await projector.locator('.live-joined', { hasText: '1 joined' }).waitFor();
+  await projector.locator('button', { hasText: 'Next question' }).click();
+  const img = phone.locator('fieldset img.question-image');
+  await img.waitFor();
+  await phone.waitForFunction(() => document.querySelector('fieldset img.question-image')?.getAttribute('src')?.startsWith('blob:'));
+  assert.match(await img.getAttribute('alt'), /^Four GPUs, labelled GPU 0 to GPU 3, joined in a ring/);
+  assert.ok(await img.evaluate((i) => i.naturalWidth > 0), 'the image decoded');
+  await checkA11y(phone, 'a live question with an image on a phone');
+  // The projector shows it too, from the session's own media path.
+  await projector.waitForFunction(() => document.querySelector('.live-stage img.question-image')?.getAttribute('src')?.startsWith('blob:'));
+  assert.match(await projector.locator('.live-stage img.question-image').getAttribute('alt'), /^Four GPUs/);
+  await checkA11y(projector, 'a live question with an image on the projector');
+  await projector.locator('button', { hasText: 'End the live quiz' }).click();
+  await phone.locator('a', { hasText: 'See your result' }).waitFor();
 });
 
 test('nothing left the machine, and no page logged an error', () => {

@@ -461,7 +461,7 @@ function valueInput(q, locked, answer) {
 /// The images of the questions on screen: each `<img>` gets its file through the API (with the
 /// token) as an object URL; `release()` revokes them all when the question leaves the screen,
 /// so a long attempt does not keep every image it showed in memory.
-function questionImages() {
+export function questionImages() {
   /** @type {string[]} */
   let urls = [];
   let generation = 0;

@@ -7,6 +7,7 @@
 import { api, ApiError, fill, stream } from './api.js';
 import { h, loc, focus, announce } from './dom.js';
 import { t, num } from './i18n.js';
+import { questionImages } from './learner.js';
 
 /** @typedef {import('./app.js').Ctx} Ctx */
 
@@ -123,6 +124,9 @@ function phone(view, ctx, joined) {
   /** The question shown, for the distribution's labels. */
   let shown = null;
   let stopTimer = () => {};
+  // The open question's image, fetched with the token; released when the question goes.
+  const images = questionImages();
+  ctx.onLeave(() => images.release());
   follow(
     ctx,
     joined.session_id,
@@ -130,10 +134,12 @@ function phone(view, ctx, joined) {
       if (name === 'question') {
         shown = data.question;
         stopTimer();
-        stage.replaceChildren(question(ctx, joined, data, status, (stop) => (stopTimer = stop)));
+        images.release();
+        stage.replaceChildren(question(ctx, joined, data, status, (stop) => (stopTimer = stop), images));
         status.textContent = t('live_question_n', { n: data.index + 1, m: data.question_count });
       } else if (name === 'closed') {
         stopTimer();
+        images.release();
         const labels = new Map((shown?.options || []).map((o) => [o.id, o.text]));
         const right = new Set(data.result?.correct_options || []);
         const rows = data.options.map((o) => ({ label: labels.get(o.id) ?? '?', text: labels.get(o.id) ?? '?', answers: o.answers, correct: right.has(o.id) }));
@@ -151,6 +157,7 @@ function phone(view, ctx, joined) {
         announce(t('live_closed'), verdict ? verdict.textContent || '' : '');
       } else if (name === 'ended') {
         stopTimer();
+        images.release();
         stage.replaceChildren(h('p', {}, h('a', { href: `#/attempt/${joined.attempt_id}` }, t('live_see_result'))));
         status.textContent = t('live_ended');
       }
@@ -159,8 +166,11 @@ function phone(view, ctx, joined) {
   );
 }
 
-/** The open question on a phone, with its countdown and the answer form. */
-function question(ctx, joined, data, status, setStop) {
+/**
+ * The open question on a phone, with its image, its countdown and the answer form.
+ * @param {ReturnType<typeof questionImages>} images
+ */
+function question(ctx, joined, data, status, setStop, images) {
   const q = data.question;
   const timer = h('p', { class: 'timer live-timer', 'aria-live': 'off' });
   setStop(countdown(ctx, timer, data.seconds_left));
@@ -209,7 +219,7 @@ function question(ctx, joined, data, status, setStop) {
         }
       },
     },
-    h('fieldset', {}, loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }), fields),
+    h('fieldset', {}, loc('legend', { text: q.prompt, lang: q.lang }, { class: 'prompt' }), images.render(q.image), fields),
     h('p', { class: 'actions' }, h('button', { type: 'submit' }, t('live_send'))),
   );
   if (data.answered) received();
@@ -264,6 +274,9 @@ function projector(view, ctx, assignment, session) {
     [10, 20, 30, 60, 120].map((n) => h('option', { value: n, selected: n === 30 }, t('live_seconds_n', { n }))),
   );
   let stopTimer = () => {};
+  // The open question's image, fetched with the staff's token; released when it goes.
+  const images = questionImages();
+  ctx.onLeave(() => images.release());
   /** @param {'next' | 'close' | 'end'} what */
   const act = async (what) => {
     error.replaceChildren();
@@ -309,9 +322,11 @@ function projector(view, ctx, assignment, session) {
         answered.textContent = data.index === null ? '' : t('live_answers_n', { n: data.answers });
       } else if (name === 'question') {
         stopTimer = countdown(ctx, timer, Math.max(0, (Date.parse(data.closes_at) - Date.now()) / 1000));
+        images.release();
         stage.replaceChildren(
           h('p', { class: 'question-count' }, t('live_question_n', { n: data.index + 1, m: data.question_count })),
           h('h2', { lang: data.lang, class: 'live-prompt' }, data.prompt),
+          images.render(data.image),
           h('ol', { class: 'live-options' }, data.options.map((o) => h('li', { lang: data.lang }, o.text))),
         );
       } else if (name === 'closed') {
@@ -319,6 +334,7 @@ function projector(view, ctx, assignment, session) {
         timer.textContent = t('live_closed');
         // The room sees the projector: the right answer is marked only where the assignment's
         // feedback would show it to a learner now (the API gives its staff the key regardless).
+        images.release();
         const reveal = assignment.policy.feedback === 'immediate';
         const rows = data.options.map((o) => ({ label: o.text, text: o.text, answers: o.answers, correct: reveal && o.correct }));
         stage.replaceChildren(
@@ -331,6 +347,7 @@ function projector(view, ctx, assignment, session) {
         );
       } else if (name === 'ended') {
         stopTimer();
+        images.release();
         timer.textContent = '';
         controls.replaceChildren(h('a', { href: `#/teach/assignment/${assignment.id}`, class: 'button' }, t('analytics')));
         stage.replaceChildren(h('p', { role: 'status' }, t('live_ended')));
