@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, content_dir, session::Session};
+use crate::support::{TestApp, content_dir, courses::assigned, session::Session};
 use quizd::content::store::{Importer, import};
 
 /// The seed image of `content/kinds-sampler` (its first question's).
@@ -293,7 +293,6 @@ async fn a_live_phone_gets_the_open_questions_image_though_it_left_an_earlier_on
  {
     let app = TestApp::spawn().await;
     let teacher = app.instructor().await;
-    let learner = app.learner().await;
     let question = |key: &str| {
         format!(
             "[[questions]]\nkey = \"{key}\"\nkind = \"true_false\"\nprompt = \"Is {key} a ring?\"\n\
@@ -307,31 +306,9 @@ async fn a_live_phone_gets_the_open_questions_image_though_it_left_an_earlier_on
         question("second")
     );
     import_dir(&app, teacher.id, &quiz, &[("first", 1), ("second", 2)]).await;
-    let course = teacher
-        .post("/v1/courses", &json!({"title": "Live"}))
-        .await
-        .status(201)
-        .await;
-    let course = course["id"].as_str().unwrap();
-    let enrol = json!({"email": learner.email});
-    (teacher
-        .post(&format!("/v1/courses/{course}/enrollments"), &enrol)
-        .await)
-        .status(201)
-        .await;
     let policy = json!({"navigation": "sequential", "feedback": "on_finish"});
-    let assignment = teacher
-        .post(
-            &format!("/v1/courses/{course}/assignments"),
-            &json!({"quiz": "live-pictures", "policy": policy}),
-        )
-        .await
-        .status(201)
-        .await;
-    let live = format!(
-        "/v1/assignments/{}/live",
-        assignment["id"].as_str().unwrap()
-    );
+    let (learner, assignment) = assigned(&teacher, "live-pictures", policy).await;
+    let live = format!("/v1/assignments/{assignment}/live");
     let session = teacher.post(&live, &json!({})).await.status(201).await;
     let joined = learner
         .post("/v1/live/join", &json!({"code": session["code"]}))
