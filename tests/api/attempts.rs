@@ -30,6 +30,11 @@ fn content_question<'a>(content: &'a QuizContent, served: &Value) -> &'a quizd::
 }
 
 /// The served ids of the options whose correct flag is `correct`.
+/// An answer choosing the first right (or wrong) option of `served`.
+fn choosing(content: &QuizContent, served: &Value, correct: bool) -> Value {
+    json!({"selected": [option_ids(content, served, correct)[0]]})
+}
+
 fn option_ids(content: &QuizContent, served: &Value, correct: bool) -> Vec<String> {
     let q = content_question(content, served);
     served["options"]
@@ -248,13 +253,7 @@ async fn under_immediate_feedback_the_first_answer_is_final_and_a_retry_is_safe(
         .status(200)
         .await;
     assert_eq!(first, again);
-    let res = answer(
-        &learner,
-        &attempt,
-        q,
-        json!({"selected": [option_ids(&content, q, true)[0]]}),
-    )
-    .await;
+    let res = answer(&learner, &attempt, q, choosing(&content, q, true)).await;
     let problem = res.problem(409, "answer_final").await;
     assert_eq!(problem["recorded"], first);
     let count: i64 = sqlx::query_scalar("SELECT count(*) FROM responses")
@@ -283,8 +282,7 @@ async fn an_event_nobody_wants_is_not_written_and_one_a_consumer_wants_is_writte
     // No xAPI, no webhook: nobody wants starts or answers.
     let attempt = start_practice(&learner, "data-parallelism", "en").await;
     let (q0, q1) = (&attempt["questions"][0], &attempt["questions"][1]);
-    let pick = |q: &Value| json!({"selected": [option_ids(&content, q, true)[0]]});
-    answer(&learner, &attempt, q0, pick(q0))
+    answer(&learner, &attempt, q0, choosing(&content, q0, true))
         .await
         .status(200)
         .await;
@@ -297,7 +295,7 @@ async fn an_event_nobody_wants_is_not_written_and_one_a_consumer_wants_is_writte
     );
     // Once a consumer wants answers, each answer's event is written with it.
     app.want_events(&["response.recorded"]).await;
-    answer(&learner, &attempt, q1, pick(q1))
+    answer(&learner, &attempt, q1, choosing(&content, q1, true))
         .await
         .status(200)
         .await;
@@ -469,7 +467,7 @@ async fn every_question_kind_is_graded_on_the_server() {
     for q in attempt["questions"].as_array().unwrap() {
         let cq = content_question(&content, q);
         let body = match q["kind"].as_str().unwrap() {
-            "single" | "true_false" => json!({"selected": [option_ids(&content, q, true)[0]]}),
+            "single" | "true_false" => choosing(&content, q, true),
             "multiple" => {
                 json!({"selected": [option_ids(&content, q, true)[0], option_ids(&content, q, false)[0]]})
             }
@@ -521,15 +519,10 @@ async fn an_answer_after_the_deadline_is_refused_and_the_attempt_finishes_with_w
     let attempt = start(&learner, &assignment).await.status(201).await;
     assert_eq!(attempt["time_left_seconds"], 600);
     let q0 = &attempt["questions"][0];
-    answer(
-        &learner,
-        &attempt,
-        q0,
-        json!({"selected": [option_ids(&content, q0, true)[0]]}),
-    )
-    .await
-    .status(200)
-    .await;
+    answer(&learner, &attempt, q0, choosing(&content, q0, true))
+        .await
+        .status(200)
+        .await;
     clock.advance(Duration::minutes(4));
     let id = attempt["id"].as_str().unwrap();
     let resumed = learner
@@ -540,13 +533,7 @@ async fn an_answer_after_the_deadline_is_refused_and_the_attempt_finishes_with_w
     assert_eq!(resumed["time_left_seconds"], 360);
     clock.advance(Duration::minutes(7));
     let q1 = &attempt["questions"][1];
-    let res = answer(
-        &learner,
-        &attempt,
-        q1,
-        json!({"selected": [option_ids(&content, q1, true)[0]]}),
-    )
-    .await;
+    let res = answer(&learner, &attempt, q1, choosing(&content, q1, true)).await;
     res.problem(409, "deadline_passed").await;
     let after = learner
         .get(&format!("/v1/attempts/{id}"))
@@ -745,15 +732,10 @@ async fn grades_follow_the_grading_method() {
             .iter()
             .take(correct_answers)
         {
-            answer(
-                &learner,
-                &attempt,
-                q,
-                json!({"selected": [option_ids(&content, q, true)[0]]}),
-            )
-            .await
-            .status(200)
-            .await;
+            answer(&learner, &attempt, q, choosing(&content, q, true))
+                .await
+                .status(200)
+                .await;
         }
         finish(&learner, &attempt).await;
     }
@@ -892,7 +874,7 @@ async fn clearing_a_choice_leaves_the_question_unanswered_while_answers_may_chan
     let id = attempt["id"].as_str().unwrap();
     let q0 = &attempt["questions"][0];
     let q0_id = q0["id"].as_str().unwrap();
-    let right = json!({"selected": [option_ids(&content, q0, true)[0]]});
+    let right = choosing(&content, q0, true);
     answer(&learner, &attempt, q0, right.clone())
         .await
         .status(200)
@@ -948,15 +930,10 @@ async fn clearing_a_choice_leaves_the_question_unanswered_while_answers_may_chan
     // Under immediate feedback an answered question has shown its key: its answer stands.
     let practice = start_practice(&other, "data-parallelism", "en").await;
     let p0 = &practice["questions"][0];
-    answer(
-        &other,
-        &practice,
-        p0,
-        json!({"selected": [option_ids(&content, p0, false)[0]]}),
-    )
-    .await
-    .status(200)
-    .await;
+    answer(&other, &practice, p0, choosing(&content, p0, false))
+        .await
+        .status(200)
+        .await;
     clear(&other, &practice, p0["id"].as_str().unwrap())
         .await
         .problem(409, "answer_final")

@@ -8,6 +8,7 @@ use quizd::clock::Clock;
 use serde_json::{Value, json};
 
 use crate::mailbox::{address, link_in, mailbox, spawn_with_mail};
+use crate::support::courses::enroll;
 use crate::support::{
     Person, TestApp, assert_problem, bearer, expect_status, get_as, login, post_as, register,
     register_unverified,
@@ -80,11 +81,7 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
     let invitee = address("Mina");
     let lower = invitee.to_lowercase();
 
-    let invitation = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": format!("  {invitee} ") }),
-        )
+    let invitation = enroll(&teacher, &id, json!({ "email": format!("  {invitee} ") }))
         .await
         .status(202)
         .await;
@@ -162,11 +159,7 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
     let unproven = register_unverified(&app, &who).await;
     let link = link_in(&mailbox().message_to(&lower).await);
 
-    let invitation = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": who, "role": "instructor" }),
-        )
+    let invitation = enroll(&teacher, &id, json!({ "email": who, "role": "instructor" }))
         .await
         .status(202)
         .await;
@@ -193,14 +186,14 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
     assert_eq!(expect_status(res, 200).await["my_role"], "instructor");
 
     // Verified, the address enrolls the account at once (here: a change of role).
-    let enrollment = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": format!(" {who} "), "role": "learner" }),
-        )
-        .await
-        .status(201)
-        .await;
+    let enrollment = enroll(
+        &teacher,
+        &id,
+        json!({ "email": format!(" {who} "), "role": "learner" }),
+    )
+    .await
+    .status(201)
+    .await;
     assert_eq!(enrollment["user_id"], unproven.id.to_string());
     assert_eq!(enrollment["role"], "learner");
     assert!(pending(&app, &teacher, &id).await.is_empty());
@@ -224,11 +217,7 @@ async fn a_csv_roster_invites_an_unverified_account_and_says_nothing_of_it_until
     // Unverified, but enrolled already (by id): the roster changes nothing for them.
     let inside_p = register_unverified(&app, &inside).await;
     mailbox().message_to(&inside).await;
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "user_id": inside_p.id }),
-        )
+    enroll(&teacher, &id, json!({ "user_id": inside_p.id }))
         .await
         .status(201)
         .await;
@@ -365,11 +354,7 @@ async fn a_verified_address_claims_at_sign_in_what_an_archived_course_held_back(
     let invitee = address("ana");
     let lower = invitee.to_lowercase();
     for (id, role) in [(&open, "learner"), (&paused, "instructor")] {
-        teacher
-            .post(
-                &format!("/v1/courses/{id}/enrollments"),
-                &json!({ "email": invitee, "role": role }),
-            )
+        enroll(&teacher, id, json!({ "email": invitee, "role": role }))
             .await
             .status(202)
             .await;
@@ -507,19 +492,11 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
     let newcomer = address("newcomer");
     let account = app.person(&has_account, "learner").await;
     let already = app.person(&enrolled, "learner").await;
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "user_id": already.id }),
-        )
+    enroll(&teacher, &id, json!({ "user_id": already.id }))
         .await
         .status(201)
         .await;
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": invited_before }),
-        )
+    enroll(&teacher, &id, json!({ "email": invited_before }))
         .await
         .status(202)
         .await;
@@ -648,11 +625,7 @@ async fn a_csv_roster_that_is_not_one_is_refused_whole() {
         .await
         .unwrap();
     assert_problem(res, 404, "course_not_found").await;
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "user_id": learner.id }),
-        )
+    enroll(&teacher, &id, json!({ "user_id": learner.id }))
         .await
         .status(201)
         .await;
@@ -677,41 +650,29 @@ async fn staff_list_resend_and_revoke_invitations_and_nobody_else_can() {
     let other = app.person(&address("other"), "instructor").await;
     let learner = register(&app, &address("learner")).await;
     let id = course(&app, &teacher, "Invitations").await;
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "user_id": learner.id }),
-        )
+    enroll(&teacher, &id, json!({ "user_id": learner.id }))
         .await
         .status(201)
         .await;
     let invitee = address("invitee");
-    let invitation = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": invitee }),
-        )
+    let invitation = enroll(&teacher, &id, json!({ "email": invitee }))
         .await
         .status(202)
         .await;
     mailbox().message_to(&invitee).await;
     let inv = invitation["id"].as_str().unwrap();
     // Inviting again changes the role of the pending invitation, and mails nothing.
-    let again = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": invitee, "role": "instructor" }),
-        )
-        .await
-        .status(202)
-        .await;
+    let again = enroll(
+        &teacher,
+        &id,
+        json!({ "email": invitee, "role": "instructor" }),
+    )
+    .await
+    .status(202)
+    .await;
     assert_eq!(again["id"], inv);
     assert_eq!(again["role"], "instructor");
-    teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": "not-an-email" }),
-        )
+    enroll(&teacher, &id, json!({ "email": "not-an-email" }))
         .await
         .problem(422, "invalid_email")
         .await;
@@ -839,11 +800,7 @@ async fn an_smtp_server_that_is_down_loses_no_invitation() {
     .await;
     let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Offline").await;
-    let invitation = teacher
-        .post(
-            &format!("/v1/courses/{id}/enrollments"),
-            &json!({ "email": "lost@example.org" }),
-        )
+    let invitation = enroll(&teacher, &id, json!({ "email": "lost@example.org" }))
         .await
         .status(202)
         .await;
@@ -934,14 +891,11 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .execute(&app.pool)
     .await
     .unwrap();
-    let enroll = format!("/v1/courses/{id}/enrollments");
-    teacher
-        .post(&enroll, &json!({ "email": "last@example.org" }))
+    enroll(&teacher, &id, json!({ "email": "last@example.org" }))
         .await
         .status(202)
         .await;
-    let res = teacher
-        .post(&enroll, &json!({ "email": "one-more@example.org" }))
+    let res = enroll(&teacher, &id, json!({ "email": "one-more@example.org" }))
         .await
         .response();
     assert_eq!(res.headers()["retry-after"], "3600");

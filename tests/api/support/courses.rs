@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::session::Session;
+use super::session::{Reply, Session};
 
 /// A new course of `teacher`'s with `learner@example.org` registered and enrolled (by address,
 /// as a teacher enrolls a verified account) and the quiz `slug` assigned under `policy`:
@@ -20,11 +20,7 @@ pub async fn assigned<'a>(
         .await;
     let course = course["id"].as_str().unwrap();
     let learner = teacher.app().person("learner@example.org", "learner").await;
-    teacher
-        .post(
-            &format!("/v1/courses/{course}/enrollments"),
-            &json!({"email": learner.email}),
-        )
+    enroll(teacher, course, json!({"email": learner.email}))
         .await
         .status(201)
         .await;
@@ -37,4 +33,12 @@ pub async fn assigned<'a>(
         .status(201)
         .await;
     (learner, assignment["id"].as_str().unwrap().to_string())
+}
+
+/// `teacher`'s `POST /v1/courses/{course}/enrollments` of `body` (an email, with a role, or a
+/// user id): `201` enrolled, `202` invited.
+pub async fn enroll(teacher: &Session<'_>, course: &str, body: Value) -> Reply {
+    teacher
+        .post(&format!("/v1/courses/{course}/enrollments"), &body)
+        .await
 }
