@@ -1,5 +1,5 @@
 //! Who the client is, and which origin it asked for, when quizd may sit behind reverse
-//! proxies (README, Guarantees).
+//! proxies (docs/development.md, Guarantees).
 //!
 //! `Forwarded`, `X-Forwarded-For`, `X-Forwarded-Host` and `X-Forwarded-Proto` are only words
 //! that anyone can send. They are believed only when the TCP peer is a configured trusted

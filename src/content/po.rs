@@ -475,7 +475,7 @@ mod tests {
         ] {
             let started = std::time::Instant::now();
             let result = import(&content, "bn", &po);
-            // A figure for the README, not an assertion.
+            // A figure for docs/content-authors.md, not an assertion.
             eprintln!("{name}: {} bytes in {:?}", po.len(), started.elapsed());
             assert_eq!(result.is_ok(), read, "{name}: {result:?}");
         }

@@ -135,7 +135,7 @@ impl RegistrationRow {
     /// registration's endpoints) on the host of one of the registration's endpoints or one of
     /// its `service_hosts`. Anything else would let whoever controls a launch's claims point
     /// quizd, with the platform's access token, at another host or into quizd's own network
-    /// (README, Guarantees). Hosts are compared without ports.
+    /// (docs/development.md, Guarantees). Hosts are compared without ports.
     pub fn check_service_url(&self, value: &str) -> Result<(), String> {
         let url = reqwest::Url::parse(value).map_err(|_| "is not an absolute URL".to_string())?;
         if !scheme_allowed(&url) {
