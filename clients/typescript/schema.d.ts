@@ -1746,7 +1746,7 @@ export interface components {
          */
         Action: "role_changed" | "coauthor_added" | "coauthor_removed" | "key_read" | "lti_registration_created" | "lti_registration_updated" | "lti_registration_deleted" | "account_erased" | "override_set" | "override_removed" | "grade_overridden" | "assignment_regraded" | "enrollment_removed" | "course_archived" | "course_restored" | "webhook_created" | "webhook_updated" | "webhook_deleted" | "webhook_secret_rotated";
         /** @description One learner's exceptions to the policy: each part absent means nothing extra. The most
-         *     generous applicable rule wins: see the README ("Overrides and accommodations"). */
+         *     generous applicable rule wins: see docs/instructors.md ("Overrides and accommodations"). */
         AdjustmentRequest: {
             /**
              * Format: date-time

@@ -156,7 +156,7 @@ impl AssignmentPatch {
 }
 
 /// One learner's exceptions to the policy: each part absent means nothing extra. The most
-/// generous applicable rule wins: see the README ("Overrides and accommodations").
+/// generous applicable rule wins: see docs/instructors.md ("Overrides and accommodations").
 #[derive(Debug, Default, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdjustmentRequest {
