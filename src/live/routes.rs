@@ -743,7 +743,8 @@ pub async fn session_events(
             .ok_or_else(session_not_found)?;
         Some(attempt)
     };
-    let (slot, hub) = state.live.slot(session.id, user.id).ok_or_else(|| {
+    let staff = audience.is_none();
+    let (slot, hub) = state.live.slot(session.id, user.id, staff).ok_or_else(|| {
         ApiError::new(
             Code::TooManyStreams,
             "Too many event streams are open for you or for this session; close one first.",
