@@ -26,7 +26,7 @@ use crate::policy::{GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
-use review::{Served, percentage};
+use review::{Served, Sight, percentage};
 use store::{AttemptListRow, AttemptRow, NewAttempt};
 
 pub fn attempt_not_found() -> ApiError {
@@ -238,34 +238,45 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
     }
 }
 
+/// What the viewer may see of the attempt now ([`review::Sight`]): what the feedback timing
+/// allows and, for a learner's live attempt, how far its session has gone.
+pub async fn sight(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Result<Sight, ApiError> {
+    let live = match (viewer, row.live_session_id) {
+        (Viewer::Learner, Some(session)) => Some(crate::live::progress(state, session).await?),
+        _ => None,
+    };
+    Ok(Sight {
+        reveal: reveal_for(state, row, viewer),
+        live,
+        one_at_a_time: viewer == Viewer::Learner
+            && row.sequential()
+            && row.finished_at.is_none()
+            && live.is_none(),
+    })
+}
+
 /// The attempt as the viewer may see it now: the JSON of its [`AttemptView`] (a view borrows
 /// its texts from the attempt's layout, which lives only as long as this call).
 pub async fn view(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Result<Vec<u8>, ApiError> {
     let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
     let o = laid_out_on(state, o, row.quiz_version_id).await?;
     let responses = store::responses(&state.pool, row.id).await?;
+    let sight = sight(state, row, viewer).await?;
     Ok(
-        serde_json::to_vec(&render(state, &o, row, &responses, viewer))
+        serde_json::to_vec(&render(state, &o, row, &responses, sight))
             .expect("an attempt's view serializes"),
     )
 }
 
-/// The attempt as the viewer may see it, given its state and responses.
+/// The attempt as `sight` shows it, given its state and responses.
 pub fn render<'a>(
     state: &AppState,
     o: &'a Opened,
     row: &AttemptRow,
     responses: &[store::ResponseRow],
-    viewer: Viewer,
+    sight: Sight,
 ) -> AttemptView<'a> {
-    let one_at_a_time = viewer == Viewer::Learner && row.sequential() && row.finished_at.is_none();
-    o.served.view(
-        row,
-        responses,
-        reveal_for(state, row, viewer),
-        state.clock.now(),
-        one_at_a_time,
-    )
+    o.served.view(row, responses, sight, state.clock.now())
 }
 
 /// Starts an attempt (or returns the learner's unfinished one: a double start is harmless).

@@ -17,9 +17,57 @@ use crate::content::{Question, QuestionKind};
 use crate::grading::Answer;
 use crate::grading::scoring::QuestionRules;
 use crate::i18n::{LocalizedText, resolve, resolve_ref};
+use crate::live::machine::Progress;
 use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
 use crate::quizzes::models::QuestionImage;
+
+/// What a viewer may see of an attempt's questions now: the one rule every read of an attempt
+/// applies (its view, and so its start, resume and finish; its images; a live session's
+/// stream to the learner).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sight {
+    /// What the feedback timing allows (the course's staff: everything).
+    pub reveal: Reveal,
+    /// A learner's live attempt: how far its session has gone. The session, not the learner's
+    /// progress nor the feedback timing, decides what is shown; the timing can only withhold
+    /// more.
+    pub live: Option<Progress>,
+    /// A learner's sequential attempt in progress: only the questions answered so far and the
+    /// current one, the first unanswered (see [`Served::view`]).
+    pub one_at_a_time: bool,
+}
+
+/// How much of one question a viewer sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Nothing: not even that it exists.
+    Hidden,
+    /// The question and the viewer's answer, nothing of its key.
+    Question,
+    /// With its judgement: correctness, the right answer, the explanation.
+    Judged,
+}
+
+impl Sight {
+    /// What of the question at `place` (its index in the version's questions, the order a
+    /// live session opens them in) is seen, `answered` or not.
+    pub fn of(&self, place: usize, answered: bool) -> Seen {
+        if let Some(live) = self.live {
+            if place >= live.opened {
+                return Seen::Hidden;
+            }
+            if place >= live.revealed {
+                return Seen::Question;
+            }
+        }
+        match self.reveal {
+            Reveal::All => Seen::Judged,
+            Reveal::Answered if answered => Seen::Judged,
+            Reveal::Answered | Reveal::Nothing => Seen::Question,
+        }
+    }
+}
 
 /// An attempt's layout: its order and ids, worked out once from its seed (they never change),
 /// and its locale chain. Compact: it is kept in memory for every active attempt.
@@ -95,7 +143,7 @@ impl Served {
     }
 
     /// The index of a question of this version (questions are compared by identity).
-    fn index(&self, q: &Question) -> usize {
+    pub fn index(&self, q: &Question) -> usize {
         self.version
             .content
             .questions
@@ -289,16 +337,15 @@ impl Served {
             .collect()
     }
 
-    /// The whole attempt as its viewer may see it now. `one_at_a_time` (a learner's sequential
-    /// attempt in progress): only the questions answered so far and the current one, the
-    /// first unanswered; nothing of the questions after it.
+    /// The whole attempt as its viewer may see it now ([`Sight`]). One at a time (a learner's
+    /// sequential attempt in progress): only the questions answered so far and the current one,
+    /// the first unanswered; nothing of the questions after it.
     pub fn view(
         &self,
         attempt: &AttemptRow,
         responses: &[ResponseRow],
-        reveal: Reveal,
+        sight: Sight,
         now: DateTime<Utc>,
-        one_at_a_time: bool,
     ) -> AttemptView<'_> {
         let by_key: HashMap<&str, &ResponseRow> = responses
             .iter()
@@ -320,22 +367,23 @@ impl Served {
         let questions = self
             .questions()
             .take_while(|q| {
-                if !one_at_a_time || by_key.contains_key(q.key.as_str()) {
+                if !sight.one_at_a_time || by_key.contains_key(q.key.as_str()) {
                     return true;
                 }
                 !std::mem::replace(&mut current_served, true)
             })
-            .map(|q| {
+            .filter_map(|q| {
                 let response = by_key.get(q.key.as_str()).copied();
+                let place = self.index(q);
+                let seen = sight.of(place, response.is_some());
+                if seen == Seen::Hidden {
+                    return None;
+                }
                 let (prompt, lang) = resolve_ref(&q.prompt, &self.chain);
                 let rules = &attempt.question_rules;
-                let result = match reveal {
-                    Reveal::All => Some(self.result(q, response, rules)),
-                    Reveal::Answered => response.map(|r| self.result(q, Some(r), rules)),
-                    Reveal::Nothing => None,
-                };
-                AttemptQuestion {
-                    id: self.question_ids[self.index(q)],
+                let result = (seen == Seen::Judged).then(|| self.result(q, response, rules));
+                Some(AttemptQuestion {
+                    id: self.question_ids[place],
                     kind: q.kind,
                     points: rules.question(&q.key, q.points, None).1,
                     scoring: rules.scoring(&q.key),
@@ -345,7 +393,7 @@ impl Served {
                     options: self.options(q),
                     response: response.map(|r| self.response_view(q, r)),
                     result,
-                }
+                })
             })
             .collect();
         AttemptView {
@@ -388,5 +436,47 @@ pub fn percentage(score: f64, max: f64) -> f64 {
         (score / max * 10000.0).round() / 100.0
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sight(reveal: Reveal, live: Option<(usize, usize)>) -> Sight {
+        Sight {
+            reveal,
+            live: live.map(|(opened, revealed)| Progress { opened, revealed }),
+            one_at_a_time: false,
+        }
+    }
+
+    #[test]
+    fn outside_live_mode_the_feedback_timing_decides() {
+        for answered in [false, true] {
+            assert_eq!(sight(Reveal::All, None).of(5, answered), Seen::Judged);
+            assert_eq!(sight(Reveal::Nothing, None).of(5, answered), Seen::Question);
+        }
+        assert_eq!(sight(Reveal::Answered, None).of(5, true), Seen::Judged);
+        assert_eq!(sight(Reveal::Answered, None).of(5, false), Seen::Question);
+    }
+
+    #[test]
+    fn in_live_mode_the_session_shows_and_reveals_and_the_timing_can_only_withhold() {
+        // Two questions opened, the first revealed.
+        let open = |reveal| sight(reveal, Some((2, 1)));
+        for reveal in [Reveal::All, Reveal::Answered, Reveal::Nothing] {
+            for answered in [false, true] {
+                assert_eq!(open(reveal).of(2, answered), Seen::Hidden, "not opened");
+                assert_eq!(open(reveal).of(7, answered), Seen::Hidden, "not opened");
+                assert_eq!(open(reveal).of(1, answered), Seen::Question, "not revealed");
+            }
+        }
+        assert_eq!(open(Reveal::Answered).of(0, true), Seen::Judged);
+        assert_eq!(open(Reveal::Answered).of(0, false), Seen::Question);
+        assert_eq!(open(Reveal::All).of(0, false), Seen::Judged);
+        assert_eq!(open(Reveal::Nothing).of(0, true), Seen::Question);
+        // In the lobby nothing exists yet.
+        assert_eq!(sight(Reveal::All, Some((0, 0))).of(0, false), Seen::Hidden);
     }
 }

@@ -10,7 +10,7 @@ use super::models::{
     AnswerOutcome, AnswerRequest, AttemptList, AttemptView, NumberAnswer, SelectedAnswer,
     StartAttempt, TextAnswer,
 };
-use super::review::Served;
+use super::review::{Served, Sight};
 use super::store::{self, Recorded};
 use super::{Opened, Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
 use crate::assignments::{self, visible_assignment};
@@ -139,14 +139,14 @@ pub async fn get_attempt(
     user: CurrentUser,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    let (opened, row, responses, viewer) = as_it_stands(&state, *id, &user).await?;
+    let (opened, row, responses, sight) = as_it_stands(&state, *id, &user).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
-        .json(render(&state, &opened, &row, &responses, viewer)))
+        .json(render(&state, &opened, &row, &responses, sight)))
 }
 
-/// The attempt as it stands now, laid out on its version, with its responses, if the caller
-/// may see it (what its view is rendered from).
+/// The attempt as it stands now, laid out on its version, with its responses and what the
+/// caller may see of it, if the caller may see it at all (what its view is rendered from).
 async fn as_it_stands(
     state: &AppState,
     id: Uuid,
@@ -156,7 +156,7 @@ async fn as_it_stands(
         Arc<Opened>,
         store::AttemptRow,
         Vec<store::ResponseRow>,
-        Viewer,
+        Sight,
     ),
     ApiError,
 > {
@@ -169,14 +169,14 @@ async fn as_it_stands(
     let opened = super::laid_out_on(state, opened, status.quiz_version_id).await?;
     // Finishing does not change the responses: they stay as read.
     let row = settle(state, opened.row.with_status(status)).await?;
-    Ok((opened, row, responses, viewer))
+    let sight = super::sight(state, &row, viewer).await?;
+    Ok((opened, row, responses, sight))
 }
 
 /// An image of a question of this attempt (`image.url` in its view), to whoever may see the
 /// attempt, and only while its view shows that question to them: a question the attempt did
-/// not draw, or one a sequential attempt has not reached, is as unknown as a made-up hash. A
-/// live attempt's questions are opened by its session, not by the learner's progress: any of
-/// its questions' images is served (its URL reaches a phone only with the open question).
+/// not draw, one a sequential attempt has not reached, or one its live session has not opened,
+/// is as unknown as a made-up hash.
 #[utoipa::path(get, path = "/v1/attempts/{id}/media/{sha256}", tag = "attempts", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The attempt's id"),
@@ -195,23 +195,17 @@ pub async fn get_attempt_media(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (id, sha256) = path.into_inner();
-    let (opened, row, responses, viewer) = as_it_stands(&state, id, &user).await?;
+    let (opened, row, responses, sight) = as_it_stands(&state, id, &user).await?;
     let not_found = crate::quizzes::media::media_not_found;
     if !crate::quizzes::media::plausible_hash(&sha256) {
         return Err(not_found());
     }
-    let image = if row.live_session_id.is_some() {
-        (opened.served.questions())
-            .filter_map(|q| q.image.as_ref())
-            .find(|i| i.sha256 == sha256)
-    } else {
-        let view = render(&state, &opened, &row, &responses, viewer);
-        (view.questions.iter())
-            .filter_map(|shown| opened.served.question_by_id(&shown.id.to_string()))
-            .filter_map(|q| q.image.as_ref())
-            .find(|i| i.sha256 == sha256)
-    }
-    .ok_or_else(not_found)?;
+    let view = render(&state, &opened, &row, &responses, sight);
+    let image = (view.questions.iter())
+        .filter_map(|shown| opened.served.question_by_id(&shown.id.to_string()))
+        .filter_map(|q| q.image.as_ref())
+        .find(|i| i.sha256 == sha256)
+        .ok_or_else(not_found)?;
     crate::quizzes::media::serve(&state, &req, image).await
 }
 
@@ -464,8 +458,9 @@ async fn answer_once(
 /// Clears your answer to one question ("Clear my choice"): the question is unanswered again.
 /// Only while the attempt is open and before its deadline, and only where the answer is not
 /// final: under immediate feedback an answered question has shown its key (`409
-/// answer_final`), and under sequential navigation every answer is final. Clearing an
-/// unanswered question changes nothing. Writes the `response.cleared` event with the
+/// answer_final`), under sequential navigation every answer is final, and so is every answer
+/// in a live session (`409 live_session_running`). Clearing an unanswered question changes
+/// nothing. Writes the `response.cleared` event with the
 /// deletion when a consumer wants it.
 #[utoipa::path(delete, path = "/v1/attempts/{id}/responses/{question_id}", tag = "attempts", security(("bearer" = [])),
     params(
@@ -477,7 +472,7 @@ async fn answer_once(
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), or the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation), or a live session's attempt while the session runs (`live_session_running`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn clear_answer(
     state: web::Data<AppState>,
@@ -508,12 +503,14 @@ pub async fn clear_answer(
             "This answer is final: under immediate feedback it has shown its key, and under sequential navigation every answer stands.",
         )
     };
-    if opened.row.sequential() {
+    // Every answer stands under sequential navigation, and in a live session (which alone
+    // finishes its attempts).
+    if opened.row.sequential() || opened.row.live_session_id.is_some() {
         let row = current(&state, attempt_id).await?;
-        return Err(if row.finished_at.is_some() {
-            closed(&row)
-        } else {
-            final_answer()
+        return Err(match row.finished_at {
+            Some(_) => closed(&row),
+            None if row.live_session_id.is_some() => crate::live::session_running(),
+            None => final_answer(),
         });
     }
     let mut conn = state.quick.acquire().await?;
@@ -552,7 +549,8 @@ fn closed(row: &store::AttemptRow) -> ApiError {
 }
 
 /// Finishes your attempt and returns the result, with as much review as the policy allows.
-/// Finishing a finished attempt returns it as it is.
+/// Finishing a finished attempt returns it as it is. A live session's attempt is finished by
+/// the session's end, not by its learner.
 #[utoipa::path(post, path = "/v1/attempts/{id}/finish", tag = "attempts", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The attempt's id")),
     responses(
@@ -560,6 +558,7 @@ fn closed(row: &store::AttemptRow) -> ApiError {
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Not your attempt to finish (course staff)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A live session's attempt while the session runs (`live_session_running`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn finish(
     state: web::Data<AppState>,
@@ -572,6 +571,10 @@ pub async fn finish(
     }
     let row = settle(&state, current(&state, opened.row.id).await?).await?;
     if row.finished_at.is_none() {
+        // A live attempt's questions are the session's to open: its end finishes it.
+        if row.live_session_id.is_some() {
+            return Err(crate::live::session_running());
+        }
         store::finish(&state.pool, row.id, "submitted", state.clock.now()).await?;
     }
     let row = current(&state, row.id).await?;

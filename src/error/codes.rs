@@ -206,6 +206,7 @@ error_codes! {
     LiveSessionEnded = "live_session_ended", CONFLICT, "The live session has ended.";
     LiveAttemptConflict = "live_attempt_conflict", CONFLICT, "An unfinished attempt at this assignment was started the other way (in a live session, or not); finish it first.";
     LiveOnly = "live_only", CONFLICT, "The attempt belongs to a live session: it takes answers only through the session.";
+    LiveSessionRunning = "live_session_running", CONFLICT, "The attempt belongs to a live session that is still running: only the session's end finishes it, and its answers stand (no clearing).";
     LiveNotSupported = "live_not_supported", CONFLICT, "Live mode runs quizzes without question banks.";
     InvalidTimer = "invalid_timer", UNPROCESSABLE_ENTITY, "`seconds` must be 5 to 600.";
     TooManyJoins = "too_many_joins", TOO_MANY_REQUESTS, "Too many live-session joins from this address or account; wait `Retry-After` seconds.";

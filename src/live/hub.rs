@@ -3,7 +3,8 @@
 //! events (a bounded `broadcast`: a stream that falls `EVENTS` behind is dropped, and its
 //! client reconnects to a fresh snapshot) and the staff's tally (a `watch`: the latest value
 //! only, however many joins and answers arrive). Memory per session is bounded: `EVENTS`
-//! events, `RECENT_NAMES` names, and at most `STREAMS_PER_SESSION` streams.
+//! events, `RECENT_NAMES` names, at most `STREAMS_PER_SESSION` learners' streams, and the
+//! staff's (`STREAMS_PER_USER` each).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,8 @@ use super::store::Standing;
 pub const EVENTS: usize = 16;
 /// Streams one person may hold open at once (a phone and a projector, and a reload).
 pub const STREAMS_PER_USER: u32 = 4;
-/// Streams one session may have on this instance.
+/// Learners' streams one session may have on this instance (its staff's projectors and
+/// screens do not compete with them for a place: #36).
 pub const STREAMS_PER_SESSION: usize = 2_000;
 /// Names of the latest joins shown on the projector.
 pub const RECENT_NAMES: usize = 12;
@@ -57,7 +59,9 @@ pub struct Tally {
 pub struct Hub {
     pub events: broadcast::Sender<Arc<Event>>,
     pub tally: watch::Sender<Tally>,
+    /// Every stream of the session on this instance, and the learners' among them.
     streams: AtomicUsize,
+    learner_streams: AtomicUsize,
     /// The question whose close was announced last (each close is announced once).
     announced: Mutex<Option<usize>>,
 }
@@ -68,6 +72,7 @@ impl Hub {
             events: broadcast::channel(EVENTS).0,
             tally: watch::channel(Tally::default()).0,
             streams: AtomicUsize::new(0),
+            learner_streams: AtomicUsize::new(0),
             announced: Mutex::new(None),
         }
     }
@@ -140,12 +145,16 @@ impl Default for Hubs {
 pub struct Slot {
     hub: Arc<Hub>,
     user: Uuid,
+    staff: bool,
     per_user: Arc<Mutex<HashMap<Uuid, u32>>>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         self.hub.streams.fetch_sub(1, Ordering::AcqRel);
+        if !self.staff {
+            self.hub.learner_streams.fetch_sub(1, Ordering::AcqRel);
+        }
         let mut per_user = self.per_user.lock().expect("streams lock");
         if let Some(n) = per_user.get_mut(&self.user) {
             *n -= 1;
@@ -178,25 +187,27 @@ impl Hubs {
         self.hubs.lock().expect("hubs lock").remove(&session);
     }
 
-    /// A place for one more stream of `user` on the session, within both caps; `None` when
-    /// either is reached.
-    pub fn slot(&self, session: Uuid, user: Uuid) -> Option<(Slot, Arc<Hub>)> {
+    /// A place for one more stream of `user` on the session, within the person's cap and, for
+    /// a learner's stream (not `staff`), the session's; `None` when either is reached.
+    pub fn slot(&self, session: Uuid, user: Uuid, staff: bool) -> Option<(Slot, Arc<Hub>)> {
         let hub = self.hub(session);
         let mut per_user = self.per_user.lock().expect("streams lock");
         let mine = per_user.entry(user).or_insert(0);
         if *mine >= STREAMS_PER_USER {
             return None;
         }
-        if hub.streams.fetch_add(1, Ordering::AcqRel) >= STREAMS_PER_SESSION {
-            hub.streams.fetch_sub(1, Ordering::AcqRel);
+        if !staff && hub.learner_streams.fetch_add(1, Ordering::AcqRel) >= STREAMS_PER_SESSION {
+            hub.learner_streams.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
+        hub.streams.fetch_add(1, Ordering::AcqRel);
         *mine += 1;
         drop(per_user);
         Some((
             Slot {
                 hub: hub.clone(),
                 user,
+                staff,
                 per_user: self.per_user.clone(),
             },
             hub,
@@ -223,13 +234,31 @@ mod tests {
         let hubs = Hubs::default();
         let (session, user) = (Uuid::new_v4(), Uuid::new_v4());
         let slots: Vec<_> = (0..STREAMS_PER_USER)
-            .map(|_| hubs.slot(session, user).expect("a slot"))
+            .map(|_| hubs.slot(session, user, false).expect("a slot"))
             .collect();
-        assert!(hubs.slot(session, user).is_none());
-        assert!(hubs.slot(session, Uuid::new_v4()).is_some());
+        assert!(hubs.slot(session, user, false).is_none());
+        assert!(hubs.slot(session, user, true).is_none(), "staff too");
+        assert!(hubs.slot(session, Uuid::new_v4(), false).is_some());
         drop(slots);
-        assert!(hubs.slot(session, user).is_some());
+        assert!(hubs.slot(session, user, false).is_some());
         assert_eq!(hubs.usage().0, 0);
+    }
+
+    #[test]
+    fn a_full_session_still_gives_its_staff_a_stream() {
+        let hubs = Hubs::default();
+        let session = Uuid::new_v4();
+        let class: Vec<_> = (0..STREAMS_PER_SESSION)
+            .map(|_| hubs.slot(session, Uuid::new_v4(), false).expect("a slot"))
+            .collect();
+        assert!(hubs.slot(session, Uuid::new_v4(), false).is_none());
+        let projector = hubs.slot(session, Uuid::new_v4(), true);
+        assert!(projector.is_some(), "the projector is not one of the class");
+        assert!(hubs.slot(session, Uuid::new_v4(), false).is_none());
+        drop(projector);
+        drop(class);
+        assert_eq!(hubs.usage().0, 0);
+        assert!(hubs.slot(session, Uuid::new_v4(), false).is_some());
     }
 
     #[test]

@@ -79,6 +79,17 @@ pub enum Refusal {
     QuestionClosed,
 }
 
+/// How far a session has shown the quiz to its learners: the first `opened` of the version's
+/// questions (a session opens them in the content's order) have been shown, and the key of the
+/// first `revealed`. A question is revealed when it closes (early, or its timer runs out), or
+/// when the session ends while it is open; one never opened is never shown, not even after
+/// the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub opened: usize,
+    pub revealed: usize,
+}
+
 /// What opening the next question writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Opening {
@@ -97,6 +108,20 @@ impl Snapshot {
             (false, Some(index), _) => Phase::Closed { index },
             (false, None, _) => Phase::Lobby,
         }
+    }
+
+    /// How far the session has gone at `now`.
+    pub fn progress(&self, now: DateTime<Utc>) -> Progress {
+        let (opened, revealed) = match self.phase(now) {
+            Phase::Lobby => (0, 0),
+            Phase::Open { index, .. } => (index + 1, index),
+            Phase::Closed { index } => (index + 1, index + 1),
+            Phase::Ended => {
+                let shown = self.index.map_or(0, |i| i + 1);
+                (shown, shown)
+            }
+        };
+        Progress { opened, revealed }
     }
 
     /// Opens the next question for `seconds`.
@@ -220,6 +245,30 @@ mod tests {
         assert_eq!(ended.phase(now), Phase::Ended);
         assert_eq!(ended.open_next(now, 30), Err(Refusal::Ended));
         assert_eq!(ended.close(now), Err(Refusal::Ended));
+    }
+
+    #[test]
+    fn a_question_is_shown_once_opened_and_revealed_once_closed_or_the_session_ends() {
+        let now = t0();
+        let progress = |opened, revealed| Progress { opened, revealed };
+        assert_eq!(lobby(3).progress(now), progress(0, 0));
+        let s = apply(lobby(3), lobby(3).open_next(now, 10).unwrap());
+        assert_eq!(s.progress(now), progress(1, 0));
+        let later = now + Duration::seconds(10);
+        assert_eq!(s.progress(later), progress(1, 1), "its timer ran out");
+        let s = apply(s, s.open_next(later, 10).unwrap());
+        assert_eq!(s.progress(later), progress(2, 1));
+        let ended = Snapshot { ended: true, ..s };
+        assert_eq!(
+            ended.progress(later),
+            progress(2, 2),
+            "ended while the second was open: the third was never shown"
+        );
+        let never = Snapshot {
+            ended: true,
+            ..lobby(3)
+        };
+        assert_eq!(never.progress(now), progress(0, 0));
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::error::{ApiError, Code};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 use hub::Event;
-use machine::{Phase, Refusal, Snapshot};
+use machine::{Phase, Progress, Refusal, Snapshot};
 use models::{Distribution, KeyCount};
 use store::SessionRow;
 
@@ -175,6 +175,14 @@ pub fn question_closed() -> ApiError {
     )
 }
 
+/// A live attempt is finished by its session's end, and its answers stand.
+pub fn session_running() -> ApiError {
+    ApiError::new(
+        Code::LiveSessionRunning,
+        "This attempt belongs to a live session that is still running: the session finishes it when it ends, and every answer in it stands.",
+    )
+}
+
 pub(crate) fn refused(r: Refusal) -> ApiError {
     match r {
         Refusal::Ended => ApiError::new(Code::LiveSessionEnded, "The live session has ended."),
@@ -211,48 +219,71 @@ pub fn snapshot(row: &SessionRow, version: &QuizVersion) -> Snapshot {
     }
 }
 
-/// Whether the caller may run live sessions of the assignment: its course's instructors
-/// (and admins); for a practice assignment, the quiz's authors (and admins).
+/// Whether `user` may run live sessions of an assignment now: of one in `course`, its
+/// instructors (by their role in it today) and admins; of a practice assignment (no course),
+/// the authors of its quiz `slug` and admins.
+async fn may_run(
+    state: &AppState,
+    course: Option<Uuid>,
+    slug: &str,
+    user: &CurrentUser,
+) -> Result<bool, ApiError> {
+    if user.is_admin() {
+        return Ok(true);
+    }
+    Ok(match course {
+        Some(course) => crate::courses::store::course_for(&state.pool, course, user.id)
+            .await?
+            .is_some_and(|c| c.my_role == Some(crate::courses::models::CourseRole::Instructor)),
+        None => crate::quizzes::store::access(&state.pool, slug, user.id)
+            .await?
+            .is_some_and(|q| q.is_author),
+    })
+}
+
+/// The assignment, if the caller may run live sessions of it ([`may_run`]).
 pub async fn runnable(
     state: &AppState,
     id: Uuid,
     user: &CurrentUser,
 ) -> Result<AssignmentRow, ApiError> {
     let a = crate::assignments::visible_assignment(&state.pool, id, user).await?;
-    match a.course_id {
-        Some(course) => {
-            crate::courses::taught_course(&state.pool, course, user).await?;
-        }
-        None => {
-            let authors = crate::quizzes::store::access(&state.pool, &a.slug, user.id)
-                .await?
-                .is_some_and(|q| q.is_author);
-            if !authors && !user.is_admin() {
-                return Err(ApiError::new(
-                    Code::Forbidden,
-                    "Only the quiz's authors run live sessions of its practice assignment.",
-                ));
-            }
-        }
+    if may_run(state, a.course_id, &a.slug, user).await? {
+        return Ok(a);
     }
-    Ok(a)
+    Err(ApiError::new(
+        Code::Forbidden,
+        if a.course_id.is_some() {
+            "Only the course's instructors can do this."
+        } else {
+            "Only the quiz's authors run live sessions of its practice assignment."
+        },
+    ))
 }
 
-/// Whether `user` runs this session: its creator, its course's instructors, admins.
+/// Whether `user` runs this session, decided at every request by [`may_run`]: who started it
+/// counts for nothing, so an instructor removed from the course no longer runs (nor reads the
+/// key through) the session they started.
 pub async fn is_staff(
     state: &AppState,
     row: &SessionRow,
     user: &CurrentUser,
 ) -> Result<bool, ApiError> {
-    if user.is_admin() || row.created_by == Some(user.id) {
-        return Ok(true);
-    }
-    Ok(match row.course_id {
-        Some(course) => crate::courses::store::course_for(&state.pool, course, user.id)
-            .await?
-            .is_some_and(|c| c.my_role == Some(crate::courses::models::CourseRole::Instructor)),
-        None => false,
-    })
+    may_run(state, row.course_id, &row.slug, user).await
+}
+
+/// How far the session has gone now ([`machine::Snapshot::progress`]): what its learners'
+/// attempts show. A session deleted meanwhile (its attempts are then no longer live) has
+/// shown nothing.
+pub async fn progress(state: &AppState, session: Uuid) -> Result<Progress, ApiError> {
+    let Some(row) = store::by_id(&state.pool, session).await? else {
+        return Ok(Progress {
+            opened: 0,
+            revealed: 0,
+        });
+    };
+    let version = version_of(state, &row).await?;
+    Ok(snapshot(&row, &version).progress(state.clock.now()))
 }
 
 /// The session, if the caller runs it (`404` for everyone else).

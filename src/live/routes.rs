@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, watch};
 use uuid::Uuid;
 
 use super::hub::{Event, Slot, Tally};
-use super::machine::Phase;
+use super::machine::{Phase, Progress};
 use super::models::{
     CreateSession, Distribution, IdCount, JoinRequest, Joined, Leader, LearnerDistribution,
     LearnerQuestion, OpenQuestion, PhaseName, SessionView, StaffDistribution, StaffOption,
@@ -21,12 +21,12 @@ use super::models::{
 use super::store::{self, SessionRow};
 use super::{session_not_found, snapshot, version_of};
 use crate::attempts::models::AnswerRequest;
+use crate::attempts::review::{Seen, Sight};
 use crate::attempts::routes::{LiveTurn, answer_to};
 use crate::attempts::{Opened, Viewer};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
-use crate::policy::Reveal;
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 
@@ -379,6 +379,7 @@ fn frame(event: &str, data: &impl Serialize) -> Bytes {
 /// Who a stream is for.
 enum Audience {
     Staff {
+        user: CurrentUser,
         version: Arc<QuizVersion>,
         tally: watch::Receiver<Tally>,
     },
@@ -402,6 +403,15 @@ struct Stream {
 impl Stream {
     /// The frames an event makes for this stream.
     async fn render(&mut self, event: &Event) -> Result<(), ApiError> {
+        // Who runs the session is decided at every step, as at every request: a stream opened
+        // by someone who no longer runs it ends before it shows another question or key.
+        if let (Event::Opened { .. } | Event::Closed { .. }, Audience::Staff { user, .. }) =
+            (event, &self.audience)
+            && !super::is_staff(&self.state, &self.session, user).await?
+        {
+            self.done = true;
+            return Ok(());
+        }
         match (event, &self.audience) {
             (Event::Ended, Audience::Learner { attempt }) => {
                 let frame = frame(
@@ -534,17 +544,21 @@ impl Stream {
                 };
                 let response =
                     crate::attempts::store::response(&self.state.pool, attempt.row.id, key).await?;
-                // The key as the assignment's feedback timing allows it now, as for any attempt:
-                // judged on the attempt as it stands (the policy may have changed since the
-                // layout was cached).
+                // This close reveals the question, as far as the assignment's feedback timing
+                // allows it now: the rule of every read of the attempt, judged on the attempt as
+                // it stands (the policy may have changed since the layout was cached).
                 let row = crate::attempts::current(&self.state, attempt.row.id).await?;
-                let reveal = crate::attempts::reveal_for(&self.state, &row, Viewer::Learner);
-                let rules = &row.question_rules;
-                let result = match reveal {
-                    Reveal::All => Some(served.result(q, response.as_ref(), rules)),
-                    Reveal::Answered => response.as_ref().map(|r| served.result(q, Some(r), rules)),
-                    Reveal::Nothing => None,
+                let place = served.index(q);
+                let sight = Sight {
+                    reveal: crate::attempts::reveal_for(&self.state, &row, Viewer::Learner),
+                    live: Some(Progress {
+                        opened: place + 1,
+                        revealed: place + 1,
+                    }),
+                    one_at_a_time: false,
                 };
+                let result = (sight.of(place, response.is_some()) == Seen::Judged)
+                    .then(|| served.result(q, response.as_ref(), &row.question_rules));
                 Ok(Some(frame(
                     "closed",
                     &LearnerDistribution {
@@ -729,7 +743,8 @@ pub async fn session_events(
             .ok_or_else(session_not_found)?;
         Some(attempt)
     };
-    let (slot, hub) = state.live.slot(session.id, user.id).ok_or_else(|| {
+    let staff = audience.is_none();
+    let (slot, hub) = state.live.slot(session.id, user.id, staff).ok_or_else(|| {
         ApiError::new(
             Code::TooManyStreams,
             "Too many event streams are open for you or for this session; close one first.",
@@ -739,6 +754,7 @@ pub async fn session_events(
     let events = hub.events.subscribe();
     let audience = match audience {
         None => Audience::Staff {
+            user,
             version: version.clone(),
             tally: hub.tally.subscribe(),
         },

@@ -9,6 +9,8 @@ pub struct SessionRow {
     pub id: Uuid,
     pub assignment_id: Uuid,
     pub course_id: Option<Uuid>,
+    /// The quiz's slug (whose authors run the sessions of its practice assignment).
+    pub slug: String,
     pub quiz_version_id: Uuid,
     pub created_by: Option<Uuid>,
     pub code: String,
@@ -22,10 +24,20 @@ pub struct SessionRow {
     pub ended_at: Option<DateTime<Utc>>,
 }
 
-const SELECT: &str = "SELECT s.id, s.assignment_id, a.course_id, s.quiz_version_id, s.created_by,
-        s.code, s.code_expires_at, s.question_index, s.question_key, s.opened_at, s.closes_at,
-        s.leaderboard, s.created_at, s.ended_at
-   FROM live_sessions s JOIN assignments a ON a.id = s.assignment_id";
+/// A [`SessionRow`]'s columns, and the tables they come from (`s` the session).
+macro_rules! session_columns {
+    () => {
+        "s.id, s.assignment_id, a.course_id, q.slug, s.quiz_version_id, s.created_by, s.code,
+         s.code_expires_at, s.question_index, s.question_key, s.opened_at, s.closes_at,
+         s.leaderboard, s.created_at, s.ended_at"
+    };
+}
+macro_rules! session_tables {
+    () => {
+        "live_sessions s JOIN assignments a ON a.id = s.assignment_id
+         JOIN quizzes q ON q.id = a.quiz_id"
+    };
+}
 
 pub struct NewSession<'a> {
     pub id: Uuid,
@@ -73,10 +85,16 @@ pub async fn insert(db: &sqlx::PgPool, s: NewSession<'_>) -> Result<bool, sqlx::
 }
 
 pub async fn by_id(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<SessionRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!("{SELECT} WHERE s.id = $1")))
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as(concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM ",
+        session_tables!(),
+        " WHERE s.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(db)
+    .await
 }
 
 /// The open session with this code whose code has not expired: one probe of the partial
@@ -86,9 +104,13 @@ pub async fn by_code(
     code: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<SessionRow>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "{SELECT} WHERE s.code = $1 AND s.ended_at IS NULL AND s.code_expires_at > $2"
-    )))
+    sqlx::query_as(concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM ",
+        session_tables!(),
+        " WHERE s.code = $1 AND s.ended_at IS NULL AND s.code_expires_at > $2"
+    ))
     .bind(code)
     .bind(now)
     .fetch_optional(db)
@@ -176,15 +198,14 @@ pub async fn for_learner(
         session: SessionRow,
         attempt_id: Uuid,
     }
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT s.id, s.assignment_id, a.course_id, s.quiz_version_id, s.created_by,
-                s.code, s.code_expires_at, s.question_index, s.question_key, s.opened_at,
-                s.closes_at, s.leaderboard, s.created_at, s.ended_at, p.attempt_id
-           FROM live_participants p
-           JOIN live_sessions s ON s.id = p.session_id
-           JOIN assignments a ON a.id = s.assignment_id
-          WHERE p.session_id = $1 AND p.user_id = $2",
-    )
+    let row: Option<Row> = sqlx::query_as(concat!(
+        "SELECT ",
+        session_columns!(),
+        ", p.attempt_id FROM ",
+        session_tables!(),
+        " JOIN live_participants p ON p.session_id = s.id
+          WHERE p.session_id = $1 AND p.user_id = $2"
+    ))
     .bind(session)
     .bind(user)
     .fetch_optional(db)

@@ -157,6 +157,18 @@ impl Sse {
         }
     }
 
+    /// What the stream still sends until the server closes it (within 20 s).
+    async fn rest(mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            while let Ok(Some(chunk)) = self.res.chunk().await {
+                self.buf.push_str(std::str::from_utf8(&chunk).unwrap());
+            }
+            self.buf
+        })
+        .await
+        .expect("the stream ends within 20 s")
+    }
+
     /// Whether the stream ends (the server closed it) within 20 s.
     async fn ends(mut self) -> bool {
         tokio::time::timeout(Duration::from_secs(20), async {
@@ -495,16 +507,11 @@ async fn an_answer_after_the_timer_or_to_another_question_is_refused_and_records
         .status(201)
         .await;
     let attempt = joined["attempt_id"].as_str().unwrap().to_string();
-    // The attempt's layout: question ids and option ids as the learner knows them.
-    let view = learner
-        .get(&format!("/v1/attempts/{attempt}"))
-        .await
-        .status(200)
-        .await;
-    let qs = view["questions"].as_array().unwrap();
+    // The attempt's question ids and option ids, as the learner will know them.
+    let qs = secrets(&app, &attempt).await;
     let (q0, q1) = (&qs[0], &qs[1]);
-    let id = |q: &Value| q["id"].as_str().unwrap().to_string();
-    let opt = |q: &Value| q["options"][0]["id"].as_str().unwrap().to_string();
+    let id = |q: &Secret| q.id.clone();
+    let opt = |q: &Secret| q.option_ids[0].clone();
     // Before any question is open.
     live_answer(learner, &session, &id(q0), &opt(q0))
         .await
@@ -602,16 +609,17 @@ async fn a_client_sending_a_flood_of_answers_gets_exactly_one_recorded() {
         .status(201)
         .await;
     let attempt = joined["attempt_id"].as_str().unwrap().to_string();
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    // The open question, as the learner's attempt shows it.
     let view = learner
         .get(&format!("/v1/attempts/{attempt}"))
         .await
         .status(200)
         .await;
     let q = view["questions"].as_array().unwrap()[0].clone();
-    step(&c.teacher, &session, "next", json!({"seconds": 60}))
-        .await
-        .status(200)
-        .await;
     let qid = q["id"].as_str().unwrap().to_string();
     let options: Vec<String> = q["options"]
         .as_array()
@@ -1048,4 +1056,473 @@ async fn a_stream_on_another_instance_follows_the_session_through_notify() {
         .await;
     staff.until("ended").await;
     assert!(staff.ends().await);
+}
+
+// Issue #32: a live attempt shows a learner only what the session has opened, and the key only
+// once the session reveals it (closes the question, or ends), whatever its feedback timing;
+// the session, not the learner, ends the attempt; its staff are decided at every request.
+
+/// One question of `data-parallelism` as one learner's live attempt knows it, and all that
+/// would tell the learner about it before its time.
+struct Secret {
+    /// Its id in the attempt, and its options' (derived from the attempt's seed, as quizd does).
+    id: String,
+    option_ids: Vec<String>,
+    correct_ids: Vec<String>,
+    /// Its prompt in every locale.
+    prompts: Vec<String>,
+    /// Its explanation and feedback in every locale, and its option keys (quoted).
+    key: Vec<String>,
+}
+
+/// The quiz's questions, in the content's order (the order a session opens them in), as the
+/// attempt `attempt` knows them.
+async fn secrets(app: &TestApp, attempt: &str) -> Vec<Secret> {
+    let seed: Vec<u8> = sqlx::query_scalar("SELECT seed FROM attempts WHERE id = $1")
+        .bind(attempt.parse::<uuid::Uuid>().unwrap())
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let keys = quizd::attempts::shuffle::AttemptKeys { seed: &seed };
+    let quizzes = quizd::content::load_dir(&content_dir()).unwrap();
+    let quiz = quizzes
+        .iter()
+        .find(|q| q.slug == "data-parallelism")
+        .unwrap();
+    quiz.questions
+        .iter()
+        .map(|q| {
+            let option_id = |o: &quizd::content::Choice| keys.option_id(&q.key, &o.key).to_string();
+            let mut key: Vec<String> = q.explanation.values().cloned().collect();
+            key.extend(q.wrong_feedback.iter().flat_map(|f| f.values().cloned()));
+            for o in &q.options {
+                key.extend(o.feedback.iter().flat_map(|f| f.values().cloned()));
+                key.push(format!("\"{}\"", o.key));
+            }
+            Secret {
+                id: keys.question_id(&q.key).to_string(),
+                option_ids: q.options.iter().map(option_id).collect(),
+                correct_ids: q
+                    .options
+                    .iter()
+                    .filter(|o| o.correct)
+                    .map(option_id)
+                    .collect(),
+                prompts: q.prompt.values().cloned().collect(),
+                key,
+            }
+        })
+        .collect()
+}
+
+/// Whether `v` (anywhere in it) judges question `s`: a `result` on it, or its correct options
+/// listed as `correct_options`.
+fn judges(v: &Value, s: &Secret) -> bool {
+    match v {
+        Value::Object(o) => {
+            let about = ["id", "question_id"]
+                .iter()
+                .any(|f| o.get(*f).and_then(Value::as_str) == Some(s.id.as_str()));
+            let result = o.get("result").is_some_and(|r| !r.is_null());
+            let listed = o
+                .get("correct_options")
+                .and_then(Value::as_array)
+                .is_some_and(|ids| {
+                    ids.iter()
+                        .any(|id| s.correct_ids.iter().any(|c| id == c.as_str()))
+                });
+            (about && result) || listed || o.values().any(|x| judges(x, s))
+        }
+        Value::Array(items) => items.iter().any(|x| judges(x, s)),
+        _ => false,
+    }
+}
+
+/// Fails if `body`, something a learner reads, shows anything of a question the session has
+/// not opened (the first `opened` of the quiz's are: its id, its options' ids, its prompt), or
+/// the key of one it has not revealed (the first `revealed`: a result on it, its correct
+/// options marked, its explanation or feedback, an option key).
+fn assert_hides(body: &str, secrets: &[Secret], opened: usize, revealed: usize, context: &str) {
+    let json: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    for (i, s) in secrets.iter().enumerate() {
+        if i >= opened {
+            let shown = std::iter::once(&s.id)
+                .chain(&s.option_ids)
+                .chain(&s.prompts)
+                .find(|x| body.contains(x.as_str()));
+            assert!(
+                shown.is_none(),
+                "{context}: question {i}, not opened, shows {shown:?}: {body}"
+            );
+        }
+        if i >= revealed {
+            let key = s.key.iter().find(|k| body.contains(k.as_str()));
+            assert!(
+                key.is_none(),
+                "{context}: question {i}, not revealed, shows {key:?}: {body}"
+            );
+            assert!(
+                !judges(&json, s),
+                "{context}: question {i}, not revealed, is judged: {body}"
+            );
+        }
+    }
+    if revealed == 0 {
+        for field in ["correct_options", "\"correct\"", "explanation"] {
+            assert!(
+                !body.contains(field),
+                "{context}: nothing is revealed, yet {field}: {body}"
+            );
+        }
+    }
+}
+
+/// The body of a reply, as text.
+async fn text(reply: Reply) -> String {
+    reply.response().text().await.unwrap()
+}
+
+/// A class of one under `policy`, a session, and the learner joined: (class, session, the
+/// learner's attempt id).
+async fn joined_class(app: &TestApp, policy: Value) -> (Class<'_>, Value, String) {
+    let c = class(app, 1, policy).await;
+    let session = create_session(&c, json!({})).await;
+    let joined = join(&c.learners[0], session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
+    let attempt = joined["attempt_id"].as_str().unwrap().to_string();
+    (c, session, attempt)
+}
+
+/// The learner's answer choosing the option of `option_id` through the session.
+async fn answer_with(who: &Session<'_>, session: &Value, s: &Secret, option_id: &str) -> Reply {
+    live_answer(who, session, &s.id, option_id).await
+}
+
+#[tokio::test]
+async fn a_learner_in_a_live_session_reads_no_question_before_the_session_opens_it() {
+    let app = TestApp::spawn().await;
+    let (c, session, attempt) = joined_class(&app, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let secrets = secrets(&app, &attempt).await;
+    let path = format!("/v1/attempts/{attempt}");
+    let before = text(learner.get(&path).await).await;
+    assert_hides(&before, &secrets, 0, 0, "before any question opens");
+    let view: Value = serde_json::from_str(&before).unwrap();
+    assert_eq!(view["questions"], json!([]), "{view}");
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    let open = text(learner.get(&path).await).await;
+    assert_hides(&open, &secrets, 1, 0, "the first question open");
+    let view: Value = serde_json::from_str(&open).unwrap();
+    assert_eq!(view["questions"].as_array().unwrap().len(), 1, "{view}");
+    assert_eq!(view["questions"][0]["id"], secrets[0].id.as_str());
+}
+
+#[tokio::test]
+async fn under_immediate_feedback_a_live_answer_shows_no_key_until_the_session_reveals_it() {
+    let app = TestApp::spawn().await;
+    let (c, session, attempt) = joined_class(&app, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let secrets = secrets(&app, &attempt).await;
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    let reply = answer_with(learner, &session, &secrets[0], &secrets[0].correct_ids[0]).await;
+    assert_hides(&text(reply).await, &secrets, 1, 0, "the answer's reply");
+    let path = format!("/v1/attempts/{attempt}");
+    let open = text(learner.get(&path).await).await;
+    assert_hides(&open, &secrets, 1, 0, "answered, the question still open");
+    // The session reveals it by closing it: now the result shows.
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
+    let closed = learner.get(&path).await.status(200).await;
+    assert_eq!(
+        closed["questions"][0]["result"]["correct"], true,
+        "{closed}"
+    );
+    assert_hides(&closed.to_string(), &secrets, 1, 1, "the question closed");
+}
+
+#[tokio::test]
+async fn a_learner_cannot_finish_a_live_attempt_while_the_session_runs() {
+    let app = TestApp::spawn().await;
+    let (c, session, attempt) = joined_class(&app, json!({"feedback": "immediate"})).await;
+    let learner = &c.learners[0];
+    let secrets = secrets(&app, &attempt).await;
+    let finish = format!("/v1/attempts/{attempt}/finish");
+    let refused = learner
+        .post(&finish, &json!({}))
+        .await
+        .problem(409, "live_session_running")
+        .await;
+    assert_hides(&refused.to_string(), &secrets, 0, 0, "finish in the lobby");
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    learner
+        .post(&finish, &json!({}))
+        .await
+        .problem(409, "live_session_running")
+        .await;
+    let view = learner
+        .get(&format!("/v1/attempts/{attempt}"))
+        .await
+        .status(200)
+        .await;
+    assert_eq!(view["state"], "in_progress");
+    // The session ends it; finishing then returns it as it is, with only what was shown.
+    step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
+    let done = text(learner.post(&finish, &json!({})).await).await;
+    assert_hides(&done, &secrets, 1, 1, "finished by the session's end");
+    let done: Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(done["state"], "finished");
+    assert_eq!(done["questions"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_live_answer_cannot_be_cleared_and_answered_again() {
+    let app = TestApp::spawn().await;
+    let (c, session, attempt) = joined_class(&app, json!({"feedback": "on_finish"})).await;
+    let learner = &c.learners[0];
+    let secrets = secrets(&app, &attempt).await;
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    let q = &secrets[0];
+    let wrong = q
+        .option_ids
+        .iter()
+        .find(|o| !q.correct_ids.contains(o))
+        .unwrap();
+    answer_with(learner, &session, q, wrong)
+        .await
+        .status(200)
+        .await;
+    learner
+        .delete(&format!("/v1/attempts/{attempt}/responses/{}", q.id))
+        .await
+        .problem(409, "live_session_running")
+        .await;
+    answer_with(learner, &session, q, &q.correct_ids[0])
+        .await
+        .problem(409, "answer_final")
+        .await;
+    let answers = count(
+        &app,
+        "SELECT count(*) FROM responses WHERE attempt_id = $1 AND NOT correct",
+        &attempt,
+    )
+    .await;
+    assert_eq!(answers, 1, "the first answer stands");
+}
+
+#[tokio::test]
+async fn an_instructor_removed_from_the_course_no_longer_runs_the_session_they_started() {
+    let app = TestApp::spawn().await;
+    let c = class(&app, 1, json!({"feedback": "immediate"})).await;
+    let assistant = app.person("assistant@example.org", "learner").await;
+    let enrollments = format!("/v1/courses/{}/enrollments", c.course);
+    let body = json!({"user_id": assistant.id, "role": "instructor"});
+    c.teacher.post(&enrollments, &body).await.status(201).await;
+    let path = format!("/v1/assignments/{}/live", c.assignment);
+    let session = assistant.post(&path, &json!({})).await.status(201).await;
+    let sid = session["id"].as_str().unwrap();
+    join(&c.learners[0], session["code"].as_str().unwrap())
+        .await
+        .status(201)
+        .await;
+    step(&assistant, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    step(&assistant, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
+    let distribution = format!("/v1/live/sessions/{sid}/distribution");
+    assistant.get(&distribution).await.status(200).await;
+    let mut screen = Sse::connect(&app, &assistant.access, &session).await;
+    screen.until("closed").await;
+    // Removed from the course: the session they started is no longer theirs to run or read.
+    c.teacher
+        .delete(&format!("{enrollments}/{}", assistant.id))
+        .await
+        .status(204)
+        .await;
+    // The screen they opened before shows no further question, nor its key: it ends.
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    step(&c.teacher, &session, "close", json!({}))
+        .await
+        .status(200)
+        .await;
+    let rest = screen.rest().await;
+    assert!(
+        !rest.contains("event: question") && !rest.contains("event: closed"),
+        "{rest}"
+    );
+    assistant
+        .get(&distribution)
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
+    assistant
+        .get(&format!("/v1/live/sessions/{sid}"))
+        .await
+        .problem(404, "live_session_not_found")
+        .await;
+    for what in ["next", "end"] {
+        step(&assistant, &session, what, json!({"seconds": 60}))
+            .await
+            .problem(404, "live_session_not_found")
+            .await;
+    }
+    let res = Sse::open(&app, &app.client, &assistant.access, &session).await;
+    assert_problem(res, 404, "live_session_not_found").await;
+    // The course's instructors still run it.
+    c.teacher.get(&distribution).await.status(200).await;
+    step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
+}
+
+/// Everything the learner reads of their attempt (its view, its finish, their list of
+/// attempts), checked against what the session has opened and revealed: the view, and whether
+/// the finish was taken.
+async fn look(
+    learner: &Session<'_>,
+    attempt: &str,
+    s: &[Secret],
+    opened: usize,
+    revealed: usize,
+    context: &str,
+) -> (Value, bool) {
+    let path = format!("/v1/attempts/{attempt}");
+    let view = text(learner.get(&path).await).await;
+    assert_hides(
+        &view,
+        s,
+        opened,
+        revealed,
+        &format!("{context}: the attempt"),
+    );
+    let finish = learner.post(&format!("{path}/finish"), &json!({})).await;
+    let finished = finish.status_code() == 200;
+    let finish = text(finish).await;
+    assert_hides(&finish, s, opened, revealed, &format!("{context}: finish"));
+    let mine = text(learner.get("/v1/me/attempts").await).await;
+    assert_hides(
+        &mine,
+        s,
+        opened,
+        revealed,
+        &format!("{context}: my attempts"),
+    );
+    (serde_json::from_str(&view).unwrap(), finished)
+}
+
+#[tokio::test]
+async fn a_whole_live_session_shows_each_learner_nothing_of_a_question_before_the_session_does() {
+    let app = TestApp::spawn().await;
+    let policy =
+        json!({"feedback": "immediate", "shuffle_questions": true, "shuffle_options": true});
+    let (c, session, attempt) = joined_class(&app, policy).await;
+    let learner = &c.learners[0];
+    let s = secrets(&app, &attempt).await;
+    let mut phone = Sse::connect(&app, &learner.access, &session).await;
+    let hello = phone.until("hello").await;
+    let reads = |opened, revealed, context| look(learner, &attempt, &s, opened, revealed, context);
+    let event = |e: &Value, opened, revealed, context: &str| {
+        assert_hides(&e.to_string(), &s, opened, revealed, context);
+    };
+    event(&hello, 0, 0, "hello");
+    let (view, finished) = reads(0, 0, "joined").await;
+    assert!(!finished, "the session runs: no finish");
+    assert_eq!(view["questions"], json!([]));
+
+    let wrong = |q: &Secret| {
+        q.option_ids
+            .iter()
+            .find(|o| !q.correct_ids.contains(o))
+            .unwrap()
+            .clone()
+    };
+    // Two questions, one answered right and one wrong, each revealed by its close.
+    for (i, right) in [(0, true), (1, false)] {
+        step(&c.teacher, &session, "next", json!({"seconds": 60}))
+            .await
+            .status(200)
+            .await;
+        event(&phone.until("question").await, i + 1, i, "question event");
+        reads(i + 1, i, "open").await;
+        let option = if right {
+            s[i].correct_ids[0].clone()
+        } else {
+            wrong(&s[i])
+        };
+        let reply = text(answer_with(learner, &session, &s[i], &option).await).await;
+        assert_hides(&reply, &s, i + 1, i, "the answer's reply");
+        reads(i + 1, i, "answered, before the reveal").await;
+        // A stream opened now starts from where the session stands.
+        let mut late = Sse::connect(&app, &learner.access, &session).await;
+        event(
+            &late.until("hello").await,
+            i + 1,
+            i,
+            "a late stream's hello",
+        );
+        event(
+            &late.until("question").await,
+            i + 1,
+            i,
+            "a late stream's question",
+        );
+        drop(late);
+        step(&c.teacher, &session, "close", json!({}))
+            .await
+            .status(200)
+            .await;
+        let closed = phone.until("closed").await;
+        event(&closed, i + 1, i + 1, "closed event");
+        assert_eq!(closed["result"]["correct"], right, "{closed}");
+        let (view, finished) = reads(i + 1, i + 1, "revealed").await;
+        assert!(!finished);
+        let shown = view["questions"].as_array().unwrap();
+        assert_eq!(shown.len(), i + 1);
+        let this = shown.iter().find(|q| q["id"] == s[i].id.as_str()).unwrap();
+        assert_eq!(this["result"]["correct"], right, "{this}");
+    }
+    // The third opens and the session ends while it is open: it is revealed with the end; the
+    // five never opened stay unseen.
+    step(&c.teacher, &session, "next", json!({"seconds": 60}))
+        .await
+        .status(200)
+        .await;
+    event(&phone.until("question").await, 3, 2, "question event");
+    reads(3, 2, "the third open").await;
+    step(&c.teacher, &session, "end", json!({}))
+        .await
+        .status(200)
+        .await;
+    event(&phone.until("closed").await, 3, 3, "closed by the end");
+    event(&phone.until("ended").await, 3, 3, "ended");
+    let (view, finished) = reads(3, 3, "ended").await;
+    assert!(finished, "a finished attempt's finish returns it");
+    assert_eq!(view["state"], "finished");
+    assert_eq!(view["questions"].as_array().unwrap().len(), 3);
 }

@@ -316,6 +316,10 @@ async fn a_live_phone_gets_the_open_questions_image_though_it_left_an_earlier_on
         .ok::<Value>()
         .await;
     let id = session["id"].as_str().unwrap();
+    let attempt = joined["attempt_id"].as_str().unwrap();
+    let image = |fill| format!("/v1/attempts/{attempt}/media/{}", sha256(&png(4, 3, fill)));
+    // Before the session opens a question, no image of it (#32).
+    assert_eq!(fetch(&learner, &image(1), None).await.status(), 404);
     // The first question opens and closes unanswered, then the second opens.
     for (what, body) in [
         ("next", json!({"seconds": 30})),
@@ -325,8 +329,7 @@ async fn a_live_phone_gets_the_open_questions_image_though_it_left_an_earlier_on
         let path = format!("/v1/live/sessions/{id}/{what}");
         teacher.post(&path, &body).await.ok::<Value>().await;
     }
-    let attempt = joined["attempt_id"].as_str().unwrap();
-    let url = format!("/v1/attempts/{attempt}/media/{}", sha256(&png(4, 3, 2)));
+    let url = image(2);
     let res = fetch(&learner, &url, None).await;
     assert_eq!(res.status(), 200, "the open question's image");
     assert_eq!(res.bytes().await.unwrap().as_ref(), png(4, 3, 2).as_slice());
