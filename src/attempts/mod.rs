@@ -22,7 +22,7 @@ use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::error::{ApiError, Code};
 use crate::grading::{FinishedAttempt, assignment_grade};
-use crate::policy::{GradingMethod, Reveal, reveal};
+use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
@@ -143,7 +143,8 @@ async fn open(state: &AppState, row: AttemptRow) -> Result<Arc<Opened>, ApiError
 }
 
 /// The attempt, if the caller may see it: its learner, the course's instructors, admins.
-/// To anyone else it does not exist.
+/// To anyone else it does not exist. A practice attempt is closed to its learner while they
+/// sit an exam of its quiz (`409 practice_during_exam`).
 pub async fn visible_attempt(
     state: &AppState,
     id: Uuid,
@@ -151,6 +152,11 @@ pub async fn visible_attempt(
 ) -> Result<(Arc<Opened>, Viewer), ApiError> {
     let o = opened(state, id).await?.ok_or_else(attempt_not_found)?;
     if o.row.user_id == user.id {
+        if o.row.course_id.is_none() {
+            let quiz = o.served.version.quiz_id;
+            crate::assignments::practice_open_to(&state.pool, quiz, user.id, state.clock.now())
+                .await?;
+        }
         return Ok((o, Viewer::Learner));
     }
     if user.is_admin() {
@@ -164,6 +170,26 @@ pub async fn visible_attempt(
         return Ok((o, Viewer::Staff));
     }
     Err(attempt_not_found())
+}
+
+/// Whether the attempt's learner is still in its course (a practice attempt has none): once
+/// taken out, they change it no more.
+pub async fn still_enrolled(state: &AppState, row: &AttemptRow) -> Result<bool, ApiError> {
+    let Some(course) = row.course_id else {
+        return Ok(true);
+    };
+    Ok(
+        crate::courses::store::course_for(&state.pool, course, row.user_id)
+            .await?
+            .is_some_and(|c| c.my_role.is_some()),
+    )
+}
+
+pub fn not_enrolled() -> ApiError {
+    ApiError::new(
+        Code::NotEnrolled,
+        "You are no longer enrolled in this attempt's course: it takes no answer, clearing or finish from you, and stays as it was.",
+    )
 }
 
 /// The attempt as it stands now.
@@ -232,10 +258,30 @@ pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal 
         Viewer::Learner => reveal(
             row.feedback,
             row.finished_at.is_some(),
-            row.closes_at,
+            row.own_close,
             state.clock.now(),
         ),
     }
+}
+
+/// The row with where its learner stands for `after_close` ([`AttemptRow::own_close`]), read
+/// when their view of a finished attempt depends on it.
+pub async fn with_own_close(
+    state: &AppState,
+    mut row: AttemptRow,
+    viewer: Viewer,
+) -> Result<AttemptRow, ApiError> {
+    let now = state.clock.now();
+    // Before the assignment's close, no learner's own close (never earlier) has passed.
+    if viewer == Viewer::Learner
+        && row.feedback == FeedbackTiming::AfterClose
+        && row.finished_at.is_some()
+        && row.closes_at.is_none_or(|c| now >= c)
+    {
+        let own = crate::assignments::own_close(&state.pool, row.assignment_id, row.user_id, now);
+        row.own_close = Some(own.await?);
+    }
+    Ok(row)
 }
 
 /// The attempt as the viewer may see it now: the JSON of its [`AttemptView`] (a view borrows
@@ -244,8 +290,9 @@ pub async fn view(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Result<
     let o = opened(state, row.id).await?.ok_or_else(attempt_not_found)?;
     let o = laid_out_on(state, o, row.quiz_version_id).await?;
     let responses = store::responses(&state.pool, row.id).await?;
+    let row = with_own_close(state, row.clone(), viewer).await?;
     Ok(
-        serde_json::to_vec(&render(state, &o, row, &responses, viewer))
+        serde_json::to_vec(&render(state, &o, &row, &responses, viewer))
             .expect("an attempt's view serializes"),
     )
 }
