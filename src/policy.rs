@@ -15,7 +15,8 @@ pub enum FeedbackTiming {
     Immediate,
     /// When the learner finishes the attempt.
     OnFinish,
-    /// When the assignment closes.
+    /// When the assignment closes for the learner: at their own close (an override or an
+    /// accommodation may set a later one), once they can neither start nor continue an attempt.
     AfterClose,
     /// Never; only the score.
     Never,
@@ -135,18 +136,39 @@ pub enum Reveal {
     All,
 }
 
-/// What the feedback timing allows a learner to see now, by the server's clock.
+/// What `after_close` waits for, for one learner in one assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnClose {
+    /// Their own close: the latest of the assignment's, their override's and their
+    /// accommodation's; absent: the assignment never closes.
+    pub closes_at: Option<DateTime<Utc>>,
+    /// Whether they may still start an attempt (one left, before their close) or continue one.
+    pub may_go_on: bool,
+}
+
+impl OwnClose {
+    /// Whether the assignment is over for them: their close has passed (or there is none) and
+    /// they can neither start nor continue an attempt.
+    pub fn passed(&self, now: DateTime<Utc>) -> bool {
+        !self.may_go_on && self.closes_at.is_none_or(|c| now >= c)
+    }
+}
+
+/// What the feedback timing allows a learner to see now, by the server's clock. `own_close`:
+/// where the learner stands for `after_close`; `None` (not known) reveals nothing under it.
 pub fn reveal(
     feedback: FeedbackTiming,
     finished: bool,
-    closes_at: Option<DateTime<Utc>>,
+    own_close: Option<OwnClose>,
     now: DateTime<Utc>,
 ) -> Reveal {
     match feedback {
         FeedbackTiming::Immediate if finished => Reveal::All,
         FeedbackTiming::Immediate => Reveal::Answered,
         FeedbackTiming::OnFinish if finished => Reveal::All,
-        FeedbackTiming::AfterClose if finished && closes_at.is_none_or(|c| now >= c) => Reveal::All,
+        FeedbackTiming::AfterClose if finished && own_close.is_some_and(|c| c.passed(now)) => {
+            Reveal::All
+        }
         _ => Reveal::Nothing,
     }
 }
@@ -160,13 +182,52 @@ mod tests {
         let now = Utc::now();
         let later = now + chrono::Duration::hours(1);
         use FeedbackTiming::*;
+        let closing = |at, may_go_on| {
+            Some(OwnClose {
+                closes_at: at,
+                may_go_on,
+            })
+        };
         assert_eq!(reveal(Immediate, false, None, now), Reveal::Answered);
         assert_eq!(reveal(Immediate, true, None, now), Reveal::All);
         assert_eq!(reveal(OnFinish, false, None, now), Reveal::Nothing);
         assert_eq!(reveal(OnFinish, true, None, now), Reveal::All);
-        assert_eq!(reveal(AfterClose, true, Some(later), now), Reveal::Nothing);
-        assert_eq!(reveal(AfterClose, false, Some(now), later), Reveal::Nothing);
-        assert_eq!(reveal(AfterClose, true, Some(now), later), Reveal::All);
-        assert_eq!(reveal(Never, true, Some(now), later), Reveal::Nothing);
+        let passed = closing(Some(now), false);
+        assert_eq!(
+            reveal(AfterClose, true, closing(Some(later), false), now),
+            Reveal::Nothing
+        );
+        assert_eq!(reveal(AfterClose, false, passed, later), Reveal::Nothing);
+        assert_eq!(reveal(AfterClose, true, passed, later), Reveal::All);
+        assert_eq!(
+            reveal(AfterClose, true, None, later),
+            Reveal::Nothing,
+            "not known"
+        );
+        assert_eq!(reveal(Never, true, passed, later), Reveal::Nothing);
+    }
+
+    #[test]
+    fn after_close_waits_while_the_learner_may_start_or_continue_an_attempt() {
+        let now = Utc::now();
+        let earlier = now - chrono::Duration::hours(1);
+        use FeedbackTiming::AfterClose;
+        let own = |closes_at, may_go_on| {
+            Some(OwnClose {
+                closes_at,
+                may_go_on,
+            })
+        };
+        // An attempt running past the close (a deadline that was not shortened).
+        assert_eq!(
+            reveal(AfterClose, true, own(Some(earlier), true), now),
+            Reveal::Nothing
+        );
+        // No close: only once no attempt is left and none runs.
+        assert_eq!(
+            reveal(AfterClose, true, own(None, true), now),
+            Reveal::Nothing
+        );
+        assert_eq!(reveal(AfterClose, true, own(None, false), now), Reveal::All);
     }
 }

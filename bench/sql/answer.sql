@@ -33,6 +33,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -70,6 +72,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -107,6 +111,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -144,6 +150,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -181,6 +189,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -218,6 +228,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -255,6 +267,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id
@@ -292,6 +306,8 @@ WITH t AS (
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = :attempt_id AND t.user_id = :user_id AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > :now)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = :user_id))
                FOR SHARE OF t
          ), previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = :attempt_id

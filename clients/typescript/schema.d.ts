@@ -348,7 +348,8 @@ export interface paths {
         put?: never;
         /** Finishes your attempt and returns the result, with as much review as the policy allows.
          *     Finishing a finished attempt returns it as it is. A live session's attempt is finished by
-         *     the session's end, not by its learner. */
+         *     the session's end, not by its learner. Once you are taken out of its course, the attempt
+         *     stays as it was (its deadline, if it has one, still finishes it). */
         post: operations["finish"];
         delete?: never;
         options?: never;
@@ -1415,7 +1416,10 @@ export interface paths {
         get?: never;
         put?: never;
         /** Starts a practice attempt at a public quiz's current version (any signed-in learner), if its
-         *     content offers practice. */
+         *     content offers practice. Not while you sit an exam of the quiz: an attempt in progress at
+         *     one of its assignments in your courses, or one open to you with an attempt left (its
+         *     practice would show the key of its questions); your practice attempts of it are closed to
+         *     you meanwhile too. */
         post: operations["start_practice_attempt"];
         delete?: never;
         options?: never;
@@ -2294,6 +2298,7 @@ export interface components {
          *     | `media_not_found` | 404 | No image with this hash is in what you may see here (the quiz's page, or this attempt's questions as you may see them now). |
          *     | `metrics_token_required` | 401 | Reading the metrics needs `Authorization: Bearer <the metrics token>`. |
          *     | `not_a_learner` | 422 | Overrides are for the course's learners; this person is not one. |
+         *     | `not_enrolled` | 403 | You are no longer enrolled in this attempt's course: it takes no answer, clearing or finish from you, and stays as it was. |
          *     | `not_current_question` | 409 | Under sequential navigation only the current question takes an answer. |
          *     | `not_quiz_author` | 403 | Only the quiz's authors and admins can do this. |
          *     | `not_quiz_owner` | 403 | Only the quiz's owner and admins choose its co-authors. |
@@ -2301,6 +2306,7 @@ export interface components {
          *     | `owner_stays` | 409 | The quiz's owner cannot be removed from its authors. |
          *     | `practice_assignment` | 409 | A practice assignment takes its policy from its quiz's content. |
          *     | `practice_not_offered` | 404 | This quiz offers no open practice; take it through an assignment. |
+         *     | `practice_during_exam` | 409 | You are sitting an exam of this quiz (an attempt in progress, or an assignment open to you with an attempt left): its practice, and your practice attempts of it, are closed to you until the exam is over for you. |
          *     | `question_not_found` | 404 | This attempt has no question with this id. |
          *     | `quiz_not_found` | 404 | There is no quiz with this slug. |
          *     | `refresh_token_reused` | 401 | This refresh token was already used; every session from that sign-in is now signed out. |
@@ -2340,7 +2346,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_enrolled" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "practice_during_exam" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -5548,6 +5554,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Database unavailable; retry */
             503: {
                 headers: {
@@ -5598,7 +5613,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not your attempt to finish (course staff) */
+            /** @description Not your attempt to finish (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5616,7 +5631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A live session's attempt while the session runs (`live_session_running`) */
+            /** @description A live session's attempt while the session runs (`live_session_running`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5792,6 +5807,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Database unavailable; retry */
             503: {
                 headers: {
@@ -5876,6 +5900,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Database unavailable; retry */
             503: {
                 headers: {
@@ -5932,7 +5965,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not your attempt to answer (course staff) */
+            /** @description Not your attempt to answer (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5950,7 +5983,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), or a live session's attempt (`live_only`) */
+            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), a live session's attempt (`live_only`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6036,7 +6069,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not your attempt (course staff) */
+            /** @description Not your attempt (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6054,7 +6087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation), or a live session's attempt while the session runs (`live_session_running`) */
+            /** @description Finished (`attempt_finished`), past the deadline (`deadline_passed`), the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation), a live session's attempt while the session runs (`live_session_running`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11090,7 +11123,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No attempts left (`attempts_exhausted`) */
+            /** @description No attempts left (`attempts_exhausted`), or you are sitting an exam of this quiz (`practice_during_exam`) */
             409: {
                 headers: {
                     [name: string]: unknown;

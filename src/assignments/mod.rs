@@ -16,10 +16,10 @@ use crate::auth::CurrentUser;
 use crate::content::Visibility;
 use crate::courses::visible_course;
 use crate::error::{ApiError, Code};
-use crate::policy::Policy;
+use crate::policy::{OwnClose, Policy};
 use models::AdjustmentRequest;
-use rules::{Adjustment, adjusted_deadline, effective};
-use store::AssignmentRow;
+use rules::{Adjustment, Effective, Progress, adjusted_deadline, effective};
+use store::{AssignmentRow, LearnerProgress};
 
 pub fn assignment_not_found() -> ApiError {
     ApiError::new(
@@ -53,6 +53,89 @@ pub async fn visible_assignment(
         None => {}
     }
     Ok(row)
+}
+
+impl LearnerProgress {
+    /// The learner's rules here, under `adjustments` (theirs), and their progress.
+    fn judged(&self, adjustments: &[Adjustment]) -> (Effective, Progress) {
+        let policy = Policy {
+            attempts_allowed: self.attempts_allowed.map(|n| n as u32),
+            opens_at: self.opens_at,
+            closes_at: self.closes_at,
+            ..Policy::default()
+        };
+        let progress = Progress {
+            used: u32::try_from(self.used).unwrap_or(u32::MAX),
+            running: self.running,
+            taking: self.taking,
+        };
+        (effective(&policy, adjustments), progress)
+    }
+}
+
+/// Where `user` stands in the assignment for `after_close` (see [`OwnClose`]).
+pub async fn own_close(
+    pool: &PgPool,
+    assignment: Uuid,
+    user: Uuid,
+    now: DateTime<Utc>,
+) -> Result<OwnClose, ApiError> {
+    let progress = store::progress(pool, assignment, user, now)
+        .await?
+        .ok_or_else(assignment_not_found)?;
+    let adjustments = store::adjustments_for(pool, assignment, user).await?;
+    let (rules, progress) = progress.judged(&adjustments);
+    Ok(OwnClose {
+        closes_at: rules.closes_at,
+        may_go_on: rules.may_go_on(progress, now),
+    })
+}
+
+/// Whether `user` sits an exam of `quiz` now: an assignment of any of its versions, in a course
+/// where they are a learner, that they sit ([`Effective::sitting`]). The quiz's practice is
+/// closed to them meanwhile: it would show the key of the questions they are answering. (A
+/// question bank belongs to one quiz, so no other quiz's practice serves its questions.)
+pub async fn sitting_exam_of(
+    pool: &PgPool,
+    quiz: Uuid,
+    user: Uuid,
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let rows = store::progress_in_quiz(pool, quiz, user, now).await?;
+    if rows.is_empty() {
+        return Ok(false);
+    }
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.assignment_id).collect();
+    let mut adjustments: HashMap<Uuid, Vec<Adjustment>> = HashMap::new();
+    for s in store::adjustments_in(pool, &ids, Some(&[user])).await? {
+        adjustments
+            .entry(s.assignment_id)
+            .or_default()
+            .push(s.adjustment);
+    }
+    Ok(rows.iter().any(|r| {
+        let theirs = adjustments
+            .get(&r.assignment_id)
+            .map_or(&[][..], Vec::as_slice);
+        let (rules, progress) = r.judged(theirs);
+        rules.sitting(progress, now)
+    }))
+}
+
+/// Refuses `user` the practice of `quiz` while they sit an exam of it.
+pub async fn practice_open_to(
+    pool: &PgPool,
+    quiz: Uuid,
+    user: Uuid,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    if sitting_exam_of(pool, quiz, user, now).await? {
+        return Err(ApiError::new(
+            Code::PracticeDuringExam,
+            "You are sitting an exam of this quiz (an attempt in progress, or an assignment open to you with an attempt left): its practice is closed to you until the exam is over for you.",
+        ));
+    }
+    Ok(())
 }
 
 /// The rules a policy must satisfy to be stored.

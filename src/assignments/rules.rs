@@ -96,6 +96,43 @@ impl Effective {
     }
 }
 
+/// What a learner has done in an assignment, as far as what they may still do there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Attempts started, finished or not.
+    pub used: u32,
+    /// An attempt of theirs is unfinished and before its deadline.
+    pub running: bool,
+    /// The assignment and its course take new attempts (neither is archived).
+    pub taking: bool,
+}
+
+impl Effective {
+    /// Whether the learner may still start an attempt (now or once their window opens) or
+    /// continue one: what `after_close` waits for.
+    pub fn may_go_on(&self, p: Progress, now: DateTime<Utc>) -> bool {
+        p.running || (p.taking && !self.closed(now) && self.attempts_left(p.used))
+    }
+
+    /// Whether the learner sits the assignment now: an attempt running, or the window open
+    /// for them with an attempt left. Its quiz's practice is closed to them meanwhile.
+    pub fn sitting(&self, p: Progress, now: DateTime<Utc>) -> bool {
+        p.running
+            || (p.taking
+                && self.opens_at.is_none_or(|o| now >= o)
+                && !self.closed(now)
+                && self.attempts_left(p.used))
+    }
+
+    fn closed(&self, now: DateTime<Utc>) -> bool {
+        self.closes_at.is_some_and(|c| now >= c)
+    }
+
+    fn attempts_left(&self, used: u32) -> bool {
+        self.attempts_allowed.is_none_or(|n| used < n)
+    }
+}
+
 /// The deadline a running attempt gets when the rules change: the new one, but never earlier
 /// than the one it has (no deadline is the latest of all) unless `shorten` says so.
 pub fn adjusted_deadline(
@@ -190,6 +227,46 @@ mod tests {
             }
         );
         assert_eq!(e.deadline(at(11)), None);
+    }
+
+    #[test]
+    fn a_learner_sits_an_assignment_while_open_to_them_with_an_attempt_left_or_running() {
+        let e = effective(&timed(60), &[]);
+        let p = |used, running, taking| Progress {
+            used,
+            running,
+            taking,
+        };
+        let fresh = p(0, false, true);
+        assert!(!e.sitting(fresh, at(9)), "not open yet");
+        assert!(e.may_go_on(fresh, at(9)), "but they may start later");
+        assert!(e.sitting(fresh, at(11)) && e.may_go_on(fresh, at(11)));
+        assert!(
+            !e.sitting(fresh, at(20)) && !e.may_go_on(fresh, at(20)),
+            "closed"
+        );
+        let done = p(1, false, true);
+        assert!(
+            !e.sitting(done, at(11)) && !e.may_go_on(done, at(11)),
+            "no attempt left"
+        );
+        let running = p(1, true, true);
+        assert!(e.sitting(running, at(21)) && e.may_go_on(running, at(21)));
+        let archived = p(0, false, false);
+        assert!(!e.sitting(archived, at(11)) && !e.may_go_on(archived, at(11)));
+        // An extension: a later close and an extra attempt.
+        let extended = effective(
+            &timed(60),
+            &[Adjustment {
+                closes_at: Some(at(30)),
+                extra_attempts: Some(1),
+                ..Adjustment::default()
+            }],
+        );
+        assert!(extended.sitting(done, at(25)) && extended.may_go_on(done, at(25)));
+        // Unlimited attempts, no close: always.
+        let open = effective(&Policy::default(), &[]);
+        assert!(open.sitting(p(50, false, true), at(1_000)));
     }
 
     #[test]

@@ -276,6 +276,63 @@ pub async fn adjustments_for(
     .await
 }
 
+/// A learner in an assignment: its rules that [`super::rules::Progress`] is judged by, and
+/// what they have done there.
+#[derive(Debug, FromRow)]
+pub struct LearnerProgress {
+    pub assignment_id: Uuid,
+    pub attempts_allowed: Option<i32>,
+    pub opens_at: Option<DateTime<Utc>>,
+    pub closes_at: Option<DateTime<Utc>>,
+    pub used: i64,
+    pub running: bool,
+    pub taking: bool,
+}
+
+/// `$2`: the learner; `$3`: now (an unfinished attempt past its deadline is over).
+const PROGRESS: &str = "SELECT a.id AS assignment_id, a.attempts_allowed, a.opens_at, a.closes_at,
+        (SELECT count(*) FROM attempts t WHERE t.assignment_id = a.id AND t.user_id = $2) AS used,
+        EXISTS (SELECT 1 FROM attempts t
+                 WHERE t.assignment_id = a.id AND t.user_id = $2 AND t.finished_at IS NULL
+                   AND (t.deadline IS NULL OR t.deadline > $3)) AS running,
+        a.archived_at IS NULL AND c.archived_at IS NULL AS taking
+   FROM assignments a LEFT JOIN courses c ON c.id = a.course_id";
+
+/// The learner's progress in one assignment.
+pub async fn progress(
+    db: impl PgExecutor<'_>,
+    assignment: Uuid,
+    user: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Option<LearnerProgress>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("{PROGRESS} WHERE a.id = $1")))
+        .bind(assignment)
+        .bind(user)
+        .bind(now)
+        .fetch_optional(db)
+        .await
+}
+
+/// The learner's progress in every assignment of a quiz (any version) in the courses where
+/// they are a learner.
+pub async fn progress_in_quiz(
+    db: impl PgExecutor<'_>,
+    quiz: Uuid,
+    user: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Vec<LearnerProgress>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{PROGRESS} WHERE a.quiz_id = $1
+            AND EXISTS (SELECT 1 FROM enrollments e WHERE e.course_id = a.course_id
+                           AND e.user_id = $2 AND e.role = 'learner')"
+    )))
+    .bind(quiz)
+    .bind(user)
+    .bind(now)
+    .fetch_all(db)
+    .await
+}
+
 /// An attempt in progress, as a rule change sees it.
 #[derive(Debug, FromRow)]
 pub struct RunningAttempt {

@@ -22,7 +22,7 @@ use crate::auth::CurrentUser;
 use crate::courses::models::CourseRole;
 use crate::error::{ApiError, Code};
 use crate::grading::{FinishedAttempt, assignment_grade};
-use crate::policy::{GradingMethod, Reveal, reveal};
+use crate::policy::{FeedbackTiming, GradingMethod, Reveal, reveal};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 use models::{AssignmentGrade, AttemptList, AttemptState, AttemptSummary, AttemptView};
@@ -143,7 +143,8 @@ async fn open(state: &AppState, row: AttemptRow) -> Result<Arc<Opened>, ApiError
 }
 
 /// The attempt, if the caller may see it: its learner, the course's instructors, admins.
-/// To anyone else it does not exist.
+/// To anyone else it does not exist. A practice attempt is closed to its learner while they
+/// sit an exam of its quiz (`409 practice_during_exam`).
 pub async fn visible_attempt(
     state: &AppState,
     id: Uuid,
@@ -151,6 +152,11 @@ pub async fn visible_attempt(
 ) -> Result<(Arc<Opened>, Viewer), ApiError> {
     let o = opened(state, id).await?.ok_or_else(attempt_not_found)?;
     if o.row.user_id == user.id {
+        if o.row.course_id.is_none() {
+            let quiz = o.served.version.quiz_id;
+            crate::assignments::practice_open_to(&state.pool, quiz, user.id, state.clock.now())
+                .await?;
+        }
         return Ok((o, Viewer::Learner));
     }
     if user.is_admin() {
@@ -164,6 +170,26 @@ pub async fn visible_attempt(
         return Ok((o, Viewer::Staff));
     }
     Err(attempt_not_found())
+}
+
+/// Whether the attempt's learner is still in its course (a practice attempt has none): once
+/// taken out, they change it no more.
+pub async fn still_enrolled(state: &AppState, row: &AttemptRow) -> Result<bool, ApiError> {
+    let Some(course) = row.course_id else {
+        return Ok(true);
+    };
+    Ok(
+        crate::courses::store::course_for(&state.pool, course, row.user_id)
+            .await?
+            .is_some_and(|c| c.my_role.is_some()),
+    )
+}
+
+pub fn not_enrolled() -> ApiError {
+    ApiError::new(
+        Code::NotEnrolled,
+        "You are no longer enrolled in this attempt's course: it takes no answer, clearing or finish from you, and stays as it was.",
+    )
 }
 
 /// The attempt as it stands now.
@@ -225,17 +251,30 @@ pub async fn sweep_deadlines(
     }
 }
 
-/// What the viewer may see of the attempt now.
-pub fn reveal_for(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Reveal {
-    match viewer {
-        Viewer::Staff => Reveal::All,
-        Viewer::Learner => reveal(
-            row.feedback,
-            row.finished_at.is_some(),
-            row.closes_at,
-            state.clock.now(),
-        ),
+/// What the feedback timing lets the viewer see of the attempt now. Under `after_close`, a
+/// learner's finished attempt is judged by where they stand once the assignment's own close has
+/// passed: their own close (override, accommodation) and whether they may still start or
+/// continue an attempt ([`OwnClose`], read only then: before the assignment's close, no
+/// learner's own close, never earlier, has passed).
+pub async fn reveal_for(
+    state: &AppState,
+    row: &AttemptRow,
+    viewer: Viewer,
+) -> Result<Reveal, ApiError> {
+    if viewer == Viewer::Staff {
+        return Ok(Reveal::All);
     }
+    let now = state.clock.now();
+    let finished = row.finished_at.is_some();
+    let own_close = if row.feedback == FeedbackTiming::AfterClose
+        && finished
+        && row.closes_at.is_none_or(|c| now >= c)
+    {
+        Some(crate::assignments::own_close(&state.pool, row.assignment_id, row.user_id, now).await?)
+    } else {
+        None
+    };
+    Ok(reveal(row.feedback, finished, own_close, now))
 }
 
 /// What the viewer may see of the attempt now ([`review::Sight`]): what the feedback timing
@@ -246,7 +285,7 @@ pub async fn sight(state: &AppState, row: &AttemptRow, viewer: Viewer) -> Result
         _ => None,
     };
     Ok(Sight {
-        reveal: reveal_for(state, row, viewer),
+        reveal: reveal_for(state, row, viewer).await?,
         live,
         one_at_a_time: viewer == Viewer::Learner
             && row.sequential()

@@ -12,7 +12,10 @@ use super::models::{
 };
 use super::review::{Served, Sight};
 use super::store::{self, Recorded};
-use super::{Opened, Viewer, attempt_list, current, render, settle, start, view, visible_attempt};
+use super::{
+    Opened, Viewer, attempt_list, current, not_enrolled, render, settle, start, still_enrolled,
+    view, visible_attempt,
+};
 use crate::assignments::{self, visible_assignment};
 use crate::auth::CurrentUser;
 use crate::content::Question;
@@ -76,7 +79,10 @@ pub async fn start_assignment_attempt(
 }
 
 /// Starts a practice attempt at a public quiz's current version (any signed-in learner), if its
-/// content offers practice.
+/// content offers practice. Not while you sit an exam of the quiz: an attempt in progress at
+/// one of its assignments in your courses, or one open to you with an attempt left (its
+/// practice would show the key of its questions); your practice attempts of it are closed to
+/// you meanwhile too.
 #[utoipa::path(post, path = "/v1/quizzes/{slug}/attempts", tag = "attempts", security(("bearer" = [])),
     params(
         ("slug" = String, Path, description = "The quiz's slug"),
@@ -88,7 +94,7 @@ pub async fn start_assignment_attempt(
         (status = 200, description = "Your unfinished practice attempt, resumed", body = AttemptView),
         (status = 400, description = "Malformed body", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such quiz (or a private one), or no practice offered (`practice_not_offered`)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "No attempts left (`attempts_exhausted`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "No attempts left (`attempts_exhausted`), or you are sitting an exam of this quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Invalid locale", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn start_practice_attempt(
@@ -119,6 +125,7 @@ pub async fn start_practice_attempt(
             not_found()
         }
     })?;
+    assignments::practice_open_to(&state.pool, version.quiz_id, user.id, state.clock.now()).await?;
     let assignment = assignments::store::by_id(&state.pool, practice)
         .await?
         .ok_or_else(not_found)?;
@@ -133,6 +140,7 @@ pub async fn start_practice_attempt(
         (status = 200, description = "The attempt", body = AttemptView),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_attempt(
     state: web::Data<AppState>,
@@ -187,6 +195,7 @@ async fn as_it_stands(
         crate::quizzes::media::ImageResponses,
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours (`attempt_not_found`); no such image among the questions it shows you (`media_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_attempt_media(
     state: web::Data<AppState>,
@@ -276,9 +285,9 @@ fn content_answer(served: &Served, q: &Question, body: &AnswerRequest) -> Result
     responses(
         (status = 200, description = "Recorded (durably) and graded", body = AnswerOutcome),
         (status = 400, description = "Malformed body or id", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not your attempt to answer (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt to answer (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), or a live session's attempt (`live_only`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), answered already (`answer_final`, with `recorded`), not the current question under sequential navigation (`not_current_question`), a live session's attempt (`live_only`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "The answer does not fit the question", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn answer(
@@ -448,9 +457,7 @@ async fn answer_once(
             })
         }
         Recorded::NotInTurn => Err(not_current_question()),
-        Recorded::Closed => Err(closed(
-            &settle(state, current(state, attempt_id).await?).await?,
-        )),
+        Recorded::Closed => Err(refusal(state, attempt_id).await?),
         Recorded::Moved => Ok(None),
     }
 }
@@ -470,9 +477,9 @@ async fn answer_once(
     responses(
         (status = 204, description = "Cleared: the question is unanswered"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not your attempt (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt or question", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation), or a live session's attempt while the session runs (`live_session_running`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Finished (`attempt_finished`), past the deadline (`deadline_passed`), the answer is final (`answer_final`: immediate feedback showed its key, or sequential navigation), a live session's attempt while the session runs (`live_session_running`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn clear_answer(
     state: web::Data<AppState>,
@@ -519,10 +526,18 @@ pub async fn clear_answer(
     match cleared {
         store::Cleared::Cleared => Ok(HttpResponse::NoContent().finish()),
         store::Cleared::Final => Err(final_answer()),
-        store::Cleared::Closed => Err(closed(
-            &settle(&state, current(&state, attempt_id).await?).await?,
-        )),
+        store::Cleared::Closed => Err(refusal(&state, attempt_id).await?),
     }
+}
+
+/// Why the answer's or the clearing's statement found the attempt closed to its learner: they
+/// were taken out of its course, or it is finished (perhaps just now, at its deadline).
+async fn refusal(state: &AppState, attempt_id: Uuid) -> Result<ApiError, ApiError> {
+    let row = current(state, attempt_id).await?;
+    if !still_enrolled(state, &row).await? {
+        return Ok(not_enrolled());
+    }
+    Ok(closed(&settle(state, row).await?))
 }
 
 /// Sequential navigation takes an answer only to the current question.
@@ -550,15 +565,16 @@ fn closed(row: &store::AttemptRow) -> ApiError {
 
 /// Finishes your attempt and returns the result, with as much review as the policy allows.
 /// Finishing a finished attempt returns it as it is. A live session's attempt is finished by
-/// the session's end, not by its learner.
+/// the session's end, not by its learner. Once you are taken out of its course, the attempt
+/// stays as it was (its deadline, if it has one, still finishes it).
 #[utoipa::path(post, path = "/v1/attempts/{id}/finish", tag = "attempts", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The attempt's id")),
     responses(
         (status = 200, description = "Finished", body = AttemptView),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Not your attempt to finish (course staff)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not your attempt to finish (course staff: `forbidden`), or you are no longer enrolled in its course (`not_enrolled`)", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not yours", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A live session's attempt while the session runs (`live_session_running`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "A live session's attempt while the session runs (`live_session_running`), or your practice attempt while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn finish(
     state: web::Data<AppState>,
@@ -569,7 +585,11 @@ pub async fn finish(
     if viewer != Viewer::Learner {
         return Err(only_the_learner());
     }
-    let row = settle(&state, current(&state, opened.row.id).await?).await?;
+    let row = current(&state, opened.row.id).await?;
+    if !still_enrolled(&state, &row).await? {
+        return Err(not_enrolled());
+    }
+    let row = settle(&state, row).await?;
     if row.finished_at.is_none() {
         // A live attempt's questions are the session's to open: its end finishes it.
         if row.live_session_id.is_some() {

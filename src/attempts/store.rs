@@ -36,6 +36,7 @@ pub struct AttemptRow {
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
     pub navigation: Navigation,
+    /// The assignment's close; a learner's own may be later (see `attempts::reveal_for`).
     pub closes_at: Option<DateTime<Utc>>,
     /// When a regrade last changed its grades (its learner sees a note).
     pub regraded_at: Option<DateTime<Utc>>,
@@ -358,7 +359,8 @@ pub enum Recorded {
     AlreadyAnswered { immediate: bool, scoring: Scoring },
     /// Sequential navigation: a question before this one is unanswered.
     NotInTurn,
-    /// The attempt is finished, past its deadline, or not this learner's.
+    /// The attempt is finished, past its deadline, or not this learner's (or they left its
+    /// course).
     Closed,
     /// A regrade moved the attempt to another version of its quiz: the answer was graded
     /// against a layout that is no longer the attempt's; nothing was written.
@@ -376,9 +378,10 @@ struct RecordOutcome {
     written: MaybeResponse,
 }
 
-/// Records a graded answer in one statement: the attempt must be this learner's, unfinished
-/// and before its deadline (locked `FOR SHARE`, so a concurrent finish or rule change waits for
-/// it, and an answer that waited for one sees it); the outbox event (when a consumer wants
+/// Records a graded answer in one statement: the attempt must be this learner's (and they
+/// still in its course, if it has one), unfinished and before its deadline (locked `FOR SHARE`,
+/// so a concurrent finish or rule change waits for it, and an answer that waited for one sees
+/// it); the outbox event (when a consumer wants
 /// `response.recorded`: `crate::events`) is written with it. The first answer stands under
 /// immediate feedback (as the assignment says at this moment) and under sequential navigation;
 /// otherwise it is replaced.
@@ -424,6 +427,8 @@ pub async fn record_response(
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > $7)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = $2))
                FOR SHARE OF t
          ){turn}, previous AS (
             SELECT max(answered_at) AS at FROM responses WHERE attempt_id = $1
@@ -498,8 +503,8 @@ pub enum Cleared {
 }
 
 /// Clears a response ("Clear my choice") in one statement, with the same checks as
-/// [`record_response`]: the attempt must be this learner's, unfinished and before its deadline
-/// (locked `FOR SHARE`, so a finish waits for it). Under immediate feedback an answered question
+/// [`record_response`]: the attempt must be this learner's (still in its course), unfinished
+/// and before its deadline (locked `FOR SHARE`, so a finish waits for it). Under immediate feedback an answered question
 /// has shown its key, so its answer stands. The `response.cleared` outbox event is written with
 /// the deletion. Not a hot path: no copy in `bench/sql/`.
 pub async fn clear_response(
@@ -515,6 +520,8 @@ pub async fn clear_response(
               FROM attempts t JOIN assignments a ON a.id = t.assignment_id
              WHERE t.id = $1 AND t.user_id = $2 AND t.finished_at IS NULL
                AND (t.deadline IS NULL OR t.deadline > $4)
+               AND (a.course_id IS NULL OR EXISTS (SELECT 1 FROM enrollments e
+                                                    WHERE e.course_id = a.course_id AND e.user_id = $2))
                FOR SHARE OF t
          ), del AS (
             DELETE FROM responses r USING t

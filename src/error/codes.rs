@@ -182,6 +182,7 @@ error_codes! {
     MediaNotFound = "media_not_found", NOT_FOUND, "No image with this hash is in what you may see here (the quiz's page, or this attempt's questions as you may see them now).";
     MetricsTokenRequired = "metrics_token_required", UNAUTHORIZED, "Reading the metrics needs `Authorization: Bearer <the metrics token>`.";
     NotALearner = "not_a_learner", UNPROCESSABLE_ENTITY, "Overrides are for the course's learners; this person is not one.";
+    NotEnrolled = "not_enrolled", FORBIDDEN, "You are no longer enrolled in this attempt's course: it takes no answer, clearing or finish from you, and stays as it was.";
     NotCurrentQuestion = "not_current_question", CONFLICT, "Under sequential navigation only the current question takes an answer.";
     NotQuizAuthor = "not_quiz_author", FORBIDDEN, "Only the quiz's authors and admins can do this.";
     NotQuizOwner = "not_quiz_owner", FORBIDDEN, "Only the quiz's owner and admins choose its co-authors.";
@@ -189,6 +190,7 @@ error_codes! {
     OwnerStays = "owner_stays", CONFLICT, "The quiz's owner cannot be removed from its authors.";
     PracticeAssignment = "practice_assignment", CONFLICT, "A practice assignment takes its policy from its quiz's content.";
     PracticeNotOffered = "practice_not_offered", NOT_FOUND, "This quiz offers no open practice; take it through an assignment.";
+    PracticeDuringExam = "practice_during_exam", CONFLICT, "You are sitting an exam of this quiz (an attempt in progress, or an assignment open to you with an attempt left): its practice, and your practice attempts of it, are closed to you until the exam is over for you.";
     QuestionNotFound = "question_not_found", NOT_FOUND, "This attempt has no question with this id.";
     QuizNotFound = "quiz_not_found", NOT_FOUND, "There is no quiz with this slug.";
     RefreshTokenReused = "refresh_token_reused", UNAUTHORIZED, "This refresh token was already used; every session from that sign-in is now signed out.";

@@ -103,6 +103,7 @@ pub async fn override_grade(
         (status = 200, description = "The grade and its history", body = GradeHistory),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such attempt, or not one you can see (`attempt_not_found`)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Your practice attempt, while you sit an exam of its quiz (`practice_during_exam`)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn grade_history(
     state: web::Data<AppState>,

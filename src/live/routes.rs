@@ -550,7 +550,7 @@ impl Stream {
                 let row = crate::attempts::current(&self.state, attempt.row.id).await?;
                 let place = served.index(q);
                 let sight = Sight {
-                    reveal: crate::attempts::reveal_for(&self.state, &row, Viewer::Learner),
+                    reveal: crate::attempts::reveal_for(&self.state, &row, Viewer::Learner).await?,
                     live: Some(Progress {
                         opened: place + 1,
                         revealed: place + 1,

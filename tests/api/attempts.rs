@@ -10,7 +10,7 @@ use crate::support::courses::assigned;
 use crate::support::session::{Reply, Session};
 use crate::support::{Person, TestApp, content_dir};
 
-fn quiz(slug: &str) -> QuizContent {
+pub(crate) fn quiz(slug: &str) -> QuizContent {
     load_dir(&content_dir())
         .unwrap()
         .into_iter()
@@ -31,7 +31,7 @@ fn content_question<'a>(content: &'a QuizContent, served: &Value) -> &'a quizd::
 
 /// The served ids of the options whose correct flag is `correct`.
 /// An answer choosing the first right (or wrong) option of `served`.
-fn choosing(content: &QuizContent, served: &Value, correct: bool) -> Value {
+pub(crate) fn choosing(content: &QuizContent, served: &Value, correct: bool) -> Value {
     json!({"selected": [option_ids(content, served, correct)[0]]})
 }
 
@@ -96,7 +96,7 @@ fn key_material(content: &QuizContent) -> Vec<String> {
     out
 }
 
-fn assert_no_key_material(body: &str, content: &QuizContent, context: &str) {
+pub(crate) fn assert_no_key_material(body: &str, content: &QuizContent, context: &str) {
     for k in key_material(content) {
         assert!(
             !body.contains(&k),

@@ -1140,6 +1140,69 @@ async fn unenrolling_keeps_the_learners_attempts_and_never_removes_the_owner() {
 }
 
 #[tokio::test]
+async fn a_learner_removed_from_the_course_can_no_longer_answer_clear_or_finish() {
+    let t0 = chrono::Utc::now();
+    let clock = quizd::clock::Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let owner = app.person("owner@example.com", "instructor").await;
+    let learner = app.person("ada@example.com", "learner").await;
+    let course = create_course(&app, &owner, "Parallel computing").await;
+    let id = id_of(&course);
+    enroll_learner(&app, &owner, id, &learner).await;
+    let policy = json!({ "feedback": "on_finish", "time_limit_minutes": 30 });
+    let res = create_assignment(&app, &owner, id, json!({ "quiz": QUIZ, "policy": policy })).await;
+    let assignment = expect_status(res, 201).await;
+    let attempts = format!("/v1/assignments/{}/attempts", id_of(&assignment));
+    let attempt = learner.post(&attempts, &json!({})).await.status(201).await;
+    let attempt_path = format!("/v1/attempts/{}", id_of(&attempt));
+    let response = |i: usize| {
+        format!(
+            "{attempt_path}/responses/{}",
+            attempt["questions"][i]["id"].as_str().unwrap()
+        )
+    };
+    let pick = |i: usize| json!({ "selected": [attempt["questions"][i]["options"][0]["id"]] });
+    learner.put(&response(0), &pick(0)).await.status(200).await;
+    let before = owner.get(&attempts).await.status(200).await;
+
+    owner
+        .delete(&format!("/v1/courses/{id}/enrollments/{}", learner.id))
+        .await
+        .status(204)
+        .await;
+    // Their attempt takes nothing more from them: no answer, no clearing, no finish.
+    let removed = |r: crate::support::session::Reply| r.problem(403, "not_enrolled");
+    removed(learner.put(&response(1), &pick(1)).await).await;
+    removed(learner.put(&response(0), &pick(0)).await).await;
+    removed(learner.delete(&response(0)).await).await;
+    removed(
+        learner
+            .post(&format!("{attempt_path}/finish"), &json!({}))
+            .await,
+    )
+    .await;
+    learner
+        .post(&attempts, &json!({}))
+        .await
+        .problem(404, "assignment_not_found")
+        .await;
+    // It stays as it was, in progress with its one answer, in the course's results.
+    assert_eq!(owner.get(&attempts).await.status(200).await, before);
+    let seen = owner.get(&attempt_path).await.status(200).await;
+    assert_eq!(seen["state"], "in_progress");
+    let answered = seen["questions"].as_array().unwrap().iter();
+    assert_eq!(answered.filter(|q| !q["response"].is_null()).count(), 1);
+    learner.get(&attempt_path).await.status(200).await;
+    // The deadline sweep finishes it at its deadline with what was answered, as any other.
+    clock.advance(chrono::Duration::minutes(31));
+    quizd::attempts::finish_expired(&app.pool, clock.now())
+        .await
+        .unwrap();
+    let seen = owner.get(&attempt_path).await.status(200).await;
+    assert_eq!(seen["finish_reason"], "deadline");
+}
+
+#[tokio::test]
 async fn unenrolling_archiving_and_restoring_a_course_are_on_the_audit_record() {
     let app = TestApp::spawn().await;
     let owner = app.person("owner@example.com", "instructor").await;

@@ -354,6 +354,89 @@ async fn the_most_generous_rule_wins_across_an_assignment_override_and_a_course_
     assert_eq!(expect_status(list, 200).await["items"], json!([]));
 }
 
+/// Whether the learner's view of the attempt shows any question's judgement.
+fn judged(view: &Value) -> bool {
+    view["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| !q["result"].is_null())
+}
+
+#[tokio::test]
+async fn after_close_answers_wait_for_each_learners_own_close_and_their_last_attempt() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let c = course(&app, 3).await;
+    let [on_time, overridden, accommodated] = &c.learners[..] else {
+        unreachable!()
+    };
+    let closes = t0 + Duration::days(1);
+    let policy = json!({"feedback": "after_close", "attempts_allowed": 1, "closes_at": closes});
+    let a = assignment(&app, &c, policy).await;
+    let later = json!({"closes_at": closes + Duration::days(2)});
+    expect_status(
+        put_override(&app, &c.teacher, &a, overridden, later.clone()).await,
+        200,
+    )
+    .await;
+    let path = format!("/v1/courses/{}/accommodations/{}", c.id, accommodated.id);
+    expect_status(put_as(&app, &c.teacher.access, &path, &later).await, 200).await;
+    let mut attempts = Vec::new();
+    for who in &c.learners {
+        let attempt = expect_status(start(&app, who, &a).await, 201).await;
+        expect_status(
+            answer(&app, who, &attempt, &attempt["questions"][0], 0).await,
+            200,
+        )
+        .await;
+        assert!(!judged(&finish(&app, who, &attempt).await));
+        attempts.push(attempt);
+    }
+    // Past the assignment's close: the learner on time sees the answers; those whose own close
+    // is later (an override, an accommodation) do not, whether they are done or not.
+    clock.advance(Duration::days(1) + Duration::hours(1));
+    assert!(judged(&read(&app, on_time, &attempts[0]).await));
+    assert!(!judged(&read(&app, overridden, &attempts[1]).await));
+    assert!(!judged(&read(&app, accommodated, &attempts[2]).await));
+    // Past their own close, they do.
+    clock.advance(Duration::days(2));
+    assert!(judged(&read(&app, overridden, &attempts[1]).await));
+    assert!(judged(&read(&app, accommodated, &attempts[2]).await));
+
+    // With no close time, never while the learner may start another attempt: an extra attempt
+    // holds the answers back until it is used.
+    let policy = json!({"feedback": "after_close", "attempts_allowed": 1});
+    let open = assignment(&app, &c, policy).await;
+    let extra = json!({"extra_attempts": 1});
+    expect_status(
+        put_override(&app, &c.teacher, &open, overridden, extra).await,
+        200,
+    )
+    .await;
+    let first = expect_status(start(&app, on_time, &open).await, 201).await;
+    assert!(
+        judged(&finish(&app, on_time, &first).await),
+        "no attempt left"
+    );
+    let first = expect_status(start(&app, overridden, &open).await, 201).await;
+    assert!(!judged(&finish(&app, overridden, &first).await));
+    assert!(!judged(&read(&app, overridden, &first).await));
+    let mine = get_as(&app, &overridden.access, "/v1/me/attempts").await;
+    assert!(
+        !expect_status(mine, 200)
+            .await
+            .to_string()
+            .contains("\"correct\"")
+    );
+    // The second, last attempt: in progress, the first still shows nothing; finished, both do.
+    let second = expect_status(start(&app, overridden, &open).await, 201).await;
+    assert!(!judged(&read(&app, overridden, &first).await));
+    assert!(judged(&finish(&app, overridden, &second).await));
+    assert!(judged(&read(&app, overridden, &first).await));
+}
+
 #[tokio::test]
 async fn bulk_overrides_are_all_or_nothing() {
     let app = TestApp::spawn().await;

@@ -1,8 +1,13 @@
 //! Course exams stay secret: private quizzes, no practice twin, ownership, course-scoped
 //! teaching, and who reads a key.
 
+use chrono::{Duration, Utc};
+use quizd::clock::Clock;
 use serde_json::{Value, json};
 
+use crate::attempts::{assert_no_key_material, choosing, quiz};
+use crate::support::courses::assigned;
+use crate::support::session::{Reply, Session};
 use crate::support::{
     TestApp, assert_problem, author_exam, expect_status, get_as, post_as, private_quiz, send_quiz,
 };
@@ -489,4 +494,234 @@ async fn a_private_quizs_images_are_refused_to_a_learner_and_served_to_its_autho
         .await
         .problem(404, "quiz_not_found")
         .await;
+}
+
+// A public quiz with practice, placed as an exam: the practice is closed to a learner while
+// they sit the exam (issue #32).
+
+/// `who`'s practice of the seed quiz (started, or their unfinished one resumed).
+async fn practise(who: &Session<'_>) -> Reply {
+    who.post("/v1/quizzes/data-parallelism/attempts", &json!({}))
+        .await
+}
+
+#[tokio::test]
+async fn a_learner_sitting_an_exam_gets_no_practice_of_its_quiz_until_it_is_over_for_them() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let content = quiz("data-parallelism");
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    let policy = json!({"feedback": "on_finish", "attempts_allowed": 1, "time_limit_minutes": 30,
+                        "opens_at": t0 + Duration::hours(1), "closes_at": t0 + Duration::days(1)});
+    let (learner, assignment) = assigned(&teacher, "data-parallelism", policy).await;
+
+    // Before the exam opens, practice is open: the learner starts one and leaves it unfinished.
+    let practice = practise(&learner).await.status(201).await;
+    let practice_path = format!("/v1/attempts/{}", practice["id"].as_str().unwrap());
+    let q = &practice["questions"];
+    let answer = |attempt: &Value, i: usize| {
+        format!(
+            "/v1/attempts/{}/responses/{}",
+            attempt["id"].as_str().unwrap(),
+            attempt["questions"][i]["id"].as_str().unwrap()
+        )
+    };
+    learner
+        .put(&answer(&practice, 0), &choosing(&content, &q[0], true))
+        .await
+        .status(200)
+        .await;
+
+    // The exam is open and not yet attempted: the practice is closed to them, every way in.
+    clock.advance(Duration::hours(2));
+    let refused = |r: Reply| r.problem(409, "practice_during_exam");
+    refused(practise(&learner).await).await;
+    refused(learner.get(&practice_path).await).await;
+    refused(
+        learner
+            .put(&answer(&practice, 1), &choosing(&content, &q[1], true))
+            .await,
+    )
+    .await;
+    refused(learner.delete(&answer(&practice, 0)).await).await;
+    refused(
+        learner
+            .post(&format!("{practice_path}/finish"), &json!({}))
+            .await,
+    )
+    .await;
+    // Someone not sitting it practises as before.
+    let other = app.learner().await;
+    practise(&other).await.status(201).await;
+
+    // During the exam attempt too; once its one attempt is finished, the practice reopens.
+    let exam = learner
+        .post(
+            &format!("/v1/assignments/{assignment}/attempts"),
+            &json!({}),
+        )
+        .await
+        .status(201)
+        .await;
+    refused(practise(&learner).await).await;
+    learner
+        .post(
+            &format!("/v1/attempts/{}/finish", exam["id"].as_str().unwrap()),
+            &json!({}),
+        )
+        .await
+        .status(200)
+        .await;
+    let resumed = practise(&learner).await.status(200).await;
+    assert_eq!(resumed["id"], practice["id"]);
+    learner.get(&practice_path).await.status(200).await;
+}
+
+/// Every body `who` can read about the seed quiz now (answering a question of its practice,
+/// if they get one), none of which may hold its key.
+async fn learner_bodies(who: &Session<'_>, attempts: &[&Value]) -> Vec<(String, String)> {
+    let content = quiz("data-parallelism");
+    let text = |r: Reply| async move { r.response().text().await.unwrap() };
+    let mut bodies = Vec::new();
+    let practice = text(practise(who).await).await;
+    if let Ok(p) = serde_json::from_str::<Value>(&practice)
+        && let Some(q) = p["questions"][0].as_object()
+    {
+        let path = format!(
+            "/v1/attempts/{}/responses/{}",
+            p["id"].as_str().unwrap(),
+            q["id"].as_str().unwrap()
+        );
+        let body = choosing(&content, &p["questions"][0], true);
+        bodies.push((
+            "a practice answer".into(),
+            text(who.put(&path, &body).await).await,
+        ));
+    }
+    bodies.push(("practice".into(), practice));
+    bodies.push((
+        "my attempts".into(),
+        text(who.get("/v1/me/attempts").await).await,
+    ));
+    bodies.push((
+        "my export".into(),
+        text(who.get("/v1/me/export").await).await,
+    ));
+    for a in attempts {
+        let path = format!("/v1/attempts/{}", a["id"].as_str().unwrap());
+        bodies.push((path.clone(), text(who.get(&path).await).await));
+        let finish = format!("{path}/finish");
+        bodies.push((
+            finish.clone(),
+            text(who.post(&finish, &json!({})).await).await,
+        ));
+    }
+    bodies
+}
+
+#[tokio::test]
+async fn an_exam_with_practice_and_an_extension_shows_no_learner_the_key_before_their_own_close() {
+    let t0 = Utc::now();
+    let clock = Clock::manual(t0);
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
+    let content = quiz("data-parallelism");
+    let teacher = app.person("teacher@example.org", "instructor").await;
+    let closes = t0 + Duration::days(1);
+    let policy = json!({"feedback": "after_close", "attempts_allowed": 1,
+                        "time_limit_minutes": 60, "closes_at": closes});
+    let (on_time, assignment) = assigned(&teacher, "data-parallelism", policy).await;
+    let course = teacher
+        .get(&format!("/v1/assignments/{assignment}"))
+        .await
+        .status(200)
+        .await["course_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A second learner with an extension: a later close and an extra attempt.
+    let extended = app.learner().await;
+    crate::support::courses::enroll(&teacher, &course, json!({"user_id": extended.id}))
+        .await
+        .status(201)
+        .await;
+    teacher
+        .put(
+            &format!("/v1/assignments/{assignment}/overrides/{}", extended.id),
+            &json!({"closes_at": closes + Duration::days(1), "extra_attempts": 1}),
+        )
+        .await
+        .status(200)
+        .await;
+    let scan = |bodies: Vec<(String, String)>, who: &str, moment: &str| {
+        for (what, body) in bodies {
+            assert_no_key_material(&body, &content, &format!("{moment}, {who}, {what}"));
+        }
+    };
+
+    // Open, nobody started.
+    scan(learner_bodies(&on_time, &[]).await, "on time", "open");
+    scan(learner_bodies(&extended, &[]).await, "extended", "open");
+    // Both sit it and answer everything.
+    let start = format!("/v1/assignments/{assignment}/attempts");
+    let mut sat = Vec::new();
+    for who in [&on_time, &extended] {
+        let attempt = who.post(&start, &json!({})).await.status(201).await;
+        for (i, q) in attempt["questions"].as_array().unwrap().iter().enumerate() {
+            let path = format!(
+                "/v1/attempts/{}/responses/{}",
+                attempt["id"].as_str().unwrap(),
+                q["id"].as_str().unwrap()
+            );
+            let body = who
+                .put(&path, &choosing(&content, q, i % 2 == 0))
+                .await
+                .response();
+            let body = body.text().await.unwrap();
+            assert_no_key_material(&body, &content, "an answer");
+        }
+        sat.push(attempt);
+    }
+    scan(
+        learner_bodies(&on_time, &[&sat[0]]).await,
+        "on time",
+        "answered",
+    );
+    // The scan finished both attempts; then past the assignment's close, the learner on time
+    // sees the key, the extended one (who may still start an attempt) does not.
+    scan(
+        learner_bodies(&extended, &[&sat[1]]).await,
+        "extended",
+        "finished",
+    );
+    clock.advance(Duration::days(1) + Duration::hours(1));
+    let review = on_time
+        .get(&format!("/v1/attempts/{}", sat[0]["id"].as_str().unwrap()))
+        .await
+        .status(200)
+        .await;
+    assert!(
+        review["questions"][0]["result"]["correct"].is_boolean(),
+        "{review}"
+    );
+    scan(
+        learner_bodies(&extended, &[&sat[1]]).await,
+        "extended",
+        "after the close",
+    );
+    practise(&extended)
+        .await
+        .problem(409, "practice_during_exam")
+        .await;
+    // Past their own close, they see it too.
+    clock.advance(Duration::days(1));
+    let review = extended
+        .get(&format!("/v1/attempts/{}", sat[1]["id"].as_str().unwrap()))
+        .await
+        .status(200)
+        .await;
+    assert!(
+        review["questions"][0]["result"]["correct"].is_boolean(),
+        "{review}"
+    );
 }

@@ -111,6 +111,22 @@ export async function coursePage(view, ctx, id) {
     api.get('/v1/courses/{id}/accommodations', { id }),
   ]);
   const titles = new Map(catalogue.items.map((q) => [q.slug, q.title]));
+  // A quiz with open practice: a learner sitting the assignment loses its practice meanwhile
+  // (the API refuses it, `practice_during_exam`); the form says so beside the choice.
+  const practised = new Set(catalogue.items.filter((q) => q.practice_assignment_id).map((q) => q.slug));
+  const quizField = select(
+    'asg-quiz',
+    t('quiz'),
+    catalogue.items.map((q) => [q.slug, q.title.text, q.title.lang]),
+  );
+  const quizSelect = /** @type {HTMLSelectElement} */ (quizField.querySelector('select'));
+  const practiceHint = h('p', { class: 'hint', id: 'asg-quiz-hint' }, t('asg_practice_hint'));
+  quizSelect.setAttribute('aria-describedby', 'asg-quiz-hint');
+  const showPracticeHint = () => {
+    practiceHint.hidden = !practised.has(quizSelect.value);
+  };
+  quizSelect.addEventListener('change', showPracticeHint);
+  showPracticeHint();
   view.classList.add('wide');
   const reload = async (message, focusSelector) => {
     await ctx.render({ keepFocus: true });
@@ -194,11 +210,8 @@ export async function coursePage(view, ctx, id) {
       actionForm(ctx, {
         title: t('new_assignment'),
         fields: [
-          select(
-            'asg-quiz',
-            t('quiz'),
-            catalogue.items.map((q) => [q.slug, q.title.text, q.title.lang]),
-          ),
+          quizField,
+          practiceHint,
           input('asg-title', t('title_optional'), { maxlength: 200 }),
           select(
             'asg-feedback',
