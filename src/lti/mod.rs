@@ -10,6 +10,7 @@
 //! - `provision`: what a valid launch makes exist (person, course, enrollment, assignment).
 //! - `exchange`: the launch's one-time code traded for quizd tokens in the same browser.
 //! - `cookies`, `params`: the browser cookies and secrets of that flow; its parameters.
+//! - `error_page`: a launch refused inside the platform's frame, as a page for the learner.
 //! - `store`: the SQL of all of these.
 //! - `deep_linking`: the instructor's choice, signed back as an LtiDeepLinkingResponse.
 //! - `ags`: grade passback from the outbox, with retries; the client-credentials grant.
@@ -20,6 +21,7 @@ pub mod claims;
 pub mod cli;
 pub mod cookies;
 pub mod deep_linking;
+pub mod error_page;
 pub mod exchange;
 pub mod keys;
 pub mod launch;
