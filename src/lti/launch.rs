@@ -143,12 +143,12 @@ async fn accept(
         && let Some(peeked) = store::peek_login_state(&state.pool, &hash(login_state)).await?
         && let Some(target) = &peeked.storage_target
         && peeked.expires_at > now
-        && !same_browser_cookie(&req, &peeked)
+        && !same_browser_cookie(req, &peeked)
         && let Some(reg) = store::registration(&state.pool, peeked.registration_id).await?
         && let Some(origin) = super::storage::origin_of(&reg.auth_endpoint)
     {
         return Ok(super::storage::launch_page(
-            &state,
+            state,
             target,
             &origin,
             login_state,
@@ -157,7 +157,7 @@ async fn accept(
     }
 
     let (stored, via_storage) =
-        take_login_state(&state, &req, login_state, storage_secret, now).await?;
+        take_login_state(state, req, login_state, storage_secret, now).await?;
     let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
@@ -168,7 +168,7 @@ async fn accept(
             .with_status(StatusCode::UNAUTHORIZED)
         })?;
 
-    let claims = verified_claims(&state, &reg, id_token, now).await?;
+    let claims = verified_claims(state, &reg, id_token, now).await?;
 
     if let Some(nonce) = claims.get("nonce").and_then(Value::as_str)
         && store::nonce_used(&state.pool, reg.id, nonce).await?
@@ -213,7 +213,7 @@ async fn accept(
                 header::LOCATION,
                 format!(
                     "{}{}",
-                    super::frontend_url(&state),
+                    super::frontend_url(state),
                     super::storage::frontend_fragment(&code, target, &origin, login_state)
                 ),
             ))
@@ -223,12 +223,12 @@ async fn accept(
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,
-            format!("{}#/lti/{code}", super::frontend_url(&state)),
+            format!("{}#/lti/{code}", super::frontend_url(state)),
         ))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((
             header::SET_COOKIE,
-            exchange_cookie(is_https(&state, &req), &code, secret),
+            exchange_cookie(is_https(state, req), &code, secret),
         ))
         .finish())
 }
