@@ -152,14 +152,6 @@ fn restart_link(r: &LoginRestart) -> String {
     )
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-}
-
 /// The page. Pure.
 fn render(lang: Lang, kind: Kind, err: &ApiError, restart: Option<&str>) -> String {
     let words = lang.words();
@@ -168,7 +160,7 @@ fn render(lang: Lang, kind: Kind, err: &ApiError, restart: Option<&str>) -> Stri
         format!(
             "<p class=\"actions\"><a class=\"button\" href=\"{}\" target=\"_blank\" \
              rel=\"noopener\">{}</a></p>",
-            escape(href),
+            super::html_escape(href),
             words.open
         )
     });
@@ -184,7 +176,7 @@ fn render(lang: Lang, kind: Kind, err: &ApiError, restart: Option<&str>) -> Stri
         code_label = words.code,
         code = err.code,
         details = words.details,
-        detail = escape(&err.detail),
+        detail = super::html_escape(&err.detail),
     )
 }
 

@@ -109,6 +109,15 @@ pub fn frontend_url(state: &AppState) -> &str {
     state.lti.frontend_url.as_deref().unwrap_or("/")
 }
 
+/// Text or an attribute value inside the HTML pages of the LTI flow, escaped.
+pub(crate) fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\'', "&#39;")
+}
+
 /// How quizd calls platforms (JWKS, token endpoints, AGS, NRPS): one HTTP client and the cache
 /// of service access tokens. Built once with the [`AppState`] and kept there (the launch takes
 /// it from the state, the grade worker from `Background`); clones share the client's
@@ -213,6 +222,11 @@ mod tests {
 
     fn roles(r: &[&str]) -> Vec<String> {
         r.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_pages_escape_what_they_embed() {
+        assert_eq!(html_escape("a\"<b>&'"), "a&quot;&lt;b&gt;&amp;&#39;");
     }
 
     #[test]
