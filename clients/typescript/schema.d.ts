@@ -1164,10 +1164,17 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The launch: the platform posts the id_token here (the OIDC redirect URI). A valid launch
+        /**
+         * The launch: the platform posts the id_token here (the OIDC redirect URI). A valid launch
          *     redirects the browser to the front-end with a one-time code (`<front-end>#/lti/<code>`)
          *     that `POST /v1/lti/exchange` trades for quizd tokens in this browser only (with the
-         *     cookie this answer sets). */
+         *     cookie this answer sets).
+         * @description A refused launch is a problem; for a browser's form post (`Accept` prefers `text/html`), a
+         *     page with the same status instead, in the learner's language, that the LMS may frame: what
+         *     happened and, where launching again can help (a state cookie the frame dropped, an expired
+         *     or used login, the platform's refusal, a failure), a link that opens the platform's login
+         *     initiation again (`/v1/lti/login`) in a new window.
+         */
         post: operations["launch"];
         delete?: never;
         options?: never;
@@ -2283,7 +2290,8 @@ export interface components {
          *     | `lti_quiz_missing` | 400 | The launch names no quiz (custom parameter `quiz` or a Deep Linking placement). |
          *     | `lti_quiz_unknown` | 400 | The launch names a quiz quizd does not have. |
          *     | `lti_service_url_refused` | 400 | An LTI service URL is not https on the platform's own host. |
-         *     | `lti_state_invalid` | 401 | The login state is unknown, used or expired: start the launch again from the LMS. |
+         *     | `lti_state_expired` | 401 | The login took longer than its ten minutes: start the launch again. |
+         *     | `lti_state_invalid` | 401 | The login state is unknown or used already (a launch posted twice): start the launch again. |
          *     | `lti_state_mismatch` | 401 | This launch was not started in this browser (its state cookie is missing or different). |
          *     | `lti_target_link_mismatch` | 400 | The id_token's target_link_uri is not the one the login was started with. |
          *     | `lti_token_expired` | 401 | The id_token has expired. |
@@ -2346,7 +2354,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_enrolled" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "practice_during_exam" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_expired" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_enrolled" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "practice_during_exam" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -9480,15 +9488,17 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/html": string;
                 };
             };
-            /** @description Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login */
+            /** @description Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid, expired (`lti_state_expired`) or replayed; the state cookie missing (`lti_state_mismatch`); unknown deployment; the platform refused the login */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/html": string;
                 };
             };
             /** @description Deep Linking by someone who does not teach */
@@ -9498,6 +9508,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/html": string;
                 };
             };
             /** @description The LMS course is archived in quizd (`course_archived`): it takes no launches until made active again */
@@ -9507,6 +9518,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/html": string;
                 };
             };
             /** @description Body too large */
@@ -9525,6 +9537,7 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "text/html": string;
                 };
             };
             /** @description Database unavailable; retry */

@@ -167,7 +167,8 @@ error_codes! {
     LtiQuizMissing = "lti_quiz_missing", BAD_REQUEST, "The launch names no quiz (custom parameter `quiz` or a Deep Linking placement).";
     LtiQuizUnknown = "lti_quiz_unknown", BAD_REQUEST, "The launch names a quiz quizd does not have.";
     LtiServiceUrlRefused = "lti_service_url_refused", BAD_REQUEST, "An LTI service URL is not https on the platform's own host.";
-    LtiStateInvalid = "lti_state_invalid", UNAUTHORIZED, "The login state is unknown, used or expired: start the launch again from the LMS.";
+    LtiStateExpired = "lti_state_expired", UNAUTHORIZED, "The login took longer than its ten minutes: start the launch again.";
+    LtiStateInvalid = "lti_state_invalid", UNAUTHORIZED, "The login state is unknown or used already (a launch posted twice): start the launch again.";
     LtiStateMismatch = "lti_state_mismatch", UNAUTHORIZED, "This launch was not started in this browser (its state cookie is missing or different).";
     LtiTargetLinkMismatch = "lti_target_link_mismatch", BAD_REQUEST, "The id_token's target_link_uri is not the one the login was started with.";
     LtiTokenExpired = "lti_token_expired", UNAUTHORIZED, "The id_token has expired.";

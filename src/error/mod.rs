@@ -206,8 +206,15 @@ pub fn query_error(
     ApiError::new(Code::InvalidQuery, format!("Invalid query string: {err}")).into()
 }
 
+/// Marks an error response that a handler made as a page for a person on purpose, in
+/// answer to a browser that asked for HTML (an LTI launch refused inside the LMS's frame):
+/// [`problem_fallback`] leaves it as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorPage;
+
 /// Turns any error response that is not already a problem (a 404 from routing, a 405, a
 /// payload error raised inside actix) into one, so clients can rely on a single error shape.
+/// An [`ErrorPage`] stays a page.
 pub fn problem_fallback<B: MessageBody + 'static>(
     res: ServiceResponse<B>,
 ) -> actix_web::Result<ErrorHandlerResponse<B>> {
@@ -215,7 +222,7 @@ pub fn problem_fallback<B: MessageBody + 'static>(
         .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
-    if is_problem {
+    if is_problem || res.response().extensions().contains::<ErrorPage>() {
         return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
     }
     let status = res.status();

@@ -300,14 +300,6 @@ pub async fn return_to_platform(
     Ok(auto_post_page(&row.return_url, &form.jwt))
 }
 
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-}
-
 /// The one script of the page that posts a response to the platform.
 const AUTO_POST_SCRIPT: &str = "document.getElementById('dl').submit();";
 
@@ -334,8 +326,8 @@ fn auto_post_page(return_url: &str, jwt: &str) -> HttpResponse {
          <body><form id=\"dl\" method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"JWT\" value=\"{}\">\
          <noscript><button type=\"submit\">Continue</button></noscript></form>\
          <script>{AUTO_POST_SCRIPT}</script></body></html>\n",
-        html_escape(return_url),
-        html_escape(jwt)
+        super::html_escape(return_url),
+        super::html_escape(jwt)
     );
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -390,10 +382,5 @@ mod tests {
             script_hash("alert(1);"),
             "sha256-5jFwrAK0UV47oFbVg/iCCBbxD8X1w+QvoOUepu4C2YA="
         );
-    }
-
-    #[test]
-    fn the_page_escapes_what_it_embeds() {
-        assert_eq!(html_escape("a\"<b>&'"), "a&quot;&lt;b&gt;&amp;&#39;");
     }
 }

@@ -85,23 +85,40 @@ fn rs256_kid(id_token: &str) -> Result<String, ApiError> {
 /// redirects the browser to the front-end with a one-time code (`<front-end>#/lti/<code>`)
 /// that `POST /v1/lti/exchange` trades for quizd tokens in this browser only (with the
 /// cookie this answer sets).
+///
+/// A refused launch is a problem; for a browser's form post (`Accept` prefers `text/html`), a
+/// page with the same status instead, in the learner's language, that the LMS may frame: what
+/// happened and, where launching again can help (a state cookie the frame dropped, an expired
+/// or used login, the platform's refusal, a failure), a link that opens the platform's login
+/// initiation again (`/v1/lti/login`) in a new window.
 #[utoipa::path(post, path = "/v1/lti/launch", tag = "lti",
     request_body(content = LaunchForm, content_type = "application/x-www-form-urlencoded"),
     responses(
         (status = 303, description = "To the front-end with a one-time code: `Location: <front-end>#/lti/<code>`; sets the HttpOnly cookie that `POST /v1/lti/exchange` needs with that code (for a login kept in the platform's storage: no cookie, and the fragment says where the front-end reads the exchange's secret back)"),
         (status = 200, description = "For a login kept in the platform's storage, the first post: a page that reads the state's secret back from the platform's storage (`lti.get_data`) and posts the launch again with it as `lti_storage_secret`", content_type = "text/html"),
-        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid or replayed; unknown deployment; the platform refused the login", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "Deep Linking by someone who does not teach", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The LMS course is archived in quizd (`course_archived`): it takes no launches until made active again", body = Problem, content_type = "application/problem+json"),
-        (status = 502, description = "The platform's keys could not be fetched", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Not an acceptable LTI message: a required claim missing or invalid, wrong message type or version, no quiz named, or a service URL (AGS, NRPS) that is not https or not on the platform's hosts (`lti_service_url_refused`)", content((Problem = "application/problem+json"), (String = "text/html"))),
+        (status = 401, description = "Not authentic: bad signature, algorithm or key; wrong issuer or audience; expired; nonce or state invalid, expired (`lti_state_expired`) or replayed; the state cookie missing (`lti_state_mismatch`); unknown deployment; the platform refused the login", content((Problem = "application/problem+json"), (String = "text/html"))),
+        (status = 403, description = "Deep Linking by someone who does not teach", content((Problem = "application/problem+json"), (String = "text/html"))),
+        (status = 409, description = "The LMS course is archived in quizd (`course_archived`): it takes no launches until made active again", content((Problem = "application/problem+json"), (String = "text/html"))),
+        (status = 502, description = "The platform's keys could not be fetched", content((Problem = "application/problem+json"), (String = "text/html"))),
     ))]
 pub async fn launch(
     req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let p = parameters(&body)?;
+    match accept(&req, &state, &body).await {
+        Err(err) => super::error_page::respond(&state, &req, &body, err).await,
+        accepted => accepted,
+    }
+}
+
+async fn accept(
+    req: &HttpRequest,
+    state: &AppState,
+    body: &[u8],
+) -> Result<HttpResponse, ApiError> {
+    let p = parameters(body)?;
     if let Some(error) = p.get("error") {
         return Err(ApiError::new(
             Code::LtiPlatformError,
@@ -126,12 +143,12 @@ pub async fn launch(
         && let Some(peeked) = store::peek_login_state(&state.pool, &hash(login_state)).await?
         && let Some(target) = &peeked.storage_target
         && peeked.expires_at > now
-        && !same_browser_cookie(&req, &peeked)
+        && !same_browser_cookie(req, &peeked)
         && let Some(reg) = store::registration(&state.pool, peeked.registration_id).await?
         && let Some(origin) = super::storage::origin_of(&reg.auth_endpoint)
     {
         return Ok(super::storage::launch_page(
-            &state,
+            state,
             target,
             &origin,
             login_state,
@@ -140,7 +157,7 @@ pub async fn launch(
     }
 
     let (stored, via_storage) =
-        take_login_state(&state, &req, login_state, storage_secret, now).await?;
+        take_login_state(state, req, login_state, storage_secret, now).await?;
     let reg = store::registration(&state.pool, stored.registration_id)
         .await?
         .ok_or_else(|| {
@@ -151,7 +168,7 @@ pub async fn launch(
             .with_status(StatusCode::UNAUTHORIZED)
         })?;
 
-    let claims = verified_claims(&state, &reg, id_token, now).await?;
+    let claims = verified_claims(state, &reg, id_token, now).await?;
 
     if let Some(nonce) = claims.get("nonce").and_then(Value::as_str)
         && store::nonce_used(&state.pool, reg.id, nonce).await?
@@ -196,7 +213,7 @@ pub async fn launch(
                 header::LOCATION,
                 format!(
                     "{}{}",
-                    super::frontend_url(&state),
+                    super::frontend_url(state),
                     super::storage::frontend_fragment(&code, target, &origin, login_state)
                 ),
             ))
@@ -206,12 +223,12 @@ pub async fn launch(
     Ok(HttpResponse::SeeOther()
         .insert_header((
             header::LOCATION,
-            format!("{}#/lti/{code}", super::frontend_url(&state)),
+            format!("{}#/lti/{code}", super::frontend_url(state)),
         ))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header((
             header::SET_COOKIE,
-            exchange_cookie(is_https(&state, &req), &code, secret),
+            exchange_cookie(is_https(state, req), &code, secret),
         ))
         .finish())
 }
@@ -225,13 +242,21 @@ async fn take_login_state(
     storage_secret: Option<&String>,
     now: DateTime<Utc>,
 ) -> Result<(LoginState, bool), ApiError> {
-    let stored = store::take_login_state(&state.pool, &hash(login_state)).await?;
-    let stored = match stored {
+    let stored = match store::take_login_state(&state.pool, &hash(login_state)).await? {
         Some(s) if s.expires_at > now => s,
-        _ => {
+        Some(_) => {
+            return Err(ApiError::new(
+                Code::LtiStateExpired,
+                format!(
+                    "The login was started more than {} minutes ago: start the launch again.",
+                    super::login::LOGIN_TTL_MINUTES
+                ),
+            ));
+        }
+        None => {
             return Err(ApiError::new(
                 Code::LtiStateInvalid,
-                "The login state is unknown, used or expired: start the launch again from the LMS.",
+                "The login state is unknown or used already (was the launch posted twice?): start the launch again.",
             ));
         }
     };

@@ -175,6 +175,8 @@ async fn login(
                 .as_ref()
                 .map(|(_, _, secret)| hash(secret))
                 .as_deref(),
+            login_hint,
+            message_hint: message_hint.map(String::as_str),
         },
     )
     .await?;

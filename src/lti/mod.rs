@@ -10,6 +10,7 @@
 //! - `provision`: what a valid launch makes exist (person, course, enrollment, assignment).
 //! - `exchange`: the launch's one-time code traded for quizd tokens in the same browser.
 //! - `cookies`, `params`: the browser cookies and secrets of that flow; its parameters.
+//! - `error_page`: a launch refused inside the platform's frame, as a page for the learner.
 //! - `store`: the SQL of all of these.
 //! - `deep_linking`: the instructor's choice, signed back as an LtiDeepLinkingResponse.
 //! - `ags`: grade passback from the outbox, with retries; the client-credentials grant.
@@ -20,6 +21,7 @@ pub mod claims;
 pub mod cli;
 pub mod cookies;
 pub mod deep_linking;
+pub mod error_page;
 pub mod exchange;
 pub mod keys;
 pub mod launch;
@@ -105,6 +107,15 @@ pub fn launch_url(state: &AppState, req: &HttpRequest) -> String {
 
 pub fn frontend_url(state: &AppState) -> &str {
     state.lti.frontend_url.as_deref().unwrap_or("/")
+}
+
+/// Text or an attribute value inside the HTML pages of the LTI flow, escaped.
+pub(crate) fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\'', "&#39;")
 }
 
 /// How quizd calls platforms (JWKS, token endpoints, AGS, NRPS): one HTTP client and the cache
@@ -211,6 +222,11 @@ mod tests {
 
     fn roles(r: &[&str]) -> Vec<String> {
         r.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_pages_escape_what_they_embed() {
+        assert_eq!(html_escape("a\"<b>&'"), "a&quot;&lt;b&gt;&amp;&#39;");
     }
 
     #[test]

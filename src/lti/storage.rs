@@ -42,14 +42,6 @@ fn policy(state: &AppState) -> String {
     )
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('\'', "&#39;")
-}
-
 /// JSON that is safe inside `<script type="application/json">`: no `<` (so no `</script>`).
 fn data_block(data: &serde_json::Value) -> String {
     data.to_string()
@@ -130,8 +122,8 @@ pub fn launch_page(
          <input type=\"hidden\" name=\"id_token\" value=\"{}\">\
          <input type=\"hidden\" name=\"state\" value=\"{}\">\
          <input type=\"hidden\" name=\"lti_storage_secret\" value=\"\"></form>",
-        escape(id_token),
-        escape(login_state)
+        super::html_escape(id_token),
+        super::html_escape(login_state)
     );
     page(state, &data, &form)
 }

@@ -272,6 +272,9 @@ pub struct NewLoginState<'a> {
     pub expires_at: DateTime<Utc>,
     pub storage_target: Option<&'a str>,
     pub storage_hash: Option<&'a [u8]>,
+    /// What the platform's login initiation said, to start it again ([`LoginRestart`]).
+    pub login_hint: &'a str,
+    pub message_hint: Option<&'a str>,
 }
 
 pub async fn insert_login_state(
@@ -281,8 +284,8 @@ pub async fn insert_login_state(
     sqlx::query(
         "INSERT INTO lti_login_states (state_hash, registration_id, nonce, browser_hash,
                 target_link_uri, deployment_id, created_at, expires_at, storage_target,
-                storage_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                storage_hash, login_hint, message_hint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(s.state_hash)
     .bind(s.registration_id)
@@ -294,13 +297,15 @@ pub async fn insert_login_state(
     .bind(s.expires_at)
     .bind(s.storage_target)
     .bind(s.storage_hash)
+    .bind(s.login_hint)
+    .bind(s.message_hint)
     .execute(db)
     .await?;
     Ok(())
 }
 
-/// A login's state without using it up: the registration and the storage frame of a login
-/// started with `lti_storage_target`, for the page that reads the secret back from the
+/// An unused login's state without using it up: the registration and the storage frame of a
+/// login started with `lti_storage_target`, for the page that reads the secret back from the
 /// platform's storage before the launch is posted again.
 pub async fn peek_login_state(
     db: impl PgExecutor<'_>,
@@ -309,24 +314,53 @@ pub async fn peek_login_state(
     sqlx::query_as(
         "SELECT registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
                 storage_target, storage_hash
-           FROM lti_login_states WHERE state_hash = $1",
+           FROM lti_login_states WHERE state_hash = $1 AND used_at IS NULL",
     )
     .bind(state_hash)
     .fetch_optional(db)
     .await
 }
 
-/// Takes a login's state: `DELETE … RETURNING`, so that it is used up by this one read,
-/// whatever follows (a launch cannot be posted twice), and of two posts at once only one
-/// gets it. Expired states are returned too; the caller refuses them.
+/// Takes a login's state: marks it used and returns it in one statement, so that it is used
+/// up by this one read, whatever follows (a launch cannot be posted twice), and of two posts
+/// at once only one gets it (the other waits for the row and then finds it used). Expired
+/// states are returned too; the caller refuses them.
 pub async fn take_login_state(
     db: impl PgExecutor<'_>,
     state_hash: &[u8],
 ) -> Result<Option<LoginState>, sqlx::Error> {
     sqlx::query_as(
-        "DELETE FROM lti_login_states WHERE state_hash = $1
+        "UPDATE lti_login_states SET used_at = now() WHERE state_hash = $1 AND used_at IS NULL
          RETURNING registration_id, nonce, browser_hash, target_link_uri, deployment_id, expires_at,
                    storage_target, storage_hash",
+    )
+    .bind(state_hash)
+    .fetch_optional(db)
+    .await
+}
+
+/// What starting a login again takes: the parameters of the platform's OIDC login initiation
+/// (LTI 1.3 Core §5.1.1) as it sent them for a login quizd still knows (used, expired or
+/// not), with the registration's issuer and client id.
+#[derive(Debug, Clone, FromRow)]
+pub struct LoginRestart {
+    pub issuer: String,
+    pub client_id: String,
+    pub login_hint: String,
+    pub message_hint: Option<String>,
+    pub target_link_uri: String,
+    pub deployment_id: Option<String>,
+}
+
+pub async fn login_restart(
+    db: impl PgExecutor<'_>,
+    state_hash: &[u8],
+) -> Result<Option<LoginRestart>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.issuer, r.client_id, s.login_hint, s.message_hint, s.target_link_uri,
+                s.deployment_id
+           FROM lti_login_states s JOIN lti_registrations r ON r.id = s.registration_id
+          WHERE s.state_hash = $1 AND s.login_hint IS NOT NULL",
     )
     .bind(state_hash)
     .fetch_optional(db)

@@ -1880,6 +1880,51 @@ test('in an LMS iframe without cookies or the platform’s storage, the launch p
   await page.close();
 });
 
+test('in an LMS iframe that drops quizd’s cookie, the refused launch is a page that says why and opens the activity in a new window, where it launches', async () => {
+  assert.ok(lms, 'the LMS of the LTI test runs');
+  await context.clearCookies();
+  // No platform storage (as Moodle 5.1): the cookie flow alone.
+  const scenario = {
+    user: { sub: `lti-dropped-${RUN}`, name: 'Framed Learner' },
+    roles: ['http://purl.imsglobal.org/vocab/lis/v2/membership#Learner'],
+    context: { id: `ctx-${RUN}`, title: 'Parallel Programming', label: 'CS-451' },
+    resource_link: { id: `rl-dropped-${RUN}`, title: 'Framed quiz' },
+    custom: { quiz: 'kinds-sampler' },
+  };
+  const made = await fetch(`${lms.url}/scenarios`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(scenario) });
+  const { hint } = await made.json();
+  const page = await newPage();
+  // The LMS's page is on localhost, quizd on 127.0.0.1: another site, where quizd's state
+  // cookie (SameSite=Lax over plain HTTP) is neither set nor sent inside the iframe.
+  await page.goto(`http://localhost:${LMS_PORT}/course?hint=${encodeURIComponent(hint)}`);
+  const tool = page.frameLocator('#tool');
+  const link = tool.locator('a[target="_blank"]', { hasText: 'Open in a new window' });
+  await link.waitFor({ timeout: 15_000 });
+  const frame = page.frame({ name: 'tool' });
+  assert.equal(frame.url(), `${base}/v1/lti/launch`);
+  assert.equal(await tool.locator('h1').textContent(), 'quizd cannot sign you in inside this page');
+  assert.match(await tool.locator('main').textContent(), /lti_state_mismatch/);
+  assert.equal(await frame.evaluate(() => document.documentElement.lang), 'en');
+  assert.match(await link.getAttribute('href'), /^\/v1\/lti\/login\?iss=/);
+  assert.deepEqual((await context.cookies(base)).map((c) => c.name).filter((n) => n.startsWith('quizd_lti')), []);
+  await checkA11y(frame, 'a launch refused in the LMS’s frame');
+  await assertNoJunkText(frame, 'a launch refused in the LMS’s frame');
+  await shot(page, 'lti-refused-in-frame');
+  const refused = '401 POST /v1/lti/launch';
+  assert.ok(failed.includes(refused), failed.join('\n'));
+  failed.splice(failed.indexOf(refused), 1);
+  // The new window is a top-level page of its own, where quizd's cookie is kept: the login
+  // starts again, the platform posts a new launch, and the learner lands on the attempt.
+  const [popup] = await Promise.all([context.waitForEvent('page'), link.click()]);
+  popup.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+  });
+  await popup.waitForURL(/#\/attempt\/[0-9a-f-]{36}$/, { timeout: 30_000 });
+  await popup.locator('form.question').waitFor();
+  await popup.close();
+  await page.close();
+});
+
 test('on a narrow screen long Bengali and Indonesian texts wrap: no page scrolls sideways', async () => {
   const page = learnerPage;
   await page.setViewportSize({ width: 360, height: 740 });

@@ -9,11 +9,12 @@
 //! Here: the platform, quizd with the platform registered ([`setup`]) and the browser's steps of
 //! a launch. By topic: [`launch`] (the way in and the one-time code), [`refused`] (launches
 //! refused and why), [`registration`] (registrations and both sides' keys), [`deep_linking`],
-//! [`storage`] (a login kept in the platform's storage), [`ags`] (grade passback), [`nrps`]
-//! (the roster).
+//! [`storage`] (a login kept in the platform's storage), [`framed`] (a launch refused inside the
+//! LMS's frame: a page, not a problem), [`ags`] (grade passback), [`nrps`] (the roster).
 
 mod ags;
 mod deep_linking;
+mod framed;
 mod launch;
 mod nrps;
 mod refused;
@@ -41,12 +42,23 @@ pub(crate) struct Platform {
 
 impl Platform {
     fn spawn(tool: &str) -> Platform {
+        Self::spawn_on(tool, 0)
+    }
+
+    /// The platform on `port` (`0`: any free port).
+    fn spawn_on(tool: &str, port: u16) -> Platform {
+        let port = port.to_string();
         let peer = PythonPeer::start(
             "the LTI platform",
             "lti-venv",
             "tests/lti/requirements.txt",
             "tests/lti/lti_platform.py",
-            &[OsStr::new("--tool"), OsStr::new(tool)],
+            &[
+                OsStr::new("--tool"),
+                OsStr::new(tool),
+                OsStr::new("--port"),
+                OsStr::new(&port),
+            ],
         );
         Platform {
             base: peer.url(""),
@@ -143,6 +155,30 @@ pub(crate) async fn setup() -> Lti {
 
 async fn setup_on(app: TestApp) -> Lti {
     let platform = Platform::spawn(&app.base);
+    register(app, platform).await
+}
+
+/// quizd started as `--frame-ancestor <the platform's origin>` says (the LMS's pages may frame
+/// it), with `configure`'s settings too, and the platform registered.
+pub(crate) async fn setup_framed(
+    configure: impl FnOnce(&mut quizd::state::AppState) + Send + 'static,
+) -> Lti {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let origin = format!("http://127.0.0.1:{port}");
+    let app = TestApp::spawn_configured(move |s| {
+        s.frame_ancestors = quizd::frontend::frame_ancestors(&[origin]);
+        configure(s);
+    })
+    .await;
+    let platform = Platform::spawn_on(&app.base, port);
+    register(app, platform).await
+}
+
+async fn register(app: TestApp, platform: Platform) -> Lti {
     // Kept as a `Person`: a session borrows the app, which the `Lti` takes.
     let admin = Person::clone(&*app.person("admin@lti.example", "admin").await);
     let rec = platform.recorded().await;
