@@ -131,6 +131,7 @@ async fn main() -> anyhow::Result<()> {
             xapi_delivery: None,
             webhook_delivery: None,
             change_listener: true,
+            erasure_listener: true,
             live_listener: false,
             metrics_upkeep: false,
             analytics_backfill: false,

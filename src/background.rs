@@ -59,6 +59,9 @@ pub struct Loops {
     pub webhook_delivery: Option<Duration>,
     /// Drop cached quiz versions when another instance changes a quiz (LISTEN/NOTIFY).
     pub change_listener: bool,
+    /// Forget accounts erased on other instances, so that their tokens stop at once
+    /// (LISTEN/NOTIFY).
+    pub erasure_listener: bool,
     /// Carry live sessions' events made on other instances to this one's streams
     /// (LISTEN/NOTIFY).
     pub live_listener: bool,
@@ -76,6 +79,7 @@ impl Loops {
         xapi_delivery: Some(Duration::from_secs(2)),
         webhook_delivery: Some(Duration::from_secs(2)),
         change_listener: true,
+        erasure_listener: true,
         live_listener: true,
         metrics_upkeep: true,
         analytics_backfill: true,
@@ -129,6 +133,12 @@ impl Background {
         }
         if loops.change_listener {
             tasks.push(tokio::spawn(crate::quizzes::listen_for_changes(
+                state.clone(),
+                shutdown.clone(),
+            )));
+        }
+        if loops.erasure_listener {
+            tasks.push(tokio::spawn(crate::auth::erasures::listen_for_erasures(
                 state.clone(),
                 shutdown.clone(),
             )));

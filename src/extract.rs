@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer};
 
@@ -41,6 +41,59 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonObject<T> {
                 );
             }
             from_object(value).map(JsonObject).map_err(Into::into)
+        })
+    }
+}
+
+/// A JSON object body read but not yet parsed: a handler checks who is asking first, then
+/// [`parse`](Self::parse)s it, so that whoever may not use a route gets its `403` or `404`
+/// whatever they sent, never a `400` or `415` about a body that was not theirs to send. The
+/// body is bounded as every body is (`PayloadConfig`, `413`).
+pub struct LaterJson<T> {
+    body: web::Bytes,
+    json: bool,
+    of: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: DeserializeOwned> LaterJson<T> {
+    /// The body as a `T`, with [`JsonObject`]'s problems: `415` unless it was sent as JSON,
+    /// `400` unless it is a JSON object that fits `T`.
+    pub fn parse(self) -> Result<T, ApiError> {
+        if !self.json {
+            return Err(ApiError::from_status(
+                actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ));
+        }
+        match serde_json::from_slice::<serde_json::Value>(&self.body) {
+            Ok(value @ serde_json::Value::Object(_)) => from_object(value),
+            Ok(_) => Err(ApiError::new(
+                Code::InvalidBody,
+                "The body must be a JSON object.",
+            )),
+            Err(e) => Err(ApiError::new(
+                Code::InvalidBody,
+                format!("Invalid JSON body: {e}"),
+            )),
+        }
+    }
+}
+
+impl<T: 'static> FromRequest for LaterJson<T> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        // As `web::Json` judges it: `application/json` or any `+json` type.
+        let json = req.mime_type().ok().flatten().is_some_and(|m| {
+            m.subtype() == actix_web::mime::JSON || m.suffix() == Some(actix_web::mime::JSON)
+        });
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            Ok(LaterJson {
+                body: body.await?,
+                json,
+                of: std::marker::PhantomData,
+            })
         })
     }
 }

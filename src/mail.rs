@@ -1,6 +1,12 @@
 //! Outgoing mail: verification links and invitations, through SMTP (`--smtp-url`, the `lettre`
 //! crate), or into the log when no SMTP server is configured.
 //!
+//! A link in a message is made from the configured public URL (`--public-url`), never from a
+//! request: the `Host` and `X-Forwarded-Host` headers are the client's to choose, and a link
+//! on the host a client named hands the message's token to that host's owner (who then claims
+//! the address's course invitations). Without a public URL a message that carries a link is
+//! not mailed at all: its link (a path) goes to the log, and quizd says so at start-up.
+//!
 //! Why a thread of its own: a handler hands a message over only after its transaction committed
 //! (so a mail never announces something that rolled back), and it must not wait for an SMTP
 //! server. [`Mailer::send`] only queues; one `quizd-mailer` thread with its own small runtime
@@ -34,8 +40,41 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub text: String,
-    /// The link the message carries, written to the log when mail is not configured.
+    /// The link the message carries, written to the log when the message is not mailed: on
+    /// the public URL, or only its path when none is configured.
     pub link: String,
+    /// Whether the link is on the configured public URL; without one the message is never
+    /// mailed.
+    mailable: bool,
+}
+
+impl Mail {
+    /// A message to `to` carrying a link to `path` on quizd, made from `public_url`
+    /// ([`public_url`]); `text` writes the body around the link.
+    pub fn with_link(
+        public_url: Option<&str>,
+        to: &str,
+        subject: impl Into<String>,
+        path: &str,
+        text: impl FnOnce(&str) -> String,
+    ) -> Self {
+        let (link, mailable) = match public_url {
+            Some(base) => (format!("{}{path}", base.trim_end_matches('/')), true),
+            None => (path.to_string(), false),
+        };
+        Self {
+            to: to.to_string(),
+            subject: subject.into(),
+            text: text(&link),
+            link,
+            mailable,
+        }
+    }
+}
+
+/// quizd's public origin for the links in mail (`--public-url`), if one is configured.
+pub fn public_url(state: &crate::state::AppState) -> Option<&str> {
+    state.lti.public_url.as_deref()
 }
 
 /// Where mail goes: an SMTP server, or the log.
@@ -78,12 +117,17 @@ impl Mailer {
         self.queue.is_some()
     }
 
-    /// Queues `mail` (never waits). Without SMTP, logs it instead.
+    /// Queues `mail` (never waits). Without SMTP, or without a public URL for its link, logs
+    /// it instead.
     pub fn send(&self, mail: Mail) {
         match &self.queue {
             None => tracing::info!(
                 to = %mail.to, subject = %mail.subject, link = %mail.link,
                 "mail not sent (no --smtp-url): the link is here"
+            ),
+            Some(_) if !mail.mailable => tracing::warn!(
+                to = %mail.to, subject = %mail.subject, link = %mail.link,
+                "mail not sent (no --public-url to make its link from): the link's path is here"
             ),
             Some(queue) => {
                 if let Err(e) = queue.try_send(mail) {

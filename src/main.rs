@@ -200,7 +200,8 @@ struct ServeArgs {
     /// SMTP server for verification links and course invitations: `smtp://host:port` (in
     /// clear, for a relay on localhost), `smtps://user:password@host` (TLS) or
     /// `smtp://host?tls=required` (STARTTLS). Without it, quizd writes each link to its log.
-    /// The links use --public-url when it is set.
+    /// The links are made from --public-url only, never from a request: without it (and not
+    /// on loopback) mail with a link is not sent, and the link goes to the log.
     #[arg(long, env = "QUIZD_SMTP_URL", hide_env_values = true)]
     smtp_url: Option<String>,
     /// The sender of quizd's mail.
@@ -300,6 +301,18 @@ async fn import(pool: &sqlx::PgPool, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// quizd's public origin: `--public-url`; without it, on a loopback address only, the address
+/// quizd listens on (only this machine reaches it, so that is the origin its people use: the
+/// quick start's links work); otherwise none, and links are not mailed (see `quizd::mail`).
+fn public_url(configured: Option<String>, listening: std::net::SocketAddr) -> Option<String> {
+    configured.or_else(|| {
+        listening
+            .ip()
+            .is_loopback()
+            .then(|| format!("http://{listening}"))
+    })
+}
+
 async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     let listener =
         TcpListener::bind(&args.bind).with_context(|| format!("cannot listen on {}", args.bind))?;
@@ -345,12 +358,19 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
         },
         trusted_proxies: quizd::net::TrustedProxies::new(args.trusted_proxies),
         xapi: args.xapi.settings(args.lti.public_url.as_deref())?,
-        lti: args.lti.settings(),
+        lti: quizd::lti::Settings {
+            public_url: public_url(args.lti.public_url.clone(), addr),
+            ..args.lti.settings()
+        },
         smtp_url: args.smtp_url,
         mail_from: args.mail_from,
         webhook_hosts: args.webhook_hosts,
     };
     let mail_to_log = settings.smtp_url.is_none();
+    let public = (
+        settings.lti.public_url.clone(),
+        args.lti.public_url.is_none(),
+    );
     let state = AppState::build(
         database.pool.clone(),
         analytics_pool,
@@ -376,6 +396,19 @@ async fn serve(dbargs: &DbArgs, args: ServeArgs) -> Result<()> {
     if mail_to_log {
         println!("  mail:      no --smtp-url: verification and invitation links go to the log");
         tracing::warn!("no --smtp-url: verification and invitation links go to the log");
+    }
+    match public {
+        (Some(url), true) => println!("  links:     {url} (no --public-url; quizd is on loopback)"),
+        (Some(_), false) => {}
+        (None, _) => {
+            println!(
+                "  links:     no --public-url: mail with a link is not sent, the link is logged"
+            );
+            tracing::warn!(
+                "no --public-url: quizd mails no link (a link made from a request's Host would \
+                 go where the client says); verification and invitation links go to the log"
+            );
+        }
     }
     match metrics_server {
         // Both stop on the same signal.

@@ -76,6 +76,8 @@ pub struct AppState {
     /// Signs and reads list cursors (a key derived from the signing secret).
     pub cursors: Cursors,
     pub login_limiter: LoginLimiter,
+    /// The accounts known to be live (not erased), while erasures are heard.
+    pub accounts: auth::erasures::LiveAccounts,
     /// The server's clock: deadlines and open/close times are judged by it.
     pub clock: Clock,
     /// A read-only replica for analytics, used while it is fresh enough
@@ -145,6 +147,7 @@ impl AppState {
             tokens: TokenKeys::new(signing_secret),
             cursors: Cursors::new(signing_secret),
             login_limiter: LoginLimiter::new(signing_secret, settings.signup_burst),
+            accounts: Default::default(),
             clock: Clock::System,
             analytics_replica: analytics_replica.map(Replica::new),
             direct: None,

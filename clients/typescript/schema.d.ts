@@ -672,7 +672,7 @@ export interface paths {
         put?: never;
         /** Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
          *     `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
-         *     10,000 invitations mailed for one account in an hour. An
+         *     5,000 invitation mails (resends included) for one account in 24 hours. An
          *     address an account has verified enrolls that account (an enrolled person keeps their
          *     role); any other is invited and mailed (an unverified account claims the invitation when
          *     it verifies the address; one enrolled already is reported `already_enrolled`). Each row gets its result; a bad row (its line and reason reported) does
@@ -777,8 +777,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mails a pending invitation again (at most once a minute). The course's instructors and
-         *     admins, while the course is active. */
+        /** Mails a pending invitation again (at most once a minute; it counts against your 5,000
+         *     invitation mails a day). The course's instructors and admins, while the course is active. */
         post: operations["resend_invitation"];
         delete?: never;
         options?: never;
@@ -1252,8 +1252,9 @@ export interface paths {
         get: operations["me"];
         put?: never;
         post?: never;
-        /** Erases your account: your email, name, password, LMS identity, sessions, enrollments and
-         *     co-authorships go at once. Your attempts stay, without anything that names you, so that the
+        /** Erases your account: your email, name, password, LMS identity, sessions, enrollments,
+         *     co-authorships and your address's pending invitations go at once, and your access tokens
+         *     stop working. Your attempts stay, without anything that names you, so that the
          *     statistics of the quizzes you took stay right. Accounts with a password confirm with it
          *     (rate limited like a sign-in). */
         delete: operations["erase"];
@@ -1629,7 +1630,9 @@ export interface paths {
         /** Every subscription (never their secrets). Admins. */
         get: operations["list_webhooks"];
         put?: never;
-        /** Subscribes a URL to topics. The answer carries the signing secret, shown this once. Admins. */
+        /** Subscribes a URL to topics. The answer carries the signing secret, shown this once (a
+         *     replay of the request with its `Idempotency-Key` answers the subscription without it).
+         *     Admins. */
         post: operations["create_webhook"];
         delete?: never;
         options?: never;
@@ -2149,6 +2152,29 @@ export interface components {
              */
             subject_id?: string | null;
         };
+        /** @description An audit entry in a person's own export: someone else who acted appears by site role and
+         *     display name only, never by id or client address. */
+        AuditEntryAboutYou: {
+            action: components["schemas"]["Action"];
+            actor_name?: string | null;
+            /** @description Who else did it, by their site role and display name (absent when it was you, or quizd
+             *     itself). */
+            actor_role?: string | null;
+            /** @description The client address you acted from; never anyone else's. */
+            address?: string | null;
+            /** Format: date-time */
+            at: string;
+            /** @description Whether you did it (then `address` is where you did it from). */
+            by_you: boolean;
+            detail: Record<string, never>;
+            /** Format: int64 */
+            id: number;
+            /**
+             * Format: uuid
+             * @description About whom or what: you, a quiz, a registration.
+             */
+            subject_id?: string | null;
+        };
         AuditPage: {
             /** @description Newest first. */
             items: components["schemas"]["AuditEntry"][];
@@ -2209,6 +2235,8 @@ export interface components {
          *     | `internal_error` | 500 | The server failed; the cause is logged, never sent. |
          *     | `service_unavailable` | 503 | The database or a queue is unavailable now; retry after `Retry-After` seconds. |
          *     | `conflict` | 409 | The request conflicts with an existing record. |
+         *     | `value_refused` | 400 | A value is outside what quizd keeps (a database check refused it); nothing changed. |
+         *     | `account_erased` | 400 | The account was erased; nothing can be set on it. |
          *     | `course_archived` | 409 | The course is archived and read-only; make it active again first. |
          *     | `email_already_verified` | 409 | Your email address is verified already. |
          *     | `enrollment_not_found` | 404 | This person is not enrolled in this course. |
@@ -2216,7 +2244,7 @@ export interface components {
          *     | `invitation_not_found` | 404 | There is no such pending invitation in this course. |
          *     | `no_email` | 409 | Your account has no email address to verify. |
          *     | `too_many_emails` | 429 | Too many messages to this address; wait `Retry-After` seconds. |
-         *     | `too_many_invitations` | 429 | Too many invitations mailed for you in the last hour; wait `Retry-After` seconds. |
+         *     | `too_many_invitations` | 429 | Too many invitation mails for you in the last 24 hours; wait `Retry-After` seconds. |
          *     | `too_many_rows` | 422 | The CSV has more rows than one request takes. |
          *     | `verification_expired` | 410 | This verification link has expired; ask for a new one. |
          *     | `verification_not_found` | 404 | There is no such verification link. |
@@ -2354,7 +2382,7 @@ export interface components {
          *
          * @enum {string}
          */
-        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_expired" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_enrolled" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "practice_during_exam" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
+        Code: "not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "bad_request" | "internal_error" | "service_unavailable" | "conflict" | "value_refused" | "account_erased" | "course_archived" | "email_already_verified" | "enrollment_not_found" | "invalid_csv_header" | "invitation_not_found" | "no_email" | "too_many_emails" | "too_many_invitations" | "too_many_rows" | "verification_expired" | "verification_not_found" | "verification_used" | "attempt_not_finished" | "invalid_cursor" | "not_open" | "closed" | "attempt_start_conflict" | "attempts_exhausted" | "lti_invalid_login" | "unauthorized" | "already_owner" | "answer_final" | "asset_not_found" | "assignment_archived" | "assignment_not_found" | "attempt_finished" | "attempt_not_found" | "author_not_found" | "course_not_found" | "course_owner_stays" | "deadline_passed" | "deep_link_closed" | "deep_link_not_found" | "deep_link_single_item" | "deep_link_too_many_items" | "delivery_done" | "delivery_not_found" | "email_taken" | "forbidden" | "invalid_answer" | "invalid_body" | "invalid_content" | "invalid_credentials" | "invalid_email" | "invalid_enrollment" | "invalid_field" | "invalid_import" | "invalid_upload_form" | "import_format_mismatch" | "invalid_limit" | "invalid_locale" | "invalid_override" | "invalid_path" | "invalid_policy" | "invalid_query" | "invalid_registration" | "invalid_xliff" | "invalid_xliff_unit" | "invalid_po" | "invalid_po_entry" | "key_forbidden" | "launch_browser_mismatch" | "locale_not_found" | "lti_ambiguous_registration" | "lti_bad_algorithm" | "lti_bad_signature" | "lti_claim_invalid" | "lti_claim_missing" | "lti_code_invalid" | "lti_deep_linking_unsupported" | "lti_forbidden_role" | "lti_invalid_request" | "lti_malformed_token" | "lti_nonce_mismatch" | "lti_nonce_replayed" | "lti_nrps_unavailable" | "lti_platform_error" | "lti_platform_unreachable" | "lti_quiz_missing" | "lti_quiz_unknown" | "lti_service_url_refused" | "lti_state_expired" | "lti_state_invalid" | "lti_state_mismatch" | "lti_target_link_mismatch" | "lti_token_expired" | "lti_token_not_yet_valid" | "lti_unknown_deployment" | "lti_unknown_key" | "lti_unknown_registration" | "lti_wrong_audience" | "lti_wrong_issuer" | "lti_wrong_message_type" | "lti_wrong_version" | "media_not_found" | "metrics_token_required" | "not_a_learner" | "not_enrolled" | "not_current_question" | "not_quiz_author" | "not_quiz_owner" | "override_not_found" | "owner_stays" | "practice_assignment" | "practice_not_offered" | "practice_during_exam" | "question_not_found" | "quiz_not_found" | "refresh_token_reused" | "registration_exists" | "registration_not_found" | "slug_mismatch" | "slug_taken" | "too_many_attempts" | "too_many_signups" | "live_session_not_found" | "live_question_closed" | "live_question_open" | "live_no_more_questions" | "live_session_ended" | "live_attempt_conflict" | "live_only" | "live_session_running" | "live_not_supported" | "invalid_timer" | "too_many_joins" | "too_many_streams" | "unknown_option" | "unknown_question" | "unknown_quiz" | "unknown_user" | "user_not_found" | "version_not_found" | "idempotency_key_in_flight" | "idempotency_key_reused" | "invalid_idempotency_key" | "attempt_regraded" | "regrade_conflict" | "regrade_same_version" | "invalid_webhook" | "webhook_not_found" | "weak_password";
         /**
          * @description Which finished attempts the statistics are over.
          * @enum {string}
@@ -2597,7 +2625,7 @@ export interface components {
         Export: {
             attempts: components["schemas"]["ExportedAttempt"][];
             /** @description Security-relevant actions you took or that concern you. */
-            audit: components["schemas"]["AuditEntry"][];
+            audit: components["schemas"]["AuditEntryAboutYou"][];
             authored_quizzes: components["schemas"]["ExportedAuthorship"][];
             enrollments: components["schemas"]["ExportedEnrollment"][];
             /** Format: date-time */
@@ -2615,8 +2643,9 @@ export interface components {
             finish_reason?: string | null;
             /** Format: date-time */
             finished_at?: string | null;
-            /** @description Every change of the attempt's grade, oldest first: `kind`, `actor_id`, `at`,
-             *     `from_points`, `to_points`, `reason` (as `GET /v1/attempts/{id}/grade-history`). */
+            /** @description Every change of the attempt's grade, oldest first: `kind`, `at`, `from_points`,
+             *     `to_points`, `max_points`, `reason`, and who: `by_you`, or someone else by
+             *     `actor_role` and `actor_name` only (absent: quizd itself). */
             grade_events: Record<string, never>[];
             /** Format: uuid */
             id: string;
@@ -3893,8 +3922,8 @@ export interface components {
         /** @description A subscription with its signing secret, shown this once. */
         WebhookCreated: components["schemas"]["Webhook"] & {
             /** @description `whsec_` and the base64 of the HMAC key, as Standard Webhooks libraries take it. Not
-             *     shown again. */
-            secret: string;
+             *     shown again: absent from a replay of the creation (`Idempotent-Replayed: true`). */
+            secret?: string | null;
         };
         /** @description A delivery of an event to a subscription, as admins see it. */
         WebhookDelivery: {
@@ -7459,7 +7488,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More than 10,000 invitations mailed for you in an hour (`too_many_invitations`) */
+            /** @description More than 5,000 invitation mails for you in 24 hours (`too_many_invitations`) */
             429: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7579,7 +7608,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description More than 10,000 invitations mailed for you in an hour (`too_many_invitations`); nothing was enrolled */
+            /** @description More than 5,000 invitation mails for you in 24 hours (`too_many_invitations`); nothing was enrolled */
             429: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7996,7 +8025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Sent less than a minute ago (`too_many_emails`); see `Retry-After` */
+            /** @description Sent less than a minute ago (`too_many_emails`), or more than 5,000 invitation mails for you in 24 hours (`too_many_invitations`); see `Retry-After` */
             429: {
                 headers: {
                     /** @description Seconds to wait */

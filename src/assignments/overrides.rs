@@ -4,6 +4,9 @@
 //! A change applies at once to the learner's attempts in progress: their deadlines are
 //! recomputed in the transaction that stores the change (see [`super::rules`] for the rule).
 //! A removal, like any rule change, never takes time from an attempt in progress.
+//!
+//! Who asks is checked before a body is read ([`LaterJson`]): someone who does not teach the
+//! course gets `403`/`404` whatever they sent.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
@@ -17,23 +20,19 @@ use crate::audit::{self, Action, Entry};
 use crate::auth::CurrentUser;
 use crate::courses::taught_course;
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::LaterJson;
 use crate::state::AppState;
+
+/// A change begun: the course, its transaction, the locked assignments it reaches.
+type Begun = (
+    Uuid,
+    sqlx::Transaction<'static, sqlx::Postgres>,
+    Vec<AssignmentRow>,
+);
 
 /// The course and the locked assignments a change in `scope` reaches, after checking that the
 /// caller teaches the course.
-async fn begin(
-    state: &AppState,
-    user: &CurrentUser,
-    scope: Scope,
-) -> Result<
-    (
-        Uuid,
-        sqlx::Transaction<'static, sqlx::Postgres>,
-        Vec<AssignmentRow>,
-    ),
-    ApiError,
-> {
+async fn begin(state: &AppState, user: &CurrentUser, scope: Scope) -> Result<Begun, ApiError> {
     match scope {
         Scope::Assignment(id) => {
             let row = taught_assignment(&state.pool, id, user).await?;
@@ -61,18 +60,21 @@ fn scope_detail(scope: Scope) -> serde_json::Value {
 }
 
 /// Sets the same override for `users` (all of them or, on any refusal, none) and applies it to
-/// their attempts in progress. `field(i)` names the `i`th user in a refusal.
+/// their attempts in progress, in the change [`begin`] started (so the caller was checked
+/// before its body was read). `field(i)` names the `i`th user in a refusal.
+#[allow(clippy::too_many_arguments)]
 async fn set(
     state: &AppState,
     user: &CurrentUser,
     req: &HttpRequest,
     scope: Scope,
+    begun: Begun,
     users: Vec<Uuid>,
     request: &AdjustmentRequest,
     field: impl Fn(usize) -> String,
 ) -> Result<Vec<Override>, ApiError> {
     let adjustment: Adjustment = parse_adjustment(request)?;
-    let (course, mut tx, assignments) = begin(state, user, scope).await?;
+    let (course, mut tx, assignments) = begun;
     let outsiders = store::not_learners(&mut *tx, course, &users).await?;
     if let Some(i) = users.iter().position(|u| outsiders.contains(u)) {
         return Err(ApiError::new(
@@ -182,15 +184,19 @@ pub async fn put_override(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, Uuid)>,
-    body: JsonObject<AdjustmentRequest>,
+    body: LaterJson<AdjustmentRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (id, learner) = path.into_inner();
+    let scope = Scope::Assignment(id);
+    let begun = begin(&state, &user, scope).await?;
+    let body = body.parse()?;
     let rows = set(
         &state,
         &user,
         &req,
-        Scope::Assignment(id),
+        scope,
+        begun,
         vec![learner],
         &body,
         |_| "user_id".into(),
@@ -225,10 +231,12 @@ pub async fn bulk_overrides(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<BulkOverrides>,
+    body: LaterJson<BulkOverrides>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.into_inner();
+    let scope = Scope::Assignment(*id);
+    let begun = begin(&state, &user, scope).await?;
+    let body = body.parse()?;
     if body.user_ids.is_empty() || body.user_ids.len() > 1000 {
         return Err(ApiError::new(
             Code::InvalidOverride,
@@ -239,7 +247,8 @@ pub async fn bulk_overrides(
         &state,
         &user,
         &req,
-        Scope::Assignment(*id),
+        scope,
+        begun,
         body.user_ids,
         &body.adjustment,
         |i| format!("user_ids[{i}]"),
@@ -311,15 +320,19 @@ pub async fn put_accommodation(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, Uuid)>,
-    body: JsonObject<AdjustmentRequest>,
+    body: LaterJson<AdjustmentRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (id, learner) = path.into_inner();
+    let scope = Scope::Course(id);
+    let begun = begin(&state, &user, scope).await?;
+    let body = body.parse()?;
     let rows = set(
         &state,
         &user,
         &req,
-        Scope::Course(id),
+        scope,
+        begun,
         vec![learner],
         &body,
         |_| "user_id".into(),

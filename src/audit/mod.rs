@@ -80,6 +80,17 @@ impl Entry {
         }
     }
 
+    /// The erasure of `person`: only their opaque id (as actor and subject), no address.
+    pub fn erasure(person: Uuid) -> Self {
+        Self {
+            actor: Some(person),
+            action: Action::AccountErased,
+            subject: Some(person),
+            detail: serde_json::Value::Object(Default::default()),
+            address: None,
+        }
+    }
+
     pub fn subject(mut self, id: Uuid) -> Self {
         self.subject = Some(id);
         self

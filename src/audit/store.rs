@@ -73,11 +73,38 @@ pub async fn list(db: impl PgExecutor<'_>, f: &Filter) -> Result<Vec<AuditEntry>
     .await
 }
 
-/// Everything recorded about a person or by them (their own export).
-pub async fn about(db: impl PgExecutor<'_>, person: Uuid) -> Result<Vec<AuditEntry>, sqlx::Error> {
+/// An audit entry in a person's own export: someone else who acted appears by site role and
+/// display name only, never by id or client address.
+#[derive(Debug, FromRow, Serialize, ToSchema)]
+pub struct AuditEntryAboutYou {
+    pub id: i64,
+    pub at: DateTime<Utc>,
+    pub action: Action,
+    /// Whether you did it (then `address` is where you did it from).
+    pub by_you: bool,
+    /// Who else did it, by their site role and display name (absent when it was you, or quizd
+    /// itself).
+    pub actor_role: Option<String>,
+    pub actor_name: Option<String>,
+    /// About whom or what: you, a quiz, a registration.
+    pub subject_id: Option<Uuid>,
+    #[schema(value_type = Object)]
+    pub detail: serde_json::Value,
+    /// The client address you acted from; never anyone else's.
+    pub address: Option<String>,
+}
+
+/// The entries `person` made or that are about them, as their export shows them.
+pub async fn about(
+    db: impl PgExecutor<'_>,
+    person: Uuid,
+) -> Result<Vec<AuditEntryAboutYou>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, at, actor_id, action, subject_id, detail, address FROM audit_log
-          WHERE actor_id = $1 OR subject_id = $1 ORDER BY id LIMIT 10000",
+        "SELECT a.id, a.at, a.action, coalesce(a.actor_id = $1, false) AS by_you,
+                u.role AS actor_role, u.display_name AS actor_name, a.subject_id, a.detail,
+                CASE WHEN a.actor_id = $1 THEN a.address END AS address
+           FROM audit_log a LEFT JOIN users u ON u.id = a.actor_id AND u.id <> $1
+          WHERE a.actor_id = $1 OR a.subject_id = $1 ORDER BY a.id LIMIT 10000",
     )
     .bind(person)
     .fetch_all(db)

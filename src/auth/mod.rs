@@ -1,17 +1,17 @@
 //! Who is asking: accounts, passwords, tokens, roles, and the current-user extractor.
 
+pub mod erasures;
 pub mod password;
 pub mod ratelimit;
 pub mod routes;
 pub mod store;
 pub mod tokens;
 
-use std::future::{Ready, ready};
-
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, web};
 use chrono::{DateTime, Utc};
+use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -77,13 +77,15 @@ pub fn unauthorized(detail: &str) -> ApiError {
     ApiError::new(Code::Unauthorized, detail)
 }
 
+/// The person a valid access token names, if their account is live: an erased account's
+/// tokens are refused at once (see [`erasures`]).
 impl FromRequest for CurrentUser {
     type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let Some(state) = req.app_data::<web::Data<AppState>>() else {
-            return ready(Err(ApiError::internal("no app state")));
+        let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+            return Box::pin(async { Err(ApiError::internal("no app state")) });
         };
         let token = req
             .headers()
@@ -94,7 +96,7 @@ impl FromRequest for CurrentUser {
                 let (scheme, token) = v.split_once(' ')?;
                 scheme.eq_ignore_ascii_case("bearer").then_some(token)
             });
-        let result = match token {
+        let user = match token {
             None => Err(unauthorized(
                 "Sign in: send `Authorization: Bearer <access token>`.",
             )),
@@ -107,7 +109,15 @@ impl FromRequest for CurrentUser {
                 })
                 .ok_or_else(|| unauthorized("The access token is invalid or expired.")),
         };
-        ready(result)
+        Box::pin(async move {
+            let user = user?;
+            if !state.accounts.is_live(&state.pool, user.id).await? {
+                return Err(unauthorized(
+                    "The account of this access token no longer exists.",
+                ));
+            }
+            Ok(user)
+        })
     }
 }
 

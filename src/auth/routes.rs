@@ -12,7 +12,7 @@ use super::tokens::{ACCESS_TTL_SECS, new_refresh_token, refresh_token_hash};
 use super::{CurrentUser, Role, TokenResponse, User, password, unauthorized};
 use crate::audit::{self, Action, Entry};
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::{JsonObject, LaterJson};
 use crate::state::AppState;
 use crate::validate::{DisplayName, Email, Locale};
 
@@ -153,7 +153,7 @@ pub async fn register(
     })?;
     let tokens = issue_pair(&mut *tx, &state, user.id, user.role(), None).await?;
     let (verification, _) =
-        crate::invitations::verification_mail(&mut *tx, &state, &req, user.id, body.email.as_str())
+        crate::invitations::verification_mail(&mut *tx, &state, user.id, body.email.as_str())
             .await?;
     tx.commit().await?;
     state.mailer.send(verification);
@@ -355,10 +355,11 @@ pub async fn set_role(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<RoleChange>,
+    body: LaterJson<RoleChange>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
+    let body = body.parse()?;
     let mut tx = state.pool.begin().await?;
     let row = store::set_role(&mut *tx, *id, body.role)
         .await?

@@ -259,6 +259,27 @@ pub async fn set_role(
     .await
 }
 
+/// Whether the account exists and is not erased: a primary-key lookup, made for each
+/// authenticated request that [`super::erasures::LiveAccounts`] cannot answer from memory.
+pub async fn account_is_live(db: impl PgExecutor<'_>, id: Uuid) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar::<_, bool>("SELECT erased_at IS NULL FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .map(|live| live.unwrap_or(false))
+}
+
+/// Tells every instance, when the caller's transaction commits, that `id` was erased.
+pub async fn announce_erasure(db: impl PgExecutor<'_>, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, $2::text)")
+        .bind(super::erasures::CHANNEL)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Changes a live account's name or locale; `None` for an erased or missing one.
 pub async fn update_profile(
     db: impl PgExecutor<'_>,
     id: Uuid,
@@ -269,7 +290,7 @@ pub async fn update_profile(
         "UPDATE users SET display_name = coalesce($2, display_name),
                           locale = CASE WHEN $3 THEN $4 ELSE locale END,
                           updated_at = now()
-          WHERE id = $1 RETURNING {USER_COLUMNS}"
+          WHERE id = $1 AND erased_at IS NULL RETURNING {USER_COLUMNS}"
     )))
     .bind(id)
     .bind(display_name)

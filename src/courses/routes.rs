@@ -116,7 +116,7 @@ pub async fn get_course(
         (status = 404, description = "No such course, or you are not in it", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The course's owner keeps teaching it (`course_owner_stays`), or the course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Neither or both of email and user_id, no person with this id, or an invalid email", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`)", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "More than 5,000 invitation mails for you in 24 hours (`too_many_invitations`)", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ))]
 pub async fn enroll(
@@ -124,7 +124,6 @@ pub async fn enroll(
     user: CurrentUser,
     id: web::Path<Uuid>,
     body: JsonObject<EnrollmentCreate>,
-    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_active_course(&state.pool, *id, &user).await?;
     if body.email.is_some() == body.user_id.is_some() {
@@ -148,8 +147,7 @@ pub async fn enroll(
         (Some(e), _) => e,
         (None, Some(email)) => {
             let invitation =
-                crate::invitations::invite(&state, &req, &course, user.id, email, body.role)
-                    .await?;
+                crate::invitations::invite(&state, &course, user.id, email, body.role).await?;
             return Ok(HttpResponse::Accepted().json(invitation));
         }
         (None, None) => {

@@ -85,6 +85,8 @@ error_codes! {
     InternalError = "internal_error", INTERNAL_SERVER_ERROR, "The server failed; the cause is logged, never sent.";
     ServiceUnavailable = "service_unavailable", SERVICE_UNAVAILABLE, "The database or a queue is unavailable now; retry after `Retry-After` seconds.";
     Conflict = "conflict", CONFLICT, "The request conflicts with an existing record.";
+    ValueRefused = "value_refused", BAD_REQUEST, "A value is outside what quizd keeps (a database check refused it); nothing changed.";
+    AccountErased = "account_erased", BAD_REQUEST, "The account was erased; nothing can be set on it.";
     // Answered by endpoints.
     CourseArchived = "course_archived", CONFLICT, "The course is archived and read-only; make it active again first.";
     EmailAlreadyVerified = "email_already_verified", CONFLICT, "Your email address is verified already.";
@@ -93,7 +95,7 @@ error_codes! {
     InvitationNotFound = "invitation_not_found", NOT_FOUND, "There is no such pending invitation in this course.";
     NoEmail = "no_email", CONFLICT, "Your account has no email address to verify.";
     TooManyEmails = "too_many_emails", TOO_MANY_REQUESTS, "Too many messages to this address; wait `Retry-After` seconds.";
-    TooManyInvitations = "too_many_invitations", TOO_MANY_REQUESTS, "Too many invitations mailed for you in the last hour; wait `Retry-After` seconds.";
+    TooManyInvitations = "too_many_invitations", TOO_MANY_REQUESTS, "Too many invitation mails for you in the last 24 hours; wait `Retry-After` seconds.";
     TooManyRows = "too_many_rows", UNPROCESSABLE_ENTITY, "The CSV has more rows than one request takes.";
     VerificationExpired = "verification_expired", GONE, "This verification link has expired; ask for a new one.";
     VerificationNotFound = "verification_not_found", NOT_FOUND, "There is no such verification link.";

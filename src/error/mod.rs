@@ -173,8 +173,27 @@ impl From<sqlx::Error> for ApiError {
             sqlx::Error::Database(db) if db.is_unique_violation() => {
                 Self::new(Code::Conflict, "This conflicts with an existing record.")
             }
+            sqlx::Error::Database(db) if db.is_check_violation() => {
+                tracing::warn!(error = %err, "a write broke a CHECK constraint");
+                check_violated(db.constraint())
+            }
             _ => Self::internal(err),
         }
+    }
+}
+
+/// The problem of a write that broke the CHECK constraint `constraint`, by its name: a value
+/// a handler did not refuse first is still a refused value (`400`), never a `500`.
+fn check_violated(constraint: Option<&str>) -> ApiError {
+    match constraint {
+        Some("users_erased_anonymous") => ApiError::new(
+            Code::AccountErased,
+            "This account was erased; nothing can be set on it.",
+        ),
+        _ => ApiError::new(
+            Code::ValueRefused,
+            "A value is outside what quizd keeps; nothing changed.",
+        ),
     }
 }
 
@@ -235,4 +254,24 @@ pub fn problem_fallback<B: MessageBody + 'static>(
     let res = ServiceResponse::new(req, replacement).map_into_right_body::<B>();
     let res: ServiceResponse<EitherBody<B>> = res;
     Ok(ErrorHandlerResponse::Response(res))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_check_constraint_is_a_400_named_by_the_constraint() {
+        let erased = check_violated(Some("users_erased_anonymous"));
+        assert_eq!(
+            (erased.status, erased.code),
+            (StatusCode::BAD_REQUEST, Code::AccountErased)
+        );
+        let other = check_violated(Some("courses_title_check"));
+        assert_eq!(
+            (other.status, other.code),
+            (StatusCode::BAD_REQUEST, Code::ValueRefused)
+        );
+        assert_eq!(check_violated(None).code, Code::ValueRefused);
+    }
 }

@@ -24,6 +24,10 @@
 //!
 //! Wrap a creating route with `.wrap(from_fn(idempotency::guard))`, and list it in
 //! [`OPERATIONS`] so that the OpenAPI document ([`Documented`]) says so.
+//!
+//! A secret is shown once: an endpoint whose answer carries one (a webhook's signing secret)
+//! puts the same answer without it in the response's extensions as a [`ReplayBody`], and that
+//! is what is stored and replayed. No secret is kept in `idempotency_keys`.
 
 pub mod store;
 
@@ -73,6 +77,11 @@ pub const OPERATIONS: [&str; 9] = [
     "/v1/lti/registrations",
     "/v1/webhooks",
 ];
+
+/// What a response keeps for its replays instead of its own body: the body without the
+/// secret it shows once. An endpoint puts it in the response's extensions.
+#[derive(Clone, Debug)]
+pub struct ReplayBody(pub Bytes);
 
 /// Whether `value` is a key quizd takes: 1 to 255 visible ASCII characters.
 pub fn valid_key(value: &[u8]) -> bool {
@@ -284,6 +293,7 @@ async fn settle(
         return Ok(ServiceResponse::new(req, res));
     };
     let text = |name| head.headers().get(name).and_then(|v| v.to_str().ok());
+    let replay = head.extensions().get::<ReplayBody>().map(|r| r.0.clone());
     if let Err(e) = store::record(
         &state.pool,
         user,
@@ -292,7 +302,7 @@ async fn settle(
         head.status().as_u16(),
         text(header::CONTENT_TYPE),
         text(header::LOCATION),
-        &body,
+        replay.as_ref().unwrap_or(&body),
     )
     .await
     {

@@ -14,7 +14,6 @@ pub mod csv;
 pub mod routes;
 pub mod store;
 
-use actix_web::HttpRequest;
 use actix_web::web;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
@@ -34,33 +33,41 @@ pub const VERIFICATION_TTL_HOURS: i64 = 48;
 pub const VERIFICATIONS_PER_HOUR: i64 = 5;
 /// An invitation is sent again at most this often.
 pub const RESEND_INTERVAL_SECS: i64 = 60;
-/// Invitations one account may have mailed in an hour: two full CSV rosters. The bound keeps
-/// quizd from being a relay for whoever holds a staff account.
-pub const INVITATIONS_PER_HOUR: i64 = 10_000;
+/// Invitation mails (resends included) one person may have quizd send in a day: one full CSV
+/// roster. The bound, and the fixed subject, keep quizd from being a relay for whoever holds a
+/// staff account.
+pub const INVITATION_MAILS_PER_DAY: i64 = 5_000;
 
-/// `429` unless `inviter` may have `more` invitations mailed now.
-pub async fn check_invitation_budget(
+/// Counts `messages` invitation mails against `sender`'s day, in the caller's transaction (so
+/// that they count only if what they announce commits); `429` with the seconds until enough
+/// of the day's mail leaves the window when they do not fit. Two requests at once count each
+/// other (the sender's budget is locked until the transaction ends).
+pub async fn reserve_mails(
+    tx: &mut sqlx::PgConnection,
     state: &AppState,
-    inviter: Uuid,
-    more: usize,
+    sender: Uuid,
+    messages: usize,
 ) -> Result<(), ApiError> {
-    if more == 0 {
+    if messages == 0 {
         return Ok(());
     }
-    let since = state.clock.now() - Duration::hours(1);
-    let mailed = store::mailed_by_since(&state.pool, inviter, since).await?;
-    if mailed + more as i64 > INVITATIONS_PER_HOUR {
+    let now = state.clock.now();
+    let since = now - Duration::days(1);
+    let (sent, oldest) = store::lock_mail_volume(&mut *tx, sender, since).await?;
+    if sent + messages as i64 > INVITATION_MAILS_PER_DAY {
+        let wait = oldest.map_or(86_400, |o| (o + Duration::days(1) - now).num_seconds() + 1);
         return Err(ApiError {
-            retry_after: Some(3600),
+            retry_after: Some(wait.max(1) as u32),
             ..ApiError::new(
                 Code::TooManyInvitations,
                 format!(
-                    "You have had {mailed} invitations mailed in the last hour; at most \
-                     {INVITATIONS_PER_HOUR} an hour."
+                    "You have had {sent} invitations mailed in the last 24 hours; at most \
+                     {INVITATION_MAILS_PER_DAY} a day."
                 ),
             )
         });
     }
+    store::record_mail_volume(&mut *tx, sender, now, messages as i32, since).await?;
     Ok(())
 }
 
@@ -130,7 +137,6 @@ fn token_hash(token: &str) -> Vec<u8> {
 pub async fn verification_mail(
     db: impl sqlx::PgExecutor<'_>,
     state: &AppState,
-    req: &HttpRequest,
     user: Uuid,
     email: &str,
 ) -> Result<(Mail, DateTime<Utc>), ApiError> {
@@ -140,56 +146,64 @@ pub async fn verification_mail(
     let now = state.clock.now();
     let expires_at = now + Duration::hours(VERIFICATION_TTL_HOURS);
     store::insert_verification(db, &token_hash(&token), user, email, now, expires_at).await?;
-    let link = format!(
-        "{}/v1/email-verifications/{token}",
-        crate::lti::public_base(state, req)
-    );
-    let text = format!(
-        "Someone, we hope you, gave this address to quizd. To confirm that it is yours, open \
-         this link within {VERIFICATION_TTL_HOURS} hours:\n\n{link}\n\nIf it was not you, \
-         ignore this message; nothing happens without the link.\n"
-    );
-    Ok((
-        Mail {
-            to: email.to_string(),
-            subject: "Confirm your email address for quizd".into(),
-            text,
-            link,
+    let mail = Mail::with_link(
+        crate::mail::public_url(state),
+        email,
+        "Confirm your email address for quizd",
+        &format!("/v1/email-verifications/{token}"),
+        |link| {
+            format!(
+                "Someone, we hope you, gave this address to quizd. To confirm that it is yours, \
+                 open this link within {VERIFICATION_TTL_HOURS} hours:\n\n{link}\n\nIf it \
+                 was not you, ignore this message; nothing happens without the link.\n"
+            )
         },
-        expires_at,
-    ))
+    );
+    Ok((mail, expires_at))
 }
 
-/// The message inviting `email` to `course`.
+/// The subject of an invitation, in the inviter's language where quizd speaks it: fixed, so
+/// that nobody writes what quizd's mail says at a glance (a course's title is in the body).
+pub fn invitation_subject(locale: Option<&str>) -> &'static str {
+    match locale.and_then(|l| l.split(['-', '_']).next()) {
+        Some("bn") => "quizd-এ একটি কোর্সে আপনাকে আমন্ত্রণ জানানো হয়েছে",
+        Some("id") => "Anda diundang ke sebuah kursus di quizd",
+        _ => "You are invited to a course on quizd",
+    }
+}
+
+/// The message inviting `inv`'s address to `course`, its subject in `locale` (the inviter's).
+/// The course's title (at most 200 characters, one line) is the only text staff chose, and it
+/// is in the body, quoted.
 pub fn invitation_mail(
     state: &AppState,
-    req: &HttpRequest,
     course: &Course,
     inv: &Invitation,
+    locale: Option<&str>,
 ) -> Mail {
-    let base = crate::lti::public_base(state, req);
     let role = match inv.role {
         CourseRole::Learner => "a learner",
         CourseRole::Instructor => "an instructor",
     };
-    let text = format!(
-        "You are invited to the course \"{}\" on quizd, as {role}.\n\nSign up at {base}/ with \
-         this address ({}), or sign in if you have an account with it, and confirm the address \
-         with the link quizd mails you. The course is then yours.\n",
-        course.title, inv.email
-    );
-    Mail {
-        to: inv.email.clone(),
-        subject: format!("You are invited to {}", course.title),
-        text,
-        link: format!("{base}/"),
-    }
+    Mail::with_link(
+        crate::mail::public_url(state),
+        &inv.email,
+        invitation_subject(locale),
+        "/",
+        |link| {
+            format!(
+                "You are invited to the course \"{}\" on quizd, as {role}.\n\nSign up at {link} \
+                 with this address ({}), or sign in if you have an account with it, and confirm \
+                 the address with the link quizd mails you. The course is then yours.\n",
+                course.title, inv.email
+            )
+        },
+    )
 }
 
 /// Invites `email` (normalized here) to `course`, mailing it when the invitation is new.
 pub async fn invite(
     state: &AppState,
-    req: &HttpRequest,
     course: &Course,
     invited_by: Uuid,
     email: &str,
@@ -197,9 +211,9 @@ pub async fn invite(
 ) -> Result<Invitation, ApiError> {
     let email = csv::normalize_email(email)
         .ok_or_else(|| ApiError::new(Code::InvalidEmail, "`email` is not an email address."))?;
-    check_invitation_budget(state, invited_by, 1).await?;
+    let mut tx = state.pool.begin().await?;
     let (invitation, new) = store::invite(
-        &state.pool,
+        &mut *tx,
         course.id,
         &email,
         role,
@@ -208,9 +222,35 @@ pub async fn invite(
     )
     .await?;
     if new {
-        state
-            .mailer
-            .send(invitation_mail(state, req, course, &invitation));
+        reserve_mails(&mut tx, state, invited_by, 1).await?;
+    }
+    let locale = store::preferred_locale(&mut *tx, invited_by).await?;
+    tx.commit().await?;
+    if new {
+        let mail = invitation_mail(state, course, &invitation, locale.as_deref());
+        state.mailer.send(mail);
     }
     Ok(invitation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::invitation_subject;
+
+    #[test]
+    fn an_invitations_subject_is_fixed_in_the_inviters_language_or_english() {
+        assert_eq!(
+            invitation_subject(None),
+            "You are invited to a course on quizd"
+        );
+        assert_eq!(invitation_subject(Some("fr")), invitation_subject(None));
+        assert_eq!(
+            invitation_subject(Some("id")),
+            "Anda diundang ke sebuah kursus di quizd"
+        );
+        assert_eq!(
+            invitation_subject(Some("bn-BD")),
+            invitation_subject(Some("bn"))
+        );
+    }
 }

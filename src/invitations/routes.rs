@@ -58,7 +58,6 @@ fn too_many_emails(wait_secs: i64) -> ApiError {
 pub async fn request_verification(
     state: web::Data<AppState>,
     user: CurrentUser,
-    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let mut tx = state.pool.begin().await?;
     // Locked: two requests at once count each other against the limit.
@@ -87,7 +86,7 @@ pub async fn request_verification(
         let wait = oldest.map_or(3600, |o| (o + Duration::hours(1) - now).num_seconds() + 1);
         return Err(too_many_emails(wait));
     }
-    let (mail, expires_at) = verification_mail(&mut *tx, &state, &req, user.id, &email).await?;
+    let (mail, expires_at) = verification_mail(&mut *tx, &state, user.id, &email).await?;
     tx.commit().await?;
     state.mailer.send(mail);
     Ok(HttpResponse::Accepted().json(VerificationSent { email, expires_at }))
@@ -284,7 +283,7 @@ pub struct CsvEnrollmentReport {
 
 /// Enrolls a roster from CSV: a header `email,role`, then one person a row (`role` is
 /// `learner`, the default when empty, or `instructor`). At most 1 MiB and 5,000 rows, and
-/// 10,000 invitations mailed for one account in an hour. An
+/// 5,000 invitation mails (resends included) for one account in 24 hours. An
 /// address an account has verified enrolls that account (an enrolled person keeps their
 /// role); any other is invited and mailed (an unverified account claims the invitation when
 /// it verifies the address; one enrolled already is reported `already_enrolled`). Each row gets its result; a bad row (its line and reason reported) does
@@ -301,7 +300,7 @@ pub struct CsvEnrollmentReport {
         (status = 413, description = "More than 1 MiB", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Not `text/csv`", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "No `email,role` header (`invalid_csv_header`) or more than 5,000 rows (`too_many_rows`); nothing was enrolled", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "More than 10,000 invitations mailed for you in an hour (`too_many_invitations`); nothing was enrolled", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "More than 5,000 invitation mails for you in 24 hours (`too_many_invitations`); nothing was enrolled", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ))]
 pub async fn enroll_csv(
@@ -316,13 +315,14 @@ pub async fn enroll_csv(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/csv"));
+    // Who asks first: whoever may not enroll hears nothing about the body.
+    let course = taught_active_course(&state.pool, *id, &user).await?;
     if !is_csv {
         return Err(ApiError::new(
             Code::UnsupportedMediaType,
             "Send the roster as text/csv.",
         ));
     }
-    let course = taught_active_course(&state.pool, *id, &user).await?;
     let parsed = csv::parse(&body).map_err(|refused| match refused {
         csv::Refused::Header => ApiError::new(
             Code::InvalidCsvHeader,
@@ -335,15 +335,6 @@ pub async fn enroll_csv(
     })?;
     let good: Vec<&csv::Row> = parsed.iter().filter_map(|r| r.as_ref().ok()).collect();
     let emails: Vec<String> = good.iter().map(|r| r.email.clone()).collect();
-    // Checked before anything changes; the addresses that would not enroll (or find enrolled)
-    // an account are the most that could be mailed.
-    let settled = store::accounts_by_email(&state.pool, course.id, &emails)
-        .await?
-        .into_iter()
-        .filter(|(_, a)| a.verified || a.enrolled)
-        .count();
-    super::check_invitation_budget(&state, user.id, good.len() - settled).await?;
-
     let mut tx = state.pool.begin().await?;
     let accounts: HashMap<String, store::Account> =
         store::accounts_by_email(&mut *tx, course.id, &emails)
@@ -380,6 +371,10 @@ pub async fn enroll_csv(
     .into_iter()
     .map(|(inv, new)| (inv.email.clone(), (inv, new)))
     .collect();
+    // Nothing is enrolled or invited unless every new invitation may be mailed.
+    let mailed = invitations.values().filter(|(_, new)| *new).count();
+    super::reserve_mails(&mut tx, &state, user.id, mailed).await?;
+    let locale = store::preferred_locale(&mut *tx, user.id).await?;
     tx.commit().await?;
 
     let mut summary = CsvSummary::default();
@@ -405,9 +400,12 @@ pub async fn enroll_csv(
                     Some(_) => (RowOutcome::AlreadyEnrolled, None),
                     None => match invitations.get(&good.email) {
                         Some((inv, true)) => {
-                            state
-                                .mailer
-                                .send(invitation_mail(&state, &req, &course, inv));
+                            state.mailer.send(invitation_mail(
+                                &state,
+                                &course,
+                                inv,
+                                locale.as_deref(),
+                            ));
                             (RowOutcome::Invited, Some(inv.id))
                         }
                         Some((inv, false)) => (RowOutcome::AlreadyInvited, Some(inv.id)),
@@ -536,8 +534,8 @@ pub async fn revoke_invitation(
     }
 }
 
-/// Mails a pending invitation again (at most once a minute). The course's instructors and
-/// admins, while the course is active.
+/// Mails a pending invitation again (at most once a minute; it counts against your 5,000
+/// invitation mails a day). The course's instructors and admins, while the course is active.
 #[utoipa::path(post, path = "/v1/courses/{id}/invitations/{invitation_id}/resend", tag = "courses", security(("bearer" = [])),
     params(
         ("id" = Uuid, Path, description = "The course's id"),
@@ -549,26 +547,29 @@ pub async fn revoke_invitation(
         (status = 403, description = "You do not teach this course", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such course or invitation (`invitation_not_found`)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The course is archived (`course_archived`)", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Sent less than a minute ago (`too_many_emails`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
+        (status = 429, description = "Sent less than a minute ago (`too_many_emails`), or more than 5,000 invitation mails for you in 24 hours (`too_many_invitations`); see `Retry-After`", body = Problem, content_type = "application/problem+json",
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ))]
 pub async fn resend_invitation(
     state: web::Data<AppState>,
     user: CurrentUser,
     path: web::Path<(Uuid, Uuid)>,
-    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (course, invitation) = path.into_inner();
     let course = taught_active_course(&state.pool, course, &user).await?;
     let now = state.clock.now();
     let interval = Duration::seconds(super::RESEND_INTERVAL_SECS);
-    match store::mark_resent(&state.pool, course.id, invitation, now, now - interval).await? {
+    let mut tx = state.pool.begin().await?;
+    match store::mark_resent(&mut *tx, course.id, invitation, now, now - interval).await? {
         None => Err(invitation_not_found()),
         Some(Err(last)) => Err(too_many_emails((last + interval - now).num_seconds() + 1)),
         Some(Ok(inv)) => {
-            state
-                .mailer
-                .send(invitation_mail(&state, &req, &course, &inv));
+            // A resend is a mail of the one who asks for it.
+            super::reserve_mails(&mut tx, &state, user.id, 1).await?;
+            let locale = store::preferred_locale(&mut *tx, user.id).await?;
+            tx.commit().await?;
+            let mail = invitation_mail(&state, &course, &inv, locale.as_deref());
+            state.mailer.send(mail);
             Ok(HttpResponse::Accepted().json(inv))
         }
     }

@@ -393,17 +393,81 @@ pub async fn invite_many(
         .collect())
 }
 
-/// How many of the pending invitations `inviter` made were mailed since `since`.
-pub async fn mailed_by_since(
-    db: impl PgExecutor<'_>,
-    inviter: Uuid,
+/// Locks `sender`'s mail budget until the transaction ends (an advisory lock: two requests
+/// at once count each other), then how many messages they had sent since `since` and when the
+/// oldest of those went.
+pub async fn lock_mail_volume(
+    tx: &mut sqlx::PgConnection,
+    sender: Uuid,
     since: DateTime<Utc>,
-) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM invitations WHERE invited_by = $1 AND last_sent_at > $2",
+) -> Result<(i64, Option<DateTime<Utc>>), sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('mail_volume:' || $1::text, 0))")
+        .bind(sender)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query_as(
+        "SELECT coalesce(sum(messages), 0)::bigint, min(sent_at) FROM mail_volume
+          WHERE sender_id = $1 AND sent_at > $2",
     )
-    .bind(inviter)
+    .bind(sender)
     .bind(since)
-    .fetch_one(db)
+    .fetch_one(&mut *tx)
     .await
+}
+
+/// Counts `messages` sent by `sender` at `now`, and forgets what they sent before `since`.
+pub async fn record_mail_volume(
+    tx: &mut sqlx::PgConnection,
+    sender: Uuid,
+    now: DateTime<Utc>,
+    messages: i32,
+    since: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM mail_volume WHERE sender_id = $1 AND sent_at <= $2")
+        .bind(sender)
+        .bind(since)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO mail_volume (sender_id, sent_at, messages) VALUES ($1, $2, $3)")
+        .bind(sender)
+        .bind(now)
+        .bind(messages)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// The locale a person prefers, if they chose one (the language of the mail they have sent).
+pub async fn preferred_locale(
+    db: impl PgExecutor<'_>,
+    user: Uuid,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar::<_, Option<String>>("SELECT locale FROM users WHERE id = $1")
+        .bind(user)
+        .fetch_optional(db)
+        .await
+        .map(Option::flatten)
+}
+
+/// Erasure: the pending invitations of `email` (in every course), the verification links sent
+/// to it, and the count of mail `person` sent.
+pub async fn forget(
+    tx: &mut sqlx::PgConnection,
+    person: Uuid,
+    email: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM invitations WHERE email = lower(btrim($1))")
+        .bind(email)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM email_verifications WHERE user_id = $1 OR lower(email) = lower($2)")
+        .bind(person)
+        .bind(email)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM mail_volume WHERE sender_id = $1")
+        .bind(person)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
 }

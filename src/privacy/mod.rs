@@ -7,8 +7,13 @@
 //! the statistics of the assignments they took (an item analysis must not change because a
 //! learner left). Courses and quizzes they created stay, owned by that nameless row, so that
 //! admins manage them. The audit log and the grade events (who changed a grade) keep the opaque
-//! id. An access token already issued stays
-//! valid until it expires (at most 15 minutes); no new one can be had.
+//! id; the erasure's own audit entry keeps nothing else (no address). The pending invitations
+//! of the address and the links mailed to it go too. The access tokens already issued stop at
+//! once, on every instance (`auth::erasures`); no new one can be had.
+//!
+//! An export shows the person's own data: where someone else acted on them (staff overriding
+//! a grade, setting an override), that person appears by site role and display name only,
+//! never by id or client address.
 
 pub mod store;
 
@@ -18,7 +23,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::audit::{self, Action, Entry, store::AuditEntry};
+use crate::audit::{self, Entry, store::AuditEntryAboutYou};
 use crate::auth::{CurrentUser, password};
 use crate::error::{ApiError, Code, Problem};
 use crate::extract::JsonObject;
@@ -34,7 +39,7 @@ pub struct Export {
     pub authored_quizzes: Vec<ExportedAuthorship>,
     pub attempts: Vec<ExportedAttempt>,
     /// Security-relevant actions you took or that concern you.
-    pub audit: Vec<AuditEntry>,
+    pub audit: Vec<AuditEntryAboutYou>,
 }
 
 fn account_gone() -> ApiError {
@@ -84,8 +89,9 @@ pub struct EraseRequest {
     pub password: Option<String>,
 }
 
-/// Erases your account: your email, name, password, LMS identity, sessions, enrollments and
-/// co-authorships go at once. Your attempts stay, without anything that names you, so that the
+/// Erases your account: your email, name, password, LMS identity, sessions, enrollments,
+/// co-authorships and your address's pending invitations go at once, and your access tokens
+/// stop working. Your attempts stay, without anything that names you, so that the
 /// statistics of the quizzes you took stay right. Accounts with a password confirm with it
 /// (rate limited like a sign-in).
 #[utoipa::path(delete, path = "/v1/me", tag = "auth", security(("bearer" = [])),
@@ -131,12 +137,10 @@ pub async fn erase(
     if !store::erase(&mut tx, user.id).await? {
         return Err(account_gone());
     }
-    audit::store::record(
-        &mut *tx,
-        Entry::by(user.id, Action::AccountErased, &req).subject(user.id),
-    )
-    .await?;
+    audit::store::record(&mut *tx, Entry::erasure(user.id)).await?;
     tx.commit().await?;
+    // This instance at once; the others when the notification reaches them.
+    state.accounts.forget(user.id);
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -53,8 +53,9 @@ pub struct ExportedAttempt {
     /// The grade course staff set by hand, which counts instead of `score`.
     pub override_points: Option<f64>,
     pub max_score: f64,
-    /// Every change of the attempt's grade, oldest first: `kind`, `actor_id`, `at`,
-    /// `from_points`, `to_points`, `reason` (as `GET /v1/attempts/{id}/grade-history`).
+    /// Every change of the attempt's grade, oldest first: `kind`, `at`, `from_points`,
+    /// `to_points`, `max_points`, `reason`, and who: `by_you`, or someone else by
+    /// `actor_role` and `actor_name` only (absent: quizd itself).
     #[schema(value_type = Vec<Object>)]
     pub grade_events: serde_json::Value,
     /// Your answers as you gave them. Whether each was right is not here: the attempt's review
@@ -117,10 +118,13 @@ pub async fn attempts(
                 t.started_at, t.deadline, t.finished_at, t.finish_reason, t.score,
                 t.override_points, t.max_score,
                 coalesce((SELECT jsonb_agg(jsonb_build_object(
-                                 'kind', g.kind, 'actor_id', g.actor_id, 'at', g.at,
+                                 'kind', g.kind, 'by_you', coalesce(g.actor_id = $1, false),
+                                 'actor_role', a.role, 'actor_name', a.display_name, 'at', g.at,
                                  'from_points', g.from_points, 'to_points', g.to_points,
                                  'max_points', g.max_points, 'reason', g.reason) ORDER BY g.id)
-                            FROM grade_events g WHERE g.attempt_id = t.id), '[]') AS grade_events,
+                            FROM grade_events g
+                            LEFT JOIN users a ON a.id = g.actor_id AND a.id <> $1
+                           WHERE g.attempt_id = t.id), '[]') AS grade_events,
                 coalesce((SELECT jsonb_agg(jsonb_build_object(
                                  'question', r.question_key, 'answer', r.answer,
                                  'answered_at', r.answered_at, 'revision', r.revision)
@@ -139,21 +143,25 @@ pub async fn attempts(
 /// Erases a person: what identifies them goes; their attempts stay, under an opaque id with no
 /// name, for the statistics of the assignments they took. `false` if already erased.
 pub async fn erase(tx: &mut Transaction<'_, Postgres>, id: Uuid) -> Result<bool, sqlx::Error> {
-    let erased = sqlx::query(
-        "UPDATE users SET email = NULL, display_name = 'Erased person', password_hash = NULL,
+    // The address it had, for what is kept under the address rather than the account.
+    let erased: Option<Option<String>> = sqlx::query_scalar(
+        "WITH old AS (SELECT id, email FROM users WHERE id = $1 AND erased_at IS NULL FOR UPDATE)
+         UPDATE users u SET email = NULL, display_name = 'Erased person', password_hash = NULL,
                           locale = NULL, ext_issuer = NULL, ext_subject = NULL, role = 'learner',
                           email_verified_at = NULL, erased_at = now(), updated_at = now()
-          WHERE id = $1 AND erased_at IS NULL",
+           FROM old WHERE u.id = old.id
+         RETURNING old.email",
     )
     .bind(id)
-    .execute(&mut **tx)
+    .fetch_optional(&mut **tx)
     .await?;
-    if erased.rows_affected() == 0 {
+    let Some(email) = erased else {
         return Ok(false);
-    }
+    };
+    crate::invitations::store::forget(tx, id, email.as_deref()).await?;
+    crate::auth::store::announce_erasure(&mut **tx, id).await?;
     for statement in [
         "DELETE FROM refresh_tokens WHERE user_id = $1",
-        "DELETE FROM email_verifications WHERE user_id = $1",
         "DELETE FROM enrollments WHERE user_id = $1",
         "DELETE FROM quiz_coauthors WHERE user_id = $1",
         "DELETE FROM lti_launch_codes WHERE user_id = $1",

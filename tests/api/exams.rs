@@ -738,3 +738,55 @@ async fn deleting_an_assignment_removes_it_if_unattempted_and_archives_it_otherw
         .problem(409, "practice_assignment")
         .await;
 }
+
+#[tokio::test]
+async fn a_learner_is_refused_403_by_the_override_routes_whatever_body_they_send() {
+    let app = TestApp::spawn().await;
+    let c = course(&app, 1).await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    use reqwest::Method;
+    let routes = [
+        (Method::POST, format!("/v1/assignments/{a}/overrides")),
+        (
+            Method::PUT,
+            format!("/v1/assignments/{a}/overrides/{}", learner.id),
+        ),
+        (
+            Method::PUT,
+            format!("/v1/courses/{}/accommodations/{}", c.id, learner.id),
+        ),
+    ];
+    let bodies = [
+        "{not json",
+        "[1, 2]",
+        r#"{"user_ids": "all"}"#,
+        r#"{"user_ids": [], "extra_attempts": -1}"#,
+        r#"{"extra_attempts": -1}"#,
+    ];
+    for (method, path) in &routes {
+        for body in bodies {
+            let res = bearer(&app, method.clone(), path, &learner.access)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_problem(res, 403, "forbidden").await;
+        }
+    }
+    // Staff still get the body's problems.
+    let res = bearer(&app, Method::POST, &routes[0].1, &c.teacher.access)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_problem(res, 400, "invalid_body").await;
+    let res = bearer(&app, Method::POST, &routes[0].1, &c.teacher.access)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 415);
+}

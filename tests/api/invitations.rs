@@ -7,7 +7,9 @@ use chrono::Utc;
 use quizd::clock::Clock;
 use serde_json::{Value, json};
 
-use crate::mailbox::{address, link_in, mailbox, spawn_with_mail};
+use crate::mailbox::{
+    address, link_in, mailbox, spawn_with_mail, spawn_with_mail_and_no_public_url,
+};
 use crate::support::courses::enroll;
 use crate::support::{
     Person, TestApp, assert_problem, bearer, expect_status, get_as, login, post_as, register,
@@ -90,7 +92,14 @@ async fn an_invited_address_is_enrolled_only_once_its_owner_verifies_it_through_
     assert_eq!(invitation["course_id"], id.as_str());
     assert_eq!(invitation["invited_by"], teacher.id.to_string());
     let mail = mailbox().message_to(&lower).await;
-    assert_eq!(mail["subject"], "You are invited to Parallel computing");
+    assert_eq!(mail["subject"], "You are invited to a course on quizd");
+    assert!(
+        mail["text"]
+            .as_str()
+            .unwrap()
+            .contains("Parallel computing"),
+        "{mail}"
+    );
     assert_eq!(mail["from"], "quizd <quizd@example.org>");
     assert!(mail["text"].as_str().unwrap().contains(&app.base), "{mail}");
     assert_eq!(pending(&app, &teacher, &id).await.len(), 1);
@@ -168,7 +177,7 @@ async fn enrolling_the_email_of_an_unverified_account_invites_it_and_it_is_enrol
     assert_eq!(invitation["role"], "instructor");
     assert!(invitation.get("user_id").is_none(), "{invitation}");
     let mail = mailbox().message_to(&lower).await;
-    assert_eq!(mail["subject"], "You are invited to Exams");
+    assert_eq!(mail["subject"], "You are invited to a course on quizd");
     assert!(!roster_emails(&app, &teacher, &id).await.contains(&lower));
     let res = get_as(&app, &unproven.access, &format!("/v1/courses/{id}")).await;
     assert_problem(res, 404, "course_not_found").await;
@@ -567,7 +576,7 @@ async fn a_csv_roster_enrolls_invites_and_reports_each_bad_row_without_stopping_
             && invited.contains(&invited_before.to_lowercase())
     );
     let mail = mailbox().message_to(&newcomer).await;
-    assert_eq!(mail["subject"], "You are invited to Roster course");
+    assert_eq!(mail["subject"], "You are invited to a course on quizd");
     // A pending invitation is not mailed again by the roster.
     mailbox()
         .nothing_to(&invited_before, Duration::from_millis(500))
@@ -876,29 +885,32 @@ async fn without_smtp_quizd_says_so_at_start_up_and_the_link_in_its_log_verifies
 }
 
 #[tokio::test]
-async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
-    let app = TestApp::spawn().await;
+async fn an_account_has_at_most_five_thousand_invitation_mails_a_day_resends_included() {
+    let clock = Clock::manual(Utc::now());
+    let app = TestApp::spawn_with_clock(clock.clone()).await;
     let teacher = app.person("teacher@example.org", "instructor").await;
     let id = course(&app, &teacher, "Busy").await;
-    // 9,999 mailed in the last hour, behind the API's back.
-    sqlx::query(
-        "INSERT INTO invitations (id, course_id, email, role, invited_by, created_at, last_sent_at)
-         SELECT gen_random_uuid(), $1::uuid, 'bulk' || i || '@example.org', 'learner', $2, now(), now()
-           FROM generate_series(1, 9999) AS i",
-    )
-    .bind(&id)
-    .bind(teacher.id)
-    .execute(&app.pool)
-    .await
-    .unwrap();
-    enroll(&teacher, &id, json!({ "email": "last@example.org" }))
+    // 4,999 mailed 23 hours ago, behind the API's back.
+    sqlx::query("INSERT INTO mail_volume (sender_id, sent_at, messages) VALUES ($1, $2, 4999)")
+        .bind(teacher.id)
+        .bind(clock.now() - chrono::Duration::hours(23))
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let last = enroll(&teacher, &id, json!({ "email": "last@example.org" }))
         .await
         .status(202)
         .await;
     let res = enroll(&teacher, &id, json!({ "email": "one-more@example.org" }))
         .await
         .response();
-    assert_eq!(res.headers()["retry-after"], "3600");
+    // The 4,999 leave the day's window in an hour.
+    let wait: u32 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3500..=3601).contains(&wait), "{wait}");
     assert_problem(res, 429, "too_many_invitations").await;
     let res = csv_post(
         &app,
@@ -910,6 +922,19 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .await
     .unwrap();
     assert_problem(res, 429, "too_many_invitations").await;
+    // A resend is a mail too.
+    clock.advance(chrono::Duration::minutes(2));
+    teacher
+        .post(
+            &format!(
+                "/v1/courses/{id}/invitations/{}/resend",
+                last["id"].as_str().unwrap()
+            ),
+            &json!({}),
+        )
+        .await
+        .problem(429, "too_many_invitations")
+        .await;
     // Enrolling people who have accounts mails nothing and is not limited.
     let learner = app.person("learner@example.org", "learner").await;
     let res = csv_post(
@@ -922,15 +947,114 @@ async fn an_account_has_at_most_ten_thousand_invitations_mailed_an_hour() {
     .await
     .unwrap();
     assert_eq!(expect_status(res, 200).await["summary"]["enrolled"], 1);
-    let res = teacher
-        .get(&format!("/v1/courses/{id}/invitations?limit=1000"))
+    // A day later the budget is back.
+    clock.advance(chrono::Duration::hours(2));
+    enroll(&teacher, &id, json!({ "email": "one-more@example.org" }))
         .await
-        .response();
-    assert_eq!(
-        expect_status(res, 200).await["items"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1000
+        .status(202)
+        .await;
+}
+
+/// `POST /v1/auth/register` for `email` from a client that names another host in `Host` and
+/// `X-Forwarded-Host`.
+async fn register_with_forged_host(app: &TestApp, email: &str) {
+    let res = app
+        .client
+        .post(app.url("/v1/auth/register"))
+        .header("host", "evil.example")
+        .header("x-forwarded-host", "evil.example")
+        .header("x-forwarded-proto", "https")
+        .json(&json!({"email": email, "display_name": "Someone", "password": crate::support::PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 201).await;
+}
+
+#[tokio::test]
+async fn mail_links_come_from_the_public_url_and_never_from_a_forged_host() {
+    // With --public-url, the link is on it whatever the request says.
+    let app = spawn_with_mail(|_| {}).await;
+    let who = address("forged");
+    register_with_forged_host(&app, &who).await;
+    let mail = mailbox().message_to(&who.to_lowercase()).await;
+    assert!(!mail.to_string().contains("evil.example"), "{mail}");
+    let link = link_in(&mail);
+    assert!(
+        link.starts_with(&format!("{}/v1/email-verifications/", app.base)),
+        "{link}"
     );
+    let teacher = app.person(&address("teacher"), "instructor").await;
+    let id = course(&app, &teacher, "Forged").await;
+    let invitee = address("invitee");
+    let res = teacher
+        .request(
+            reqwest::Method::POST,
+            &format!("/v1/courses/{id}/enrollments"),
+        )
+        .header("host", "evil.example")
+        .header("x-forwarded-host", "evil.example")
+        .json(&json!({ "email": invitee }))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 202).await;
+    let mail = mailbox().message_to(&invitee.to_lowercase()).await;
+    assert!(!mail.to_string().contains("evil.example"), "{mail}");
+    assert!(mail["text"].as_str().unwrap().contains(&app.base), "{mail}");
+
+    // Without one, nothing that carries a link is mailed: the link goes to the log only.
+    let bare = spawn_with_mail_and_no_public_url().await;
+    let victim = address("victim");
+    register_with_forged_host(&bare, &victim).await;
+    let teacher = bare.person(&address("teacher"), "instructor").await;
+    let id = course(&bare, &teacher, "No public URL").await;
+    let invitee = address("invitee");
+    let res = teacher
+        .request(
+            reqwest::Method::POST,
+            &format!("/v1/courses/{id}/enrollments"),
+        )
+        .header("host", "evil.example")
+        .json(&json!({ "email": invitee }))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 202).await;
+    mailbox()
+        .nothing_to(&victim.to_lowercase(), Duration::from_secs(2))
+        .await;
+    mailbox()
+        .nothing_to(&invitee.to_lowercase(), Duration::ZERO)
+        .await;
+}
+
+#[tokio::test]
+async fn an_invitation_mail_has_a_fixed_subject_in_the_inviters_language_and_the_title_only_in_its_body()
+ {
+    let app = spawn_with_mail(|_| {}).await;
+    let teacher = app.person(&address("teacher"), "instructor").await;
+    let title = "URGENT: your account is locked, reply with your password";
+    let id = course(&app, &teacher, title).await;
+    let invitee = address("invitee");
+    enroll(&teacher, &id, json!({ "email": invitee }))
+        .await
+        .status(202)
+        .await;
+    let mail = mailbox().message_to(&invitee.to_lowercase()).await;
+    assert_eq!(mail["subject"], "You are invited to a course on quizd");
+    assert!(mail["text"].as_str().unwrap().contains(title), "{mail}");
+
+    teacher
+        .patch("/v1/me", &json!({ "locale": "id" }))
+        .await
+        .status(200)
+        .await;
+    let other = address("other");
+    enroll(&teacher, &id, json!({ "email": other }))
+        .await
+        .status(202)
+        .await;
+    let mail = mailbox().message_to(&other.to_lowercase()).await;
+    assert_eq!(mail["subject"], "Anda diundang ke sebuah kursus di quizd");
 }

@@ -102,14 +102,25 @@ pub fn link_in(message: &Value) -> String {
         .to_string()
 }
 
-/// A quizd that sends its mail to [`mailbox`], with `configure` applied too.
+/// A quizd that sends its mail to [`mailbox`], its public URL (`--public-url`) its own
+/// address, with `configure` applied too.
 pub async fn spawn_with_mail(
     configure: impl FnOnce(&mut quizd::state::AppState) + Send + 'static,
 ) -> TestApp {
     let url = mailbox().url.clone();
+    TestApp::spawn_knowing_base(move |state, base| {
+        state.mailer = quizd::mail::Mailer::smtp(&url, "quizd <quizd@example.org>").unwrap();
+        state.lti.public_url = Some(base.to_string());
+        configure(state);
+    })
+    .await
+}
+
+/// A quizd that sends its mail to [`mailbox`] and was given no public URL.
+pub async fn spawn_with_mail_and_no_public_url() -> TestApp {
+    let url = mailbox().url.clone();
     TestApp::spawn_configured(move |state| {
         state.mailer = quizd::mail::Mailer::smtp(&url, "quizd <quizd@example.org>").unwrap();
-        configure(state);
     })
     .await
 }

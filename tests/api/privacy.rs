@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use crate::support::session::Session;
 use crate::support::{
     PASSWORD, TestApp, assert_problem, author_exam, expect_status, login_request, register,
+    register_unverified,
 };
 
 /// An exam (`never` shows the key) that `learner` has taken: one answer, finished. Returns the
@@ -117,12 +118,13 @@ async fn erasure_removes_the_person_and_keeps_their_attempts_for_statistics() {
         .await
         .unwrap();
     assert_eq!(res.status(), 401);
+    // The access token stopped working with the account.
     learner
         .get("/v1/me")
         .await
-        .problem(404, "user_not_found")
+        .problem(401, "unauthorized")
         .await;
-    assert_problem(erase(json!({})).await.unwrap(), 404, "user_not_found").await;
+    assert_problem(erase(json!({})).await.unwrap(), 401, "unauthorized").await;
 
     // Nothing that names them is left; the attempt is, for the assignment's statistics.
     let (email, name, erased): (Option<String>, String, bool) = sqlx::query_as(
@@ -266,4 +268,185 @@ async fn the_audit_log_records_security_actions_for_admins_and_nothing_edits_it(
             "{statement}: {err}"
         );
     }
+}
+
+/// `DELETE /v1/me` confirmed with [`PASSWORD`].
+async fn erase(person: &Session<'_>) {
+    person
+        .request(reqwest::Method::DELETE, "/v1/me")
+        .json(&json!({"password": PASSWORD}))
+        .send()
+        .await
+        .map(|res| assert_eq!(res.status(), 204))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_erased_persons_access_token_stops_working_at_once_on_every_instance() {
+    let app = TestApp::spawn().await;
+    let other = app.another_instance().await;
+    let learner = app.person("l@example.org", "learner").await;
+    // Through the other instance first, so that it has seen the account alive.
+    let elsewhere = other.bearer_session(&learner.access);
+    elsewhere.get("/v1/me").await.status(200).await;
+    elsewhere
+        .patch("/v1/me", &json!({"display_name": "Before"}))
+        .await
+        .status(200)
+        .await;
+
+    erase(&learner).await;
+    learner
+        .get("/v1/me")
+        .await
+        .problem(401, "unauthorized")
+        .await;
+    learner
+        .patch("/v1/me", &json!({"display_name": "Still here"}))
+        .await
+        .problem(401, "unauthorized")
+        .await;
+    learner
+        .patch("/v1/me", &json!({"locale": "id"}))
+        .await
+        .problem(401, "unauthorized")
+        .await;
+    // The other instance hears of it through PostgreSQL within moments, not 15 minutes.
+    let mut refused = false;
+    for _ in 0..20 {
+        let res = elsewhere
+            .patch("/v1/me", &json!({"display_name": "Still here"}))
+            .await;
+        if res.status_code() == 401 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        refused,
+        "the other instance still takes the erased person's token"
+    );
+    let name: String = sqlx::query_scalar("SELECT display_name FROM users WHERE id = $1")
+        .bind(learner.id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(name, "Erased person");
+}
+
+#[tokio::test]
+async fn erasure_deletes_the_addresss_invitations_and_its_audit_entry_keeps_only_the_opaque_id() {
+    let app = TestApp::spawn().await;
+    let admin = app.person("root@example.org", "admin").await;
+    let teacher = app.person("t@example.org", "instructor").await;
+    let course = teacher
+        .post("/v1/courses", &json!({"title": "C"}))
+        .await
+        .status(201)
+        .await;
+    let course = course["id"].as_str().unwrap();
+    // Not verified: enrolling the address invites it.
+    let learner = app.session(register_unverified(&app, "l@example.org").await);
+    teacher
+        .post(
+            &format!("/v1/courses/{course}/enrollments"),
+            &json!({"email": "l@example.org"}),
+        )
+        .await
+        .status(202)
+        .await;
+
+    erase(&learner).await;
+    let left: (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM invitations WHERE email = 'l@example.org'),
+                (SELECT count(*) FROM email_verifications WHERE email = 'l@example.org')",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(left, (0, 0));
+    let pending = teacher
+        .get(&format!("/v1/courses/{course}/invitations"))
+        .await
+        .status(200)
+        .await;
+    assert_eq!(pending["items"], json!([]));
+    let audit = admin
+        .get("/v1/audit?action=account_erased")
+        .await
+        .status(200)
+        .await;
+    let entry = &audit["items"][0];
+    assert_eq!(entry["actor_id"], learner.id.to_string());
+    assert_eq!(entry["subject_id"], learner.id.to_string());
+    assert_eq!(entry["address"], Value::Null);
+    assert_eq!(entry["detail"], json!({}));
+}
+
+#[tokio::test]
+async fn a_learners_export_shows_staff_by_role_and_name_never_by_address_or_id() {
+    let app = TestApp::spawn().await;
+    let teacher = app.person("t@example.org", "instructor").await;
+    let learner = app.person("l@example.org", "learner").await;
+    let attempt = exam_taken(&app, &teacher, &learner).await;
+    teacher
+        .put(
+            &format!("/v1/attempts/{attempt}/grade"),
+            &json!({"points": 0, "reason": "Copied."}),
+        )
+        .await
+        .status(200)
+        .await;
+    let assignment: uuid::Uuid =
+        sqlx::query_scalar("SELECT assignment_id FROM attempts WHERE id = $1::uuid")
+            .bind(&attempt)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    teacher
+        .put(
+            &format!("/v1/assignments/{assignment}/overrides/{}", learner.id),
+            &json!({"extra_attempts": 1}),
+        )
+        .await
+        .status(200)
+        .await;
+
+    let text = learner
+        .get("/v1/me/export")
+        .await
+        .response()
+        .text()
+        .await
+        .unwrap();
+    // (The test people's display names hold their addresses, so only the field is looked for.)
+    for staff in [
+        "127.0.0.1",
+        "\"email\":\"t@example.org\"",
+        &teacher.id.to_string(),
+    ] {
+        assert!(!text.contains(staff), "{staff} in {text}");
+    }
+    let export: Value = serde_json::from_str(&text).unwrap();
+    let audit = export["audit"].as_array().unwrap();
+    assert!(audit.len() >= 2, "{audit:?}");
+    for entry in audit {
+        assert_eq!(entry["by_you"], false, "{entry}");
+        assert_eq!(entry["actor_role"], "instructor", "{entry}");
+        assert_eq!(entry["actor_name"], "Person t@example.org", "{entry}");
+    }
+    let events = export["attempts"][0]["grade_events"].as_array().unwrap();
+    let by_staff = events.iter().find(|e| e["kind"] == "override").unwrap();
+    assert_eq!(by_staff["actor_role"], "instructor");
+    // The learner's own export still shows their own address where they acted.
+    let own = teacher.get("/v1/me/export").await.status(200).await;
+    assert!(
+        own["audit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["by_you"] == true && e["address"] == "127.0.0.1"),
+        "{own}"
+    );
 }

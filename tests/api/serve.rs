@@ -202,11 +202,12 @@ async fn no_password_token_or_hash_reaches_the_logs_of_a_full_flow() {
     child.wait().unwrap();
     let logs = logs.join().unwrap();
     assert!(logs.contains("/v1/auth/login"), "the flow is logged at all");
-    // SIGTERM stops the seven background tasks (after the HTTP server has drained): the
-    // deadline sweep, grade and webhook delivery, the quiz change and live listeners, the
-    // analytics backfill and the metrics upkeep (xAPI delivery runs only with an LRS).
+    // SIGTERM stops the eight background tasks (after the HTTP server has drained): the
+    // deadline sweep, grade and webhook delivery, the quiz change, erasure and live
+    // listeners, the analytics backfill and the metrics upkeep (xAPI delivery runs only with
+    // an LRS).
     assert!(
-        logs.contains("background loops stopped") && logs.contains("loops=7"),
+        logs.contains("background loops stopped") && logs.contains("loops=8"),
         "{logs}"
     );
     let secrets = [

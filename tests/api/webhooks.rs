@@ -556,7 +556,7 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
     assert_eq!(counts().await, (0, 0));
 
     // A creating POST retried with its Idempotency-Key creates one subscription, and the
-    // replay is the first answer.
+    // replay is the first answer but for the secret, shown once.
     let body = json!({"url": "https://hooks.example/q", "topics": ["grade.changed"]});
     let send = || {
         admin
@@ -568,7 +568,9 @@ async fn hostile_subscriptions_are_refused_with_clear_problems_and_change_nothin
     let first = expect_status(send().await.unwrap(), 201).await;
     let again = send().await.unwrap();
     assert_eq!(again.headers()["idempotent-replayed"], "true");
-    assert_eq!(expect_status(again, 201).await, first);
+    let mut shown_once = first.clone();
+    shown_once.as_object_mut().unwrap().remove("secret");
+    assert_eq!(expect_status(again, 201).await, shown_once);
     assert_eq!(counts().await, (1, 1));
 
     // A refused change changes nothing; a deletion takes the consumer with it.
@@ -717,4 +719,51 @@ async fn a_batch_stops_at_its_first_failure_so_a_failing_receiver_is_called_once
         .count();
     assert_eq!(untried, 2, "{errors:#?}");
     assert!(errors.iter().all(|e| e.contains("500")), "{errors:#?}");
+}
+
+#[tokio::test]
+async fn a_replayed_subscription_never_shows_its_signing_secret_again() {
+    let app = quizd().await;
+    let admin = app.person("admin@replay.example", "admin").await;
+    let body = json!({"url": "https://hooks.example/quizd", "topics": ["attempt.finished"]});
+    let create = || async {
+        crate::support::session::Reply::of(
+            admin
+                .request(reqwest::Method::POST, "/v1/webhooks")
+                .header("idempotency-key", "subscribe-once")
+                .json(&body),
+        )
+        .await
+    };
+    let first = create().await.status(201).await;
+    let secret = first["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("whsec_"));
+    let id = first["id"].as_str().unwrap();
+
+    let replay = create().await;
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    let replayed = replay.status(201).await;
+    assert_eq!(replayed["id"], id);
+    assert_eq!(replayed["url"], first["url"]);
+    assert!(replayed.get("secret").is_none(), "{replayed}");
+
+    // Nor after a rotation, and nothing kept for replays holds either secret.
+    let rotated = admin
+        .post(&format!("/v1/webhooks/{id}/rotate-secret"), &json!({}))
+        .await
+        .status(200)
+        .await;
+    let replayed = create().await.status(201).await;
+    assert!(replayed.get("secret").is_none(), "{replayed}");
+    for secret in [secret.as_str(), rotated["secret"].as_str().unwrap()] {
+        let kept: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM idempotency_keys
+              WHERE position(convert_to($1, 'UTF8') IN coalesce(response_body, '')) > 0",
+        )
+        .bind(secret)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        assert_eq!(kept, 0);
+    }
 }

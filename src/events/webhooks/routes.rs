@@ -56,8 +56,9 @@ pub struct WebhookCreated {
     #[serde(flatten)]
     pub webhook: Webhook,
     /// `whsec_` and the base64 of the HMAC key, as Standard Webhooks libraries take it. Not
-    /// shown again.
-    pub secret: String,
+    /// shown again: absent from a replay of the creation (`Idempotent-Replayed: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -113,7 +114,9 @@ pub struct WebhookDeliveryList {
     pub items: Vec<WebhookDelivery>,
 }
 
-/// Subscribes a URL to topics. The answer carries the signing secret, shown this once. Admins.
+/// Subscribes a URL to topics. The answer carries the signing secret, shown this once (a
+/// replay of the request with its `Idempotency-Key` answers the subscription without it).
+/// Admins.
 #[utoipa::path(post, path = "/v1/webhooks", tag = "events", security(("bearer" = [])),
     request_body = WebhookCreate,
     responses(
@@ -126,9 +129,10 @@ pub async fn create_webhook(
     req: HttpRequest,
     state: web::Data<AppState>,
     user: CurrentUser,
-    body: crate::extract::JsonObject<WebhookCreate>,
+    body: crate::extract::LaterJson<WebhookCreate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
+    let body = body.parse()?;
     let url = super::check_url(&body.url, &state.webhook_hosts)?;
     let topics = super::check_topics(&body.topics)?;
     let description = body.description.as_deref().unwrap_or_default();
@@ -162,7 +166,15 @@ pub async fn create_webhook(
     )
     .await?;
     tx.commit().await?;
-    Ok(HttpResponse::Created().json(WebhookCreated { webhook, secret }))
+    // A replay of this creation answers the subscription without its secret.
+    let replay = serde_json::to_vec(&webhook).map_err(ApiError::internal)?;
+    let mut res = HttpResponse::Created().json(WebhookCreated {
+        webhook,
+        secret: Some(secret),
+    });
+    res.extensions_mut()
+        .insert(crate::idempotency::ReplayBody(replay.into()));
+    Ok(res)
 }
 
 /// Every subscription (never their secrets). Admins.
@@ -217,9 +229,10 @@ pub async fn update_webhook(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: crate::extract::JsonObject<WebhookUpdate>,
+    body: crate::extract::LaterJson<WebhookUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
+    let body = body.parse()?;
     let url = body
         .url
         .as_deref()

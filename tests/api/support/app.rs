@@ -32,8 +32,9 @@ pub async fn wait_until<T: std::fmt::Debug, F: std::future::Future<Output = T>>(
     panic!("waited 30 s for {what}; read last: {:#?}", read().await);
 }
 
-/// Changes a test's server state before it serves (limits, metrics access, caches).
-type Configure = Box<dyn FnOnce(&mut AppState) + Send>;
+/// Changes a test's server state before it serves (limits, metrics access, caches); it is
+/// given the server's own base URL (`http://127.0.0.1:<port>`).
+type Configure = Box<dyn FnOnce(&mut AppState, &str) + Send>;
 
 /// Runs the calling test again in a process of its own, where no other test runs, and
 /// returns whether it passed there. For tests that measure the process (its memory). The
@@ -91,6 +92,14 @@ impl TestApp {
 
     /// A quizd with the seed content and settings of `quizd serve` as `configure` sets them.
     pub async fn spawn_configured(configure: impl FnOnce(&mut AppState) + Send + 'static) -> Self {
+        Self::spawn_knowing_base(move |state, _| configure(state)).await
+    }
+
+    /// As [`spawn_configured`](Self::spawn_configured), with the server's base URL known to
+    /// `configure` (for `--public-url`).
+    pub async fn spawn_knowing_base(
+        configure: impl FnOnce(&mut AppState, &str) + Send + 'static,
+    ) -> Self {
         Self::start(
             Db::From(&cluster().seeded_template),
             Box::new(configure),
@@ -102,7 +111,7 @@ impl TestApp {
     /// A second quizd on this one's database, as a second instance behind a load balancer:
     /// it shares nothing with the first but PostgreSQL (the database stays the first's).
     pub async fn another_instance(&self) -> Self {
-        Self::start(Db::Shared(&self.db_name), Box::new(|_| {}), false).await
+        Self::start(Db::Shared(&self.db_name), Box::new(|_, _| {}), false).await
     }
 
     /// A quizd with the seed content that serves `/metrics` on a listener of its own
@@ -114,7 +123,7 @@ impl TestApp {
         };
         Self::start(
             Db::From(&cluster().seeded_template),
-            Box::new(move |state| state.metrics_access = access),
+            Box::new(move |state, _| state.metrics_access = access),
             true,
         )
         .await
@@ -122,7 +131,12 @@ impl TestApp {
 
     /// A quizd with a migrated, empty database.
     pub async fn spawn_empty() -> Self {
-        Self::start(Db::From(&cluster().empty_template), Box::new(|_| {}), false).await
+        Self::start(
+            Db::From(&cluster().empty_template),
+            Box::new(|_, _| {}),
+            false,
+        )
+        .await
     }
 
     async fn start(db: Db<'_>, configure: Configure, metrics_listener: bool) -> Self {
@@ -152,6 +166,7 @@ impl TestApp {
             .map(|l| format!("http://{}", l.local_addr().unwrap()));
         let (tx, rx) = std::sync::mpsc::channel();
         let server_options = db_options.clone();
+        let server_base = base.clone();
         let drop_options = cluster.admin.clone();
         std::thread::spawn(move || {
             actix_web::rt::System::new().block_on(async move {
@@ -159,7 +174,7 @@ impl TestApp {
                 let mut state = AppState::build(pool.clone(), None, None, Default::default())
                     .await
                     .unwrap();
-                configure(&mut state);
+                configure(&mut state, &server_base);
                 let state = actix_web::web::Data::new(state);
                 // The loops a test relies on run with the server; the others, driven by the
                 // manual clock or started by the test itself, do not.
@@ -173,6 +188,7 @@ impl TestApp {
                         // One query a tick until a test subscribes a webhook.
                         webhook_delivery: Some(std::time::Duration::from_millis(100)),
                         change_listener: true,
+                        erasure_listener: true,
                         live_listener: true,
                         metrics_upkeep: false,
                         analytics_backfill: false,
