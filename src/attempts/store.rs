@@ -31,10 +31,13 @@ pub struct AttemptRow {
     pub score: Option<f64>,
     pub max_score: f64,
     pub course_id: Option<Uuid>,
+    #[sqlx(try_from = "String")]
     pub feedback: FeedbackTiming,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
+    #[sqlx(try_from = "String")]
     pub navigation: Navigation,
     pub closes_at: Option<DateTime<Utc>>,
     /// When a regrade last changed its grades (its learner sees a note).
@@ -275,6 +278,7 @@ struct StatusAndResponse {
     finish_reason: Option<String>,
     score: Option<f64>,
     deadline: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "String")]
     feedback: FeedbackTiming,
     closes_at: Option<DateTime<Utc>>,
     question_rules: Json<QuestionRules>,
@@ -695,6 +699,7 @@ pub struct AttemptListRow {
     pub score: Option<f64>,
     pub override_points: Option<f64>,
     pub max_score: f64,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
 }
 
