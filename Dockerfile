@@ -1,10 +1,12 @@
 # Build quizd, then run it from a slim image. `docker compose up` uses this with PostgreSQL.
 FROM rust:1-bookworm AS build
 WORKDIR /src
-# Everything the build reads: the sources, the migrations (embedded), the web front-end
-# (embedded by src/web.rs), the content, and tests/ (Cargo.toml names the API test target).
+# Everything the build reads: the workspace's packages (the server's src/ and crates/), the
+# migrations (embedded), the web front-end (embedded by src/frontend.rs), the content, and tests/
+# (Cargo.toml names the API test target).
 COPY Cargo.toml Cargo.lock ./
 COPY src src
+COPY crates crates
 COPY migrations migrations
 COPY web web
 COPY tests tests

@@ -5,7 +5,6 @@ use std::pin::Pin;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
-use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer};
 
 use crate::error::{ApiError, Code};
@@ -123,22 +122,9 @@ pub fn optional_object<T: DeserializeOwned + Default>(body: &[u8]) -> Result<T, 
     }
 }
 
-/// An optional whole number that may arrive as `3` or `3.0` (JSON Schema calls both integers).
-pub fn optional_whole<'de, D, N>(d: D) -> Result<Option<N>, D::Error>
-where
-    D: Deserializer<'de>,
-    N: TryFrom<i64>,
-{
-    let Some(x) = Option::<f64>::deserialize(d)? else {
-        return Ok(None);
-    };
-    if x.fract() != 0.0 || !x.is_finite() || x.abs() > 9.0e15 {
-        return Err(serde::de::Error::custom("expected a whole number"));
-    }
-    N::try_from(x as i64)
-        .map(Some)
-        .map_err(|_| serde::de::Error::custom("the number is out of range"))
-}
+/// An optional whole number that may arrive as `3` or `3.0`; it lives with the content files,
+/// which read their policy with it.
+pub use quizd_content::de::optional_whole;
 
 /// A whole number that may arrive as `3` or `3.0` (see [`optional_whole`]).
 pub fn whole<'de, D, N>(d: D) -> Result<N, D::Error>
@@ -147,26 +133,4 @@ where
     N: TryFrom<i64>,
 {
     optional_whole(d)?.ok_or_else(|| serde::de::Error::custom("expected a whole number"))
-}
-
-#[cfg(test)]
-mod tests {
-    use serde::Deserialize;
-
-    #[derive(Deserialize)]
-    struct T {
-        #[serde(default, deserialize_with = "super::optional_whole")]
-        n: Option<u32>,
-    }
-
-    #[test]
-    fn whole_numbers_may_be_written_with_a_zero_fraction() {
-        let parse = |s: &str| serde_json::from_str::<T>(s).map(|t| t.n);
-        assert_eq!(parse(r#"{"n": 3}"#).unwrap(), Some(3));
-        assert_eq!(parse(r#"{"n": 3.0}"#).unwrap(), Some(3));
-        assert_eq!(parse(r#"{"n": null}"#).unwrap(), None);
-        assert_eq!(parse("{}").unwrap(), None);
-        assert!(parse(r#"{"n": 3.5}"#).is_err());
-        assert!(parse(r#"{"n": -1}"#).is_err());
-    }
 }

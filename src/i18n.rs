@@ -5,14 +5,12 @@
 //! Every text is resolved along that chain field by field and reports the language it is
 //! actually in, so an untranslated question inside a Bengali quiz says it is English.
 
-use std::collections::BTreeMap;
-
 use fluent_langneg::{LanguageIdentifier, NegotiationStrategy, negotiate_languages};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// A translatable text: locale tag → text.
-pub type Text = BTreeMap<String, String>;
+/// The translatable text and the language tag are the content files' own.
+pub use quizd_content::i18n::{MAX_TAG_BYTES, Text, canonical_tag};
 
 /// A text resolved for a reader, with the language it is actually in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -21,10 +19,6 @@ pub struct LocalizedText {
     /// BCP 47 tag of the language `text` is in (set it as the element's `lang`).
     pub lang: String,
 }
-
-/// The longest tag considered, in bytes. RFC 5646 §4.4.1 sizes buffers for 35 characters:
-/// every tag without extensions or private-use parts fits, and no quiz locale is longer.
-pub const MAX_TAG_BYTES: usize = 35;
 
 /// How much of an `Accept-Language` header is read, in bytes; the rest is ignored. Browsers
 /// send well under 100 bytes (a language list someone configured by hand is a few dozen tags);
@@ -40,20 +34,6 @@ pub const MAX_ACCEPT_LANGUAGE_TAGS: usize = 16;
 /// With [`MAX_TAG_BYTES`] this bounds every list of requested locales (and every memo keyed by
 /// one) to a few hundred bytes, however large the request.
 pub const MAX_REQUESTED: usize = 1 + MAX_ACCEPT_LANGUAGE_TAGS;
-
-/// Parses a BCP 47 tag and returns its canonical form, or `None` when it is not one (or is
-/// longer than [`MAX_TAG_BYTES`]). Only ISO 639 language subtags (2–3 letters) are accepted.
-pub fn canonical_tag(tag: &str) -> Option<String> {
-    if tag.len() > MAX_TAG_BYTES {
-        return None;
-    }
-    let primary = tag.split(['-', '_']).next()?;
-    if !(2..=3).contains(&primary.len()) || !primary.bytes().all(|b| b.is_ascii_alphabetic()) {
-        return None;
-    }
-    let id: LanguageIdentifier = tag.parse().ok()?;
-    Some(id.to_string())
-}
 
 /// The items of an `Accept-Language` header that are considered: those wholly within its first
 /// [`MAX_ACCEPT_LANGUAGE_BYTES`] (an item cut there is dropped, not read as a shorter tag), at
@@ -189,15 +169,6 @@ mod tests {
     fn accept_language_ignores_garbage() {
         assert_eq!(parse_accept_language("!!, ;q=x, bn;q=abc, id"), s(&["id"]));
         assert!(parse_accept_language("").is_empty());
-    }
-
-    #[test]
-    fn canonical_tag_accepts_language_tags_and_refuses_words() {
-        assert_eq!(canonical_tag("bn").as_deref(), Some("bn"));
-        assert_eq!(canonical_tag("pt-br").as_deref(), Some("pt-BR"));
-        assert_eq!(canonical_tag("bengali"), None);
-        assert_eq!(canonical_tag("x!"), None);
-        assert_eq!(canonical_tag(""), None);
     }
 
     #[test]

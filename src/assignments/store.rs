@@ -20,18 +20,22 @@ pub struct AssignmentRow {
     pub slug: String,
     pub version: i32,
     pub title: String,
+    #[sqlx(try_from = "String")]
     pub feedback: FeedbackTiming,
     pub attempts_allowed: Option<i32>,
     pub time_limit_minutes: Option<i32>,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
+    #[sqlx(try_from = "String")]
     pub navigation: Navigation,
     pub opens_at: Option<DateTime<Utc>>,
     pub closes_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub archived_at: Option<DateTime<Utc>>,
     /// The quiz's visibility now: a practice assignment exists only while it is public.
+    #[sqlx(try_from = "String")]
     pub visibility: Visibility,
     /// The questions rescored after the fact (full marks to everyone, or dropped).
     pub question_rules: Json<QuestionRules>,

@@ -31,10 +31,13 @@ pub struct AttemptRow {
     pub score: Option<f64>,
     pub max_score: f64,
     pub course_id: Option<Uuid>,
+    #[sqlx(try_from = "String")]
     pub feedback: FeedbackTiming,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
     pub shuffle_questions: bool,
     pub shuffle_options: bool,
+    #[sqlx(try_from = "String")]
     pub navigation: Navigation,
     /// The assignment's close; a learner's own may be later (see `attempts::reveal_for`).
     pub closes_at: Option<DateTime<Utc>>,
@@ -276,6 +279,7 @@ struct StatusAndResponse {
     finish_reason: Option<String>,
     score: Option<f64>,
     deadline: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "String")]
     feedback: FeedbackTiming,
     closes_at: Option<DateTime<Utc>>,
     question_rules: Json<QuestionRules>,
@@ -702,6 +706,7 @@ pub struct AttemptListRow {
     pub score: Option<f64>,
     pub override_points: Option<f64>,
     pub max_score: f64,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
 }
 

@@ -178,7 +178,7 @@ pub async fn import(
         )
         .bind(quiz_id)
         .bind(version_id)
-        .bind(content.visibility)
+        .bind(content.visibility.as_str())
         .execute(&mut *tx)
         .await?;
         out.push(Imported {

@@ -901,6 +901,7 @@ pub struct Target {
     pub assignment_id: Uuid,
     pub slug: String,
     pub title: String,
+    #[sqlx(try_from = "String")]
     pub grading_method: GradingMethod,
     pub registration_id: Uuid,
     pub deployment_id: String,

@@ -88,6 +88,7 @@ pub async fn version(db: impl PgExecutor<'_>, id: Uuid) -> Result<Option<Version
 #[derive(Debug, FromRow)]
 pub struct QuizAccess {
     pub quiz_id: Uuid,
+    #[sqlx(try_from = "String")]
     pub visibility: Visibility,
     pub owner_id: Option<Uuid>,
     /// The person is its owner or a co-author.

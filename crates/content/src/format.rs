@@ -1239,7 +1239,7 @@ mod tests {
     }
 
     fn compiled(dir: &tempfile::TempDir) -> Result<QuizContent, Vec<String>> {
-        let source = crate::content::read_quiz_dir(dir.path()).unwrap();
+        let source = crate::read_quiz_dir(dir.path()).unwrap();
         compile_dir(&source, dir.path())
             .map_err(|errors| errors.iter().map(ToString::to_string).collect())
     }
@@ -1280,7 +1280,7 @@ mod tests {
             .into_iter()
             .find(|t| t.id == "q.ring.image_alt")
             .unwrap();
-        assert_eq!(alt.role, crate::content::model::TextRole::ImageAlt);
+        assert_eq!(alt.role, crate::model::TextRole::ImageAlt);
         assert_eq!(c.coverage()[1], ("id".to_string(), 1, 6));
         // The bytes travel with the content, never in it: not stored, not hashed.
         let json = serde_json::to_string(&c).unwrap();
@@ -1422,7 +1422,7 @@ mod tests {
             }
         }
         std::fs::write(dir.path().join("quiz.toml"), &quiz).unwrap();
-        let source = crate::content::read_quiz_dir(dir.path()).unwrap();
+        let source = crate::read_quiz_dir(dir.path()).unwrap();
         let errors: Vec<String> = compile_dir(&source, dir.path())
             .unwrap_err()
             .iter()
@@ -1441,8 +1441,8 @@ mod tests {
     fn content_without_images_stores_and_hashes_exactly_as_before() {
         // The seed quiz, as every deployment has stored it since before images existed: its
         // JSON has no image field and its hash is the one its stored versions carry.
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content/data-parallelism");
-        let c = crate::content::load_dir(&dir).unwrap().remove(0);
+        let dir = crate::repo_root().join("content/data-parallelism");
+        let c = crate::load_dir(&dir).unwrap().remove(0);
         let json = serde_json::to_string(&c).unwrap();
         assert!(!json.contains("\"image\"") && !json.contains("\"media\""));
         let read: QuizContent = serde_json::from_str(&json).unwrap();

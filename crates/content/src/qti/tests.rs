@@ -9,7 +9,7 @@ use super::import::{
     QuizToml, TranslationToml, kind_name, to_toml,
 };
 use super::*;
-use crate::content::{QuizSource, SourceFile, Visibility, compile, load_dir};
+use crate::{QuizSource, SourceFile, Visibility, compile, load_dir};
 
 /// What a QTI round trip keeps: everything but what the package does not carry (see the
 /// module documentation).
@@ -32,12 +32,8 @@ fn carried(mut c: QuizContent) -> QuizContent {
 }
 
 fn seed(name: &str) -> QuizContent {
-    let mut quizzes = load_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("content")
-            .join(name),
-    )
-    .expect("the seed quiz loads");
+    let mut quizzes =
+        load_dir(&crate::repo_root().join("content").join(name)).expect("the seed quiz loads");
     quizzes.remove(0)
 }
 
@@ -93,10 +89,10 @@ fn no_export_drops_an_image_silently_each_says_which_question_had_one() {
     ));
     assert!(item("id").contains("(its alt text: Empat GPU"));
     let note = "Not in this export: the images of questions 'collective-library'";
-    assert!(crate::content::moodle_xml::write(&original, 1).contains(note));
-    assert!(crate::content::gift::write(&original, 1).contains(&format!("// quizd: {note}")));
+    assert!(crate::moodle_xml::write(&original, 1).contains(note));
+    assert!(crate::gift::write(&original, 1).contains(&format!("// quizd: {note}")));
     let plain = seed("data-parallelism");
-    assert!(!crate::content::gift::write(&plain, 1).contains("Not in this export"));
+    assert!(!crate::gift::write(&plain, 1).contains("Not in this export"));
 }
 
 #[test]
@@ -107,7 +103,7 @@ fn a_quiz_with_banks_comes_back_with_its_banks_slots_tags_and_undrawn_questions(
         original
             .layout
             .iter()
-            .any(|s| matches!(s, crate::content::Slot::Draw { tag: Some(_), .. }))
+            .any(|s| matches!(s, crate::Slot::Draw { tag: Some(_), .. }))
     );
     assert_eq!(original.locales, ["en", "bn", "id"]);
     let back = round_trip(&original);
@@ -253,9 +249,9 @@ fn another_tools_selection_is_a_bank_and_shapes_quizd_cannot_keep_are_reported()
     assert_eq!(c.banks[0].key, "pool_a");
     assert_eq!(c.banks[0].questions, ["p1", "p2", "p3"]);
     assert_eq!(c.question("p1").unwrap().tags, ["easy"]);
-    let keys = |slot: &crate::content::Slot| match slot {
-        crate::content::Slot::Fixed { question } => question.clone(),
-        crate::content::Slot::Draw { bank, draw, .. } => format!("{bank}×{draw}"),
+    let keys = |slot: &crate::Slot| match slot {
+        crate::Slot::Fixed { question } => question.clone(),
+        crate::Slot::Draw { bank, draw, .. } => format!("{bank}×{draw}"),
     };
     assert_eq!(
         c.layout.iter().map(keys).collect::<Vec<_>>(),
@@ -349,11 +345,7 @@ fn the_package_has_a_manifest_a_test_per_locale_and_an_item_per_question_and_loc
 }
 
 fn fixture(name: &str) -> Vec<u8> {
-    zip_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/qti/fixtures")
-            .join(name),
-    )
+    zip_dir(&crate::repo_root().join("tests/qti/fixtures").join(name))
 }
 
 fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
@@ -866,7 +858,7 @@ fn zip_dir(dir: &Path) -> Vec<u8> {
 /// reader gets back the very quiz that was exported, in every language.
 #[test]
 fn packages_converted_to_qti_2_1_by_an_independent_tool_import_as_the_same_quizzes() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qti/fixtures");
+    let fixtures = crate::repo_root().join("tests/qti/fixtures");
     for name in ["kinds-sampler", "data-parallelism"] {
         let package = zip_dir(&fixtures.join(format!("{name}-qti21")));
         let import = match import_qti(&package) {
@@ -882,7 +874,7 @@ fn packages_converted_to_qti_2_1_by_an_independent_tool_import_as_the_same_quizz
 /// QTI 1.2 (Canvas, text2qti), read through `content::interchange` as every draft format is.
 mod qti_1_2 {
     use super::*;
-    use crate::content::interchange::{Format, Refused, Report, Settings, read_upload};
+    use crate::interchange::{Format, Refused, Report, Settings, read_upload};
 
     fn settings() -> Settings {
         Settings {
@@ -897,7 +889,7 @@ mod qti_1_2 {
     }
 
     fn fixtures() -> std::path::PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/qti/fixtures")
+        crate::repo_root().join("tests/qti/fixtures")
     }
 
     fn import(format: Format, bytes: &[u8]) -> (QuizContent, Report) {
@@ -907,7 +899,7 @@ mod qti_1_2 {
         }
     }
 
-    fn expected(questions: &str) -> Vec<crate::content::Question> {
+    fn expected(questions: &str) -> Vec<crate::Question> {
         let quiz = format!("slug = \"canvas\"\ntitle = \"Canvas\"\n{questions}");
         compile(&QuizSource {
             quiz: SourceFile {
@@ -1144,14 +1136,14 @@ text = "Send"
         // which is skipped) is a bank of what was imported and a slot at its place.
         assert_eq!(
             content.banks,
-            [crate::content::Bank {
+            [crate::Bank {
                 key: "pick-one".into(),
                 questions: vec!["i0b1".into()],
             }]
         );
         assert_eq!(
             content.layout.last(),
-            Some(&crate::content::Slot::Draw {
+            Some(&crate::Slot::Draw {
                 bank: "pick-one".into(),
                 draw: 1,
                 tag: None
@@ -1175,12 +1167,12 @@ text = "Send"
         let (content, report) = import(Format::Qti12, &zip);
         assert_eq!(report.format, Format::Qti12);
         assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-        let slot = |bank: &str, draw| crate::content::Slot::Draw {
+        let slot = |bank: &str, draw| crate::Slot::Draw {
             bank: bank.into(),
             draw,
             tag: None,
         };
-        let fixed = |key: &str| crate::content::Slot::Fixed {
+        let fixed = |key: &str| crate::Slot::Fixed {
             question: key.into(),
         };
         assert_eq!(
@@ -1192,7 +1184,7 @@ text = "Send"
                 fixed("closing")
             ]
         );
-        let bank = |key: &str, questions: &[&str]| crate::content::Bank {
+        let bank = |key: &str, questions: &[&str]| crate::Bank {
             key: key.into(),
             questions: questions.iter().map(|q| q.to_string()).collect(),
         };
@@ -1225,7 +1217,7 @@ text = "Send"
         assert_eq!(content.served_count(), 5);
         assert_eq!(content.nominal_max_score(), 7.0);
         let ring = content.question("ring-steps").unwrap();
-        assert_eq!(ring.kind, crate::content::QuestionKind::TrueFalse);
+        assert_eq!(ring.kind, crate::QuestionKind::TrueFalse);
         assert!(!ring.true_false_answer());
     }
 
@@ -1263,7 +1255,7 @@ text = "Send"
         let (content, report) = import(Format::Qti12, doc.as_bytes());
         assert_eq!(
             content.layout.last(),
-            Some(&crate::content::Slot::Draw {
+            Some(&crate::Slot::Draw {
                 bank: "too-few".into(),
                 draw: 2,
                 tag: None
@@ -1294,15 +1286,13 @@ text = "Send"
         let (content, report) = import(Format::MoodleXml, &xml);
         assert_eq!(report.format, Format::Qti12);
         assert_eq!(content.questions.len(), 5);
-        assert!(crate::content::qti::is_qti12_document(
+        assert!(crate::qti::is_qti12_document(
             b"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!-- x --><questestinterop>"
         ));
-        assert!(!crate::content::qti::is_qti12_document(
+        assert!(!crate::qti::is_qti12_document(
             b"<quiz><questestinterop/></quiz>"
         ));
-        assert!(!crate::content::qti::is_qti12_document(
-            b"<questestinteropx/>"
-        ));
+        assert!(!crate::qti::is_qti12_document(b"<questestinteropx/>"));
     }
 
     fn refusal(bytes: &[u8]) -> String {

@@ -231,7 +231,7 @@ fn read_unit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::format::compile_texts;
+    use crate::format::compile_texts;
 
     #[test]
     fn an_element_with_too_many_attributes_is_refused_before_roxmltree_reads_it() {

@@ -852,7 +852,7 @@ mod tests {
         use proptest::prelude::*;
 
         use super::super::*;
-        use crate::content::model::Question;
+        use crate::model::Question;
 
         /// Texts with every mark GIFT and XML escape, and line breaks; no leading or trailing
         /// space (both formats trim), no `->` (GIFT's matching), no leading `%` or `[`, no `*`

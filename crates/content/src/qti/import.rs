@@ -15,8 +15,8 @@ use super::{
     CHOICE_PREFIX, EXPLANATION, ITEM_PREFIX, ImportReport, ImportedItem, QtiError, QtiImport,
     SkippedItem, TEST_PREFIX, TRUE_FALSE_CLASS, WRONG,
 };
-use crate::content::{QuestionKind, QuizSource, SourceFile, compile};
 use crate::i18n::canonical_tag;
+use crate::{QuestionKind, QuizSource, SourceFile, compile};
 
 const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
 
@@ -95,11 +95,11 @@ fn unzip(bytes: &[u8]) -> Result<Vec<File>, QtiError> {
 /// [`MAX_DEPTH`] levels.
 fn parse<'a>(file: &'a File) -> Result<Document<'a>, QtiError> {
     // roxmltree compares each attribute with the element's earlier ones: bounded first.
-    if let Some(line) = crate::content::moodle_xml::too_many_attributes(&file.text) {
+    if let Some(line) = crate::moodle_xml::too_many_attributes(&file.text) {
         return Err(refused(format!(
             "{} line {line}: an element with more than {} attributes",
             file.path,
-            crate::content::moodle_xml::MAX_ATTRIBUTES
+            crate::moodle_xml::MAX_ATTRIBUTES
         )));
     }
     let options = ParsingOptions {
@@ -878,7 +878,7 @@ fn load(bytes: &[u8]) -> Result<Vec<File>, QtiError> {
 /// draft for `content::interchange::build`.
 pub enum Package {
     Qti(Box<QtiImport>),
-    Qti12(crate::content::interchange::Draft),
+    Qti12(crate::interchange::Draft),
 }
 
 /// Reads a QTI package (zip) or a single document, telling QTI 1.2 (`questestinterop`) from
@@ -1001,7 +1001,7 @@ fn import_docs(docs: &[(&File, Document)]) -> Result<QtiImport, QtiError> {
     }
     let Some(first) = items.first() else {
         return Err(QtiError::Invalid {
-            errors: vec![crate::content::ContentError {
+            errors: vec![crate::ContentError {
                 file: "package".into(),
                 question: None,
                 message: "no item of the package can be imported (see the report)".into(),

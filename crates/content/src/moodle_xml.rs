@@ -965,17 +965,17 @@ mod tests {
     }
 
     fn build(xml: &str) -> QuizContent {
-        let settings = crate::content::interchange::Settings {
+        let settings = crate::interchange::Settings {
             slug: "banks".into(),
             title: "Banks".into(),
             source_locale: "en".into(),
-            visibility: crate::content::Visibility::Private,
+            visibility: crate::Visibility::Private,
             intro: None,
             practice: None,
             explanation_default: None,
         };
         let draft = read(xml).unwrap();
-        crate::content::interchange::build(
+        crate::interchange::build(
             super::super::interchange::Format::MoodleXml,
             draft,
             &settings,
@@ -1055,8 +1055,8 @@ mod tests {
     /// Moodle XML reads back as the same banks, slots and counts, tags included.
     #[test]
     fn a_quiz_with_banks_exported_and_imported_again_has_the_same_banks_and_slots() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content/collectives");
-        let seed = crate::content::load_dir(&dir).unwrap().remove(0);
+        let dir = crate::repo_root().join("content/collectives");
+        let seed = crate::load_dir(&dir).unwrap().remove(0);
         assert!(!seed.banks.is_empty());
         let xml = write(&seed, 1);
         let back = build(&xml);

@@ -172,11 +172,8 @@ pub struct TextRef<'a> {
 }
 
 /// Who may see a quiz outside the assignments that place it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema, sqlx::Type,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-#[sqlx(type_name = "text", rename_all = "snake_case")]
 pub enum Visibility {
     /// In the catalogue, readable by anyone, may have a practice assignment.
     Public,
@@ -185,6 +182,18 @@ pub enum Visibility {
     #[default]
     Private,
 }
+
+impl Visibility {
+    /// The name stored in `quizzes.visibility` (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Private => "private",
+        }
+    }
+}
+
+crate::de::from_stored_name!(Visibility, "visibility", [Public, Private]);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -577,7 +586,7 @@ impl QuizContent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::format::compile_texts;
+    use crate::format::compile_texts;
 
     fn quiz(prompt: &str, bn_prompt: Option<&str>) -> QuizContent {
         let quiz = format!(

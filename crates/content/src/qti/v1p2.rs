@@ -41,11 +41,11 @@ use roxmltree::{Document, Node};
 
 use super::QtiError;
 use super::import::File;
-use crate::content::format::valid_key;
-use crate::content::interchange::{
+use crate::format::valid_key;
+use crate::interchange::{
     Draft, DraftAnswer, DraftBank, DraftOption, DraftQuestion, DraftSlot, MAX_ANSWERS, slugify,
 };
-use crate::content::moodle_xml::{Lines, html_to_text};
+use crate::moodle_xml::{Lines, html_to_text};
 
 fn els<'a, 'i: 'a>(n: Node<'a, 'i>, name: &'a str) -> impl Iterator<Item = Node<'a, 'i>> + 'a {
     n.children()

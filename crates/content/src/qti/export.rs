@@ -13,8 +13,8 @@ use super::{
     ASI_NS, ASI_XSD, BankSection, CHOICE_PREFIX, CP_NS, CP_XSD, EXPLANATION, ITEM_PREFIX, QtiError,
     TRUE_FALSE_CLASS, WRONG, XSI_NS, bank_section_id, tag_token,
 };
-use crate::content::model::{Question, QuestionKind, QuizContent, Slot};
 use crate::i18n::Text;
+use crate::model::{Question, QuestionKind, QuizContent, Slot};
 
 type W = Writer<Cursor<Vec<u8>>>;
 type R = Result<(), QtiError>;

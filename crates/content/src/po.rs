@@ -340,9 +340,9 @@ pub fn import(content: &QuizContent, locale: &str, po: &str) -> Result<Imported,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::exchange::apply;
-    use crate::content::format::compile_texts;
-    use crate::content::model::source_hash;
+    use crate::exchange::apply;
+    use crate::format::compile_texts;
+    use crate::model::source_hash;
 
     fn quiz(prompt: &str) -> QuizContent {
         let quiz = format!(
