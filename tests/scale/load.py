@@ -256,20 +256,35 @@ def expect(status_body, *ok):
     return body
 
 
+# The course's exam: the seed quiz's questions under a slug of their own, private and without
+# practice. The learners practise the seed quiz itself meanwhile (`drive`), which they could
+# not do while they sit an exam of it (`409 practice_during_exam`).
+EXAM = "scale-exam"
+
+
+def exam_toml() -> str:
+    text = (pathlib.Path(__file__).parents[2] / "content" / QUIZ / "quiz.toml").read_text()
+    text = text.replace(f'slug = "{QUIZ}"', f'slug = "{EXAM}"', 1)
+    text = text.replace('visibility = "public"', 'visibility = "private"', 1)
+    head, practice = text.split("[practice]\n", 1)
+    return head + practice[practice.index("[[questions]]"):]
+
+
 def cmd_course(args):
     """A course of the teacher's with every learner enrolled, an assignment that closes in
-    `--closes-in` seconds (its attempts' deadline) and an open one."""
+    `--closes-in` seconds (its attempts' deadline) and an open one, of the exam quiz."""
     emails = json.load(open(args.learners))["emails"]
     t = Client(args.base)
     sign_in(t, args.teacher)
+    expect(t.call("POST", "/v1/quizzes", exam_toml(), "application/toml"), 200, 201)
     course = expect(t.call("POST", "/v1/courses", {"title": "Scale"}), 201)
     for e in emails:
         expect(t.call("POST", f"/v1/courses/{course['id']}/enrollments", {"email": e}), 201)
     closes = time.time() + args.closes_in
     closes_at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(closes)) + f".{int(closes % 1 * 1000):03d}Z"
     path = f"/v1/courses/{course['id']}/assignments"
-    timed = expect(t.call("POST", path, {"quiz": QUIZ, "policy": {"closes_at": closes_at}}), 201)
-    open_ = expect(t.call("POST", path, {"quiz": QUIZ, "policy": {}}), 201)
+    timed = expect(t.call("POST", path, {"quiz": EXAM, "policy": {"closes_at": closes_at}}), 201)
+    open_ = expect(t.call("POST", path, {"quiz": EXAM, "policy": {}}), 201)
     json.dump({"course": course["id"], "timed": timed["id"], "open": open_["id"], "closes_at": closes_at},
               open(args.out, "w"))
     print(f"course with {len(emails)} learners; the timed assignment closes at {closes_at}")
