@@ -132,12 +132,14 @@ pub async fn grade_history(
 /// effective grades of their finished attempts (a staff override counts instead of the
 /// computed score), with the maximum, the attempts used and a state: `in_progress` when an
 /// attempt is open, else `overridden` when a finished attempt was graded by hand, else
-/// `finished`, else `not_started`.
+/// `finished`, else `not_started`. A learner removed from the course stays, marked
+/// `enrolled: false`, with their attempts as they were (an erased account does not: its
+/// attempts stay only as nameless statistics); one enrolled again is listed once.
 ///
 /// Paginated over learners, ordered by display name then user id: `limit` learners per page
 /// (1 to 200, default 50), the next page at the opaque `next` cursor, also given as
 /// `Link: <…>; rel="next"`. One SQL statement per page. `?format=csv` answers the same page
-/// as `text/csv`: `user_id,display_name,email`, then a column per assignment titled
+/// as `text/csv`: `user_id,display_name,email,enrolled`, then a column per assignment titled
 /// `<title> [<assignment id>]` holding the grade in points (empty before any attempt finished).
 #[utoipa::path(get, path = "/v1/courses/{id}/gradebook", tag = "grades", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id"), GradebookQuery),
