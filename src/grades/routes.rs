@@ -14,7 +14,7 @@ use crate::attempts::{Viewer, attempt_not_found, visible_attempt};
 use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::LaterJson;
 use crate::state::AppState;
 
 /// Sets a finished attempt's grade by hand: the course's instructors and admins. The grade
@@ -38,7 +38,7 @@ pub async fn override_grade(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<GradeOverride>,
+    body: LaterJson<GradeOverride>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (_, viewer) = visible_attempt(&state, *id, &user).await?;
@@ -48,7 +48,7 @@ pub async fn override_grade(
             "The grade of your own attempt is set by the course's staff.",
         ));
     }
-    let GradeOverride { points, reason } = body.into_inner();
+    let GradeOverride { points, reason } = body.parse()?;
     super::check_override(points, &reason)?;
     let now = state.clock.now();
     let mut tx = state.pool.begin().await?;
@@ -230,13 +230,13 @@ pub async fn regrade(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<RegradeRequest>,
+    body: LaterJson<RegradeRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     use super::regrade::{StoredAttempt, StoredResponse, plan};
     use crate::assignments::store as assignments;
     let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
-    let body = body.into_inner();
+    let body = body.parse()?;
     let changes = body.questions.unwrap_or_default();
     if changes.len() > super::MAX_RESCORED {
         return Err(ApiError::new(
