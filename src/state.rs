@@ -34,7 +34,8 @@ pub struct Settings {
     pub metrics_access: ops::MetricsAccess,
     /// Peers whose forwarded headers are believed; none by default.
     pub trusted_proxies: TrustedProxies,
-    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    /// quizd's public origin (mail links, LTI URLs) and front-end for LTI; unset by default
+    /// (then mail links are not sent, and LTI URLs come from each request).
     pub lti: lti::Settings,
     /// The SMTP server verification links and invitations go through (`smtp://…`); unset by
     /// default: they go to the log.
@@ -95,7 +96,8 @@ pub struct AppState {
     pub metrics_access: ops::MetricsAccess,
     /// Peers whose forwarded headers are believed (client address, origin); none by default.
     pub trusted_proxies: TrustedProxies,
-    /// quizd's public origin and front-end for LTI; unset by default (from each request).
+    /// quizd's public origin (mail links, LTI URLs) and front-end for LTI; unset by default
+    /// (then mail links are not sent, and LTI URLs come from each request).
     pub lti: lti::Settings,
     /// How quizd calls LMS platforms: the HTTP client and the service-token cache.
     pub platforms: lti::PlatformClient,

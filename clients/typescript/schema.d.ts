@@ -716,11 +716,13 @@ export interface paths {
          *     effective grades of their finished attempts (a staff override counts instead of the
          *     computed score), with the maximum, the attempts used and a state: `in_progress` when an
          *     attempt is open, else `overridden` when a finished attempt was graded by hand, else
-         *     `finished`, else `not_started`.
+         *     `finished`, else `not_started`. A learner removed from the course stays, marked
+         *     `enrolled: false`, with their attempts as they were (an erased account does not: its
+         *     attempts stay only as nameless statistics); one enrolled again is listed once.
          * @description Paginated over learners, ordered by display name then user id: `limit` learners per page
          *     (1 to 200, default 50), the next page at the opaque `next` cursor, also given as
          *     `Link: <…>; rel="next"`. One SQL statement per page. `?format=csv` answers the same page
-         *     as `text/csv`: `user_id,display_name,email`, then a column per assignment titled
+         *     as `text/csv`: `user_id,display_name,email,enrolled`, then a column per assignment titled
          *     `<title> [<assignment id>]` holding the grade in points (empty before any attempt finished).
          */
         get: operations["gradebook"];
@@ -2768,7 +2770,8 @@ export interface components {
             assignments: components["schemas"]["GradebookAssignment"][];
             /** Format: uuid */
             course_id: string;
-            /** @description The course's learners on this page, by display name then user id. */
+            /** @description The course's learners on this page, by display name then user id: those enrolled, and
+             *     those removed from the course who have attempts at its assignments (`enrolled: false`). */
             learners: components["schemas"]["GradebookLearner"][];
             /** @description The cursor of the next page (also in the `Link` header); absent on the last page. */
             next?: string | null;
@@ -2820,6 +2823,9 @@ export interface components {
             cells: components["schemas"]["GradebookCell"][];
             display_name: string;
             email?: string | null;
+            /** @description `false`: no longer in the course (removed), listed for the attempts they made while
+             *     enrolled, which stay as they were. */
+            enrolled: boolean;
             /** Format: uuid */
             user_id: string;
         };

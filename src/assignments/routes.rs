@@ -12,7 +12,7 @@ use super::{
 use crate::auth::CurrentUser;
 use crate::courses::{taught_active_course, visible_course};
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::LaterJson;
 use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
 use crate::validate;
@@ -34,10 +34,10 @@ pub async fn create_assignment(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<AssignmentCreate>,
+    body: LaterJson<AssignmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_active_course(&state.pool, *id, &user).await?;
-    let body = body.into_inner();
+    let body = body.parse()?;
     validate_policy(&body.policy)?;
     if let Some(title) = &body.title {
         validate::line("title", title, 1, 200)?;
@@ -198,10 +198,10 @@ pub async fn update_assignment(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<AssignmentPatch>,
+    body: LaterJson<AssignmentPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let row = taught_assignment(&state.pool, *id, &user).await?;
-    let patch = body.into_inner();
+    let patch = body.parse()?;
     if let Some(title) = &patch.title {
         validate::line("title", title, 1, 200)?;
     }

@@ -13,7 +13,7 @@ use super::{store, taught_active_course, taught_course, visible_course};
 use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::LaterJson;
 use crate::invitations::Invitation;
 use crate::pagination::{self, PageQuery};
 use crate::state::AppState;
@@ -32,9 +32,10 @@ use crate::validate;
 pub async fn create_course(
     state: web::Data<AppState>,
     user: CurrentUser,
-    body: JsonObject<CourseCreate>,
+    body: LaterJson<CourseCreate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require_staff()?;
+    let body = body.parse()?;
     validate::line("title", &body.title, 1, 200)?;
     if let Some(code) = &body.code {
         validate::line("code", code, 1, 64)?;
@@ -123,9 +124,10 @@ pub async fn enroll(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<EnrollmentCreate>,
+    body: LaterJson<EnrollmentCreate>,
 ) -> Result<HttpResponse, ApiError> {
     let course = taught_active_course(&state.pool, *id, &user).await?;
+    let body = body.parse()?;
     if body.email.is_some() == body.user_id.is_some() {
         return Err(ApiError::new(
             Code::InvalidEnrollment,
@@ -220,17 +222,17 @@ pub async fn update_course(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<CourseUpdate>,
+    body: LaterJson<CourseUpdate>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let body = body.into_inner();
+    let course = taught_course(&state.pool, *id, &user).await?;
+    let body = body.parse()?;
     if let Some(title) = &body.title {
         validate::line("title", title, 1, 200)?;
     }
     if let Some(Some(code)) = &body.code {
         validate::line("code", code, 1, 64)?;
     }
-    let course = taught_course(&state.pool, *id, &user).await?;
     // An archived course takes `archived` alone: `true` (it stays as it is) or `false`, which
     // may come with other changes.
     let only_archiving = body.title.is_none() && body.code.is_none();

@@ -18,7 +18,8 @@
 //!   `403` for their own attempt) or read the gradebook (`courses::taught_course`).
 //! - The gradebook is paginated over learners (by display name, then user id) with an opaque
 //!   cursor, one SQL statement per page (`store::gradebook_page`); `?format=csv` gives the
-//!   same page as CSV.
+//!   same page as CSV. A learner removed from the course stays in it, `enrolled: false`, with
+//!   their attempts as they were; an erased account does not (its attempts stay nameless).
 
 pub mod models;
 pub mod regrade;
@@ -191,6 +192,7 @@ pub fn assemble(
             user_id,
             display_name,
             email: row.email.take(),
+            enrolled: row.enrolled.unwrap_or(true),
             cells,
         });
     }
@@ -211,7 +213,7 @@ fn csv_number(x: f64) -> String {
         .unwrap_or_default()
 }
 
-/// The page as CSV: `user_id,display_name,email`, then a column per assignment
+/// The page as CSV: `user_id,display_name,email,enrolled`, then a column per assignment
 /// (`<title> [<id>]`) holding the grade in points (empty before any attempt finished).
 pub fn to_csv(book: &Gradebook) -> String {
     use crate::analytics::export::csv_field;
@@ -220,6 +222,7 @@ pub fn to_csv(book: &Gradebook) -> String {
         "user_id".to_string(),
         "display_name".to_string(),
         "email".to_string(),
+        "enrolled".to_string(),
     ];
     header.extend(
         book.assignments
@@ -233,6 +236,7 @@ pub fn to_csv(book: &Gradebook) -> String {
             l.user_id.to_string(),
             csv_field(&l.display_name),
             csv_field(l.email.as_deref().unwrap_or("")),
+            l.enrolled.to_string(),
         ];
         fields.extend(
             l.cells

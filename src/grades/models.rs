@@ -124,6 +124,9 @@ pub struct GradebookLearner {
     pub user_id: Uuid,
     pub display_name: String,
     pub email: Option<String>,
+    /// `false`: no longer in the course (removed), listed for the attempts they made while
+    /// enrolled, which stay as they were.
+    pub enrolled: bool,
     /// One per assignment, in the order of `assignments`.
     pub cells: Vec<GradebookCell>,
 }
@@ -134,7 +137,8 @@ pub struct Gradebook {
     pub course_id: Uuid,
     /// The course's assignments that are not archived, in the order they were created.
     pub assignments: Vec<GradebookAssignment>,
-    /// The course's learners on this page, by display name then user id.
+    /// The course's learners on this page, by display name then user id: those enrolled, and
+    /// those removed from the course who have attempts at its assignments (`enrolled: false`).
     pub learners: Vec<GradebookLearner>,
     /// The cursor of the next page (also in the `Link` header); absent on the last page.
     pub next: Option<String>,

@@ -14,7 +14,7 @@ use crate::attempts::{Viewer, attempt_not_found, visible_attempt};
 use crate::audit::{Action, Entry};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::LaterJson;
 use crate::state::AppState;
 
 /// Sets a finished attempt's grade by hand: the course's instructors and admins. The grade
@@ -38,7 +38,7 @@ pub async fn override_grade(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<GradeOverride>,
+    body: LaterJson<GradeOverride>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let (_, viewer) = visible_attempt(&state, *id, &user).await?;
@@ -48,7 +48,7 @@ pub async fn override_grade(
             "The grade of your own attempt is set by the course's staff.",
         ));
     }
-    let GradeOverride { points, reason } = body.into_inner();
+    let GradeOverride { points, reason } = body.parse()?;
     super::check_override(points, &reason)?;
     let now = state.clock.now();
     let mut tx = state.pool.begin().await?;
@@ -132,12 +132,14 @@ pub async fn grade_history(
 /// effective grades of their finished attempts (a staff override counts instead of the
 /// computed score), with the maximum, the attempts used and a state: `in_progress` when an
 /// attempt is open, else `overridden` when a finished attempt was graded by hand, else
-/// `finished`, else `not_started`.
+/// `finished`, else `not_started`. A learner removed from the course stays, marked
+/// `enrolled: false`, with their attempts as they were (an erased account does not: its
+/// attempts stay only as nameless statistics); one enrolled again is listed once.
 ///
 /// Paginated over learners, ordered by display name then user id: `limit` learners per page
 /// (1 to 200, default 50), the next page at the opaque `next` cursor, also given as
 /// `Link: <…>; rel="next"`. One SQL statement per page. `?format=csv` answers the same page
-/// as `text/csv`: `user_id,display_name,email`, then a column per assignment titled
+/// as `text/csv`: `user_id,display_name,email,enrolled`, then a column per assignment titled
 /// `<title> [<assignment id>]` holding the grade in points (empty before any attempt finished).
 #[utoipa::path(get, path = "/v1/courses/{id}/gradebook", tag = "grades", security(("bearer" = [])),
     params(("id" = Uuid, Path, description = "The course's id"), GradebookQuery),
@@ -228,13 +230,13 @@ pub async fn regrade(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<RegradeRequest>,
+    body: LaterJson<RegradeRequest>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     use super::regrade::{StoredAttempt, StoredResponse, plan};
     use crate::assignments::store as assignments;
     let row = crate::assignments::taught_assignment(&state.pool, *id, &user).await?;
-    let body = body.into_inner();
+    let body = body.parse()?;
     let changes = body.questions.unwrap_or_default();
     if changes.len() > super::MAX_RESCORED {
         return Err(ApiError::new(

@@ -169,6 +169,8 @@ pub struct GradebookRow {
     pub user_id: Option<Uuid>,
     pub display_name: Option<String>,
     pub email: Option<String>,
+    /// `false`: no longer in the course (in any role), kept for their attempts.
+    pub enrolled: Option<bool>,
     pub assignment_ids: Option<Vec<Uuid>>,
     pub numbers: Option<Vec<i32>>,
     pub finished: Option<Vec<bool>>,
@@ -209,6 +211,12 @@ impl GradebookRow {
 /// order they were created) and up to `limit` learners after the cursor, ordered by display
 /// name then user id, each with all their attempts at those assignments (the grading method
 /// is applied by the caller, [`crate::grading::assignment_grade`], the one definition of it).
+/// The learners are those enrolled as learners and, marked `enrolled = false`, the people
+/// with attempts at those assignments who are no longer in the course in any role (removed:
+/// their grades stay), except erased accounts (their attempts stay nameless, for statistics
+/// only; erasure also ends their enrollments). Nobody is both, so a learner enrolled again
+/// shows once. The people with attempts come from the attempts' `(assignment_id, user_id)`
+/// index, then those still in the course are taken out through the enrollments' key.
 /// A page without learners is one row with the columns and no learner.
 pub async fn gradebook_page(
     db: impl PgExecutor<'_>,
@@ -224,9 +232,18 @@ pub async fn gradebook_page(
               FROM assignments a JOIN quiz_versions v ON v.id = a.quiz_version_id
              WHERE a.course_id = $1 AND a.archived_at IS NULL
          ), page AS (
-            SELECT u.id, u.display_name, u.email
-              FROM enrollments e JOIN users u ON u.id = e.user_id
-             WHERE e.course_id = $1 AND e.role = 'learner'
+            SELECT u.id, u.display_name, u.email, m.enrolled
+              FROM (SELECT e.user_id, true AS enrolled
+                      FROM enrollments e
+                     WHERE e.course_id = $1 AND e.role = 'learner'
+                    UNION ALL
+                    SELECT f.user_id, false
+                      FROM (SELECT DISTINCT t.user_id FROM attempts t
+                             WHERE t.assignment_id IN (SELECT id FROM columns)) f
+                     WHERE NOT EXISTS (SELECT 1 FROM enrollments e
+                                        WHERE e.course_id = $1 AND e.user_id = f.user_id)) m
+              JOIN users u ON u.id = m.user_id
+             WHERE u.erased_at IS NULL
                AND ($2::text IS NULL OR (u.display_name, u.id) > ($2::text, $3::uuid))
              ORDER BY u.display_name, u.id
              LIMIT $4
@@ -235,7 +252,7 @@ pub async fn gradebook_page(
                             'id', c.id, 'title', c.title, 'grading_method', c.grading_method,
                             'max_points', c.max_points) ORDER BY c.created_at, c.id), '[]')
                    FROM columns c) AS columns,
-                p.id AS user_id, p.display_name, p.email, w.assignment_ids, w.numbers,
+                p.id AS user_id, p.display_name, p.email, p.enrolled, w.assignment_ids, w.numbers,
                 w.finished, w.points, w.max_points, w.overridden
            FROM (SELECT 1) AS one
            LEFT JOIN page p ON true

@@ -26,7 +26,7 @@ use crate::attempts::routes::{LiveTurn, answer_to};
 use crate::attempts::{Opened, Viewer};
 use crate::auth::CurrentUser;
 use crate::error::{ApiError, Code, Problem};
-use crate::extract::JsonObject;
+use crate::extract::{JsonObject, LaterJson};
 use crate::quizzes::QuizVersion;
 use crate::state::AppState;
 
@@ -79,8 +79,8 @@ pub async fn create_session(
     id: web::Path<Uuid>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let request: CreateSession = crate::extract::optional_object(&body)?;
     let assignment = super::runnable(&state, *id, &user).await?;
+    let request: CreateSession = crate::extract::optional_object(&body)?;
     let row = super::create(&state, &user, &assignment, request.leaderboard).await?;
     Ok(HttpResponse::Created()
         .insert_header((header::LOCATION, format!("/v1/live/sessions/{}", row.id)))
@@ -122,9 +122,10 @@ pub async fn next_question(
     state: Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: JsonObject<OpenQuestion>,
+    body: LaterJson<OpenQuestion>,
 ) -> Result<HttpResponse, ApiError> {
     let row = super::staff_session(&state, *id, &user).await?;
+    let body = body.parse()?;
     let row = super::open_next(&state, &row, body.seconds).await?;
     Ok(HttpResponse::Ok().json(session_view(&state, &row).await?))
 }

@@ -14,9 +14,12 @@ use super::{Settings, ags, keys, store};
 /// The LTI settings of `quizd serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeSettings {
-    /// quizd's public origin as LMSs reach it (e.g. `https://quiz.example.org`): the LTI
-    /// launch, redirect and Deep Linking URLs are made from it. Without it, from each request
-    /// (its Host, or the forwarded host and scheme from a --trusted-proxy).
+    /// quizd's public origin as people and LMSs reach it (e.g. `https://quiz.example.org`):
+    /// the links in mail (verification, invitations) and the LTI launch, redirect and Deep
+    /// Linking URLs are made from it. Without it: on a loopback address, the address quizd
+    /// listens on; elsewhere, mail with a link is not sent (the link is logged), and the LTI
+    /// URLs come from each request (its Host, or the forwarded host and scheme from a
+    /// --trusted-proxy). Mail links never come from a request.
     #[arg(long, env = "QUIZD_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Where an LTI launch sends the browser, with the one-time code: `<url>#/lti/<code>`.

@@ -63,9 +63,10 @@ pub async fn create_registration(
     req: HttpRequest,
     state: web::Data<AppState>,
     user: CurrentUser,
-    body: crate::extract::JsonObject<RegistrationCreate>,
+    body: crate::extract::LaterJson<RegistrationCreate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
+    let body = body.parse()?;
     registrations::check_create(&body)?;
     let mut tx = state.pool.begin().await?;
     let row =
@@ -149,9 +150,10 @@ pub async fn update_registration(
     state: web::Data<AppState>,
     user: CurrentUser,
     id: web::Path<Uuid>,
-    body: crate::extract::JsonObject<RegistrationUpdate>,
+    body: crate::extract::LaterJson<RegistrationUpdate>,
 ) -> Result<HttpResponse, ApiError> {
     user.require(&[Role::Admin])?;
+    let body = body.parse()?;
     let row = registrations::update(&state.pool, *id, &body)
         .await?
         .ok_or_else(registration_not_found)?;

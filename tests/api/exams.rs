@@ -790,3 +790,116 @@ async fn a_learner_is_refused_403_by_the_override_routes_whatever_body_they_send
         .unwrap();
     assert_eq!(res.status(), 415);
 }
+
+#[tokio::test]
+async fn a_learner_is_refused_by_every_staff_only_route_before_their_body_is_read() {
+    let app = TestApp::spawn().await;
+    let c = course(&app, 1).await;
+    let learner = &c.learners[0];
+    let a = assignment(&app, &c, json!({})).await;
+    let attempt = expect_status(start(&app, learner, &a).await, 201).await;
+    let attempt = attempt["id"].as_str().unwrap();
+    let live = format!("/v1/assignments/{a}/live");
+    let session = expect_status(
+        post_as(&app, &c.teacher.access, &live, &json!({})).await,
+        201,
+    )
+    .await;
+    let session = session["id"].as_str().unwrap();
+    let registration = "00000000-0000-0000-0000-000000000001";
+    use reqwest::Method;
+    // Each route, and what a learner of the course gets there whatever they send.
+    let routes = [
+        (Method::POST, "/v1/courses".to_string(), 403, "forbidden"),
+        (
+            Method::PATCH,
+            format!("/v1/courses/{}", c.id),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::POST,
+            format!("/v1/courses/{}/enrollments", c.id),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::POST,
+            format!("/v1/courses/{}/assignments", c.id),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/assignments/{a}"),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::PUT,
+            format!("/v1/attempts/{attempt}/grade"),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::POST,
+            format!("/v1/assignments/{a}/regrade"),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::POST,
+            "/v1/lti/registrations".to_string(),
+            403,
+            "forbidden",
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/lti/registrations/{registration}"),
+            403,
+            "forbidden",
+        ),
+        (Method::POST, live.clone(), 403, "forbidden"),
+        (
+            Method::POST,
+            format!("/v1/live/sessions/{session}/next"),
+            404,
+            "live_session_not_found",
+        ),
+    ];
+    let bodies = [
+        Some("{not json"),
+        Some("[1, 2]"),
+        Some(r#"{"title": 7, "points": "x", "seconds": -1}"#),
+        Some(r#"{"title": "", "to_version": 0, "issuer": ""}"#),
+        None,
+    ];
+    for (method, path, status, code) in &routes {
+        for body in bodies {
+            let request = bearer(&app, method.clone(), path, &learner.access);
+            let request = match body {
+                Some(body) => request
+                    .header("content-type", "application/json")
+                    .body(body),
+                // Not JSON at all: still not theirs to send.
+                None => request
+                    .header("content-type", "text/plain")
+                    .body("points=10"),
+            };
+            let res = request.send().await.unwrap();
+            let what = format!("{method} {path} with {body:?}");
+            assert_eq!(res.status(), *status, "{what}");
+            assert_problem(res, *status, code).await;
+        }
+    }
+    // Staff still get the body's problems.
+    for (method, path, _, _) in &routes[1..7] {
+        let res = bearer(&app, method.clone(), path, &c.teacher.access)
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+        assert_problem(res, 400, "invalid_body").await;
+    }
+}

@@ -500,12 +500,15 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
     let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 1 + rows.len());
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(&header[..3], ["user_id", "display_name", "email"]);
+    assert_eq!(
+        &header[..4],
+        ["user_id", "display_name", "email", "enrolled"]
+    );
     for (i, (a, _)) in assignments.iter().enumerate() {
         assert!(
-            header[3 + i].ends_with(&format!("[{a}]")),
+            header[4 + i].ends_with(&format!("[{a}]")),
             "{}",
-            header[3 + i]
+            header[4 + i]
         );
     }
     for (row, line) in rows.iter().zip(&lines[1..]) {
@@ -513,8 +516,8 @@ async fn the_gradebook_applies_each_grading_method_to_effective_grades_as_comput
         assert_eq!(fields[0], row["user_id"].as_str().unwrap());
         for (i, cell) in row["cells"].as_array().unwrap().iter().enumerate() {
             match cell["points"].as_f64() {
-                Some(p) => assert!((fields[3 + i].parse::<f64>().unwrap() - p).abs() < 1e-6),
-                None => assert_eq!(fields[3 + i], ""),
+                Some(p) => assert!((fields[4 + i].parse::<f64>().unwrap() - p).abs() < 1e-6),
+                None => assert_eq!(fields[4 + i], ""),
             }
         }
     }
@@ -608,6 +611,107 @@ async fn gradebook_pages_walk_every_learner_exactly_once_by_name_then_id() {
         .await;
     let forged = app.bearer_session("not-a-token");
     forged.get(&base).await.status(401).await;
+}
+
+/// The gradebook as CSV, a line of fields per row (the header first); no field holds a comma.
+async fn gradebook_csv(who: &Session<'_>, path: &str) -> Vec<Vec<String>> {
+    let res = who.get(&format!("{path}?format=csv")).await.response();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    text.split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_learner_removed_from_the_course_stays_in_the_gradebook_marked_not_enrolled_but_an_erased_one_does_not()
+ {
+    let app = TestApp::spawn().await;
+    let emails = [
+        "ada@example.org",
+        "bo@example.org",
+        "cy@example.org",
+        "di@example.org",
+    ];
+    let c = course(&app, "teacher@example.org", &emails).await;
+    let [ada, bo, cy, di] = &c.learners[..] else {
+        unreachable!()
+    };
+    let a = assignment(&c, json!({"feedback": "on_finish"})).await;
+    let b = assignment(&c, json!({"feedback": "on_finish"})).await;
+    // Ada: a finished attempt at a, one in progress at b. Bo stays; Cy is removed and enrolled
+    // again; Di is removed and then erases her account.
+    take(ada, &a, 3, 1).await;
+    let open = start(ada, &b).await;
+    answer_some(ada, &open, 1, 0).await;
+    take(bo, &a, 2, 0).await;
+    take(cy, &a, 4, 1).await;
+    take(di, &b, 2, 1).await;
+    let path = format!("/v1/courses/{}/gradebook", c.id);
+    let before = c.teacher.get(&path).await.status(200).await;
+    let before_csv = gradebook_csv(&c.teacher, &path).await;
+
+    for l in [ada, cy, di] {
+        let removal = format!("/v1/courses/{}/enrollments/{}", c.id, l.id);
+        c.teacher.delete(&removal).await.status(204).await;
+    }
+    let enrollments = format!("/v1/courses/{}/enrollments", c.id);
+    let body = json!({"email": cy.email});
+    c.teacher.post(&enrollments, &body).await.status(201).await;
+    let erase = di
+        .request(reqwest::Method::DELETE, "/v1/me")
+        .json(&json!({"password": crate::support::PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    expect_status(erase, 204).await;
+
+    // Ada's attempts stay as they were, on a row marked not enrolled; Cy shows once, enrolled;
+    // Di is gone, under no name.
+    let after = c.teacher.get(&path).await.status(200).await;
+    let row = |book: &Value, id: uuid::Uuid| -> Option<Value> {
+        let rows = book["learners"].as_array().unwrap();
+        rows.iter()
+            .find(|r| r["user_id"] == id.to_string())
+            .cloned()
+    };
+    let rows = after["learners"].as_array().unwrap();
+    let ids: Vec<&str> = rows
+        .iter()
+        .map(|r| r["user_id"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = [ada, bo, cy].iter().map(|l| l.id.to_string()).collect();
+    assert_eq!(ids, expected, "{after}");
+    for (l, enrolled) in [(ada, false), (bo, true), (cy, true)] {
+        let mut was = row(&before, l.id).unwrap();
+        was["enrolled"] = json!(enrolled);
+        assert_eq!(row(&after, l.id).unwrap(), was);
+    }
+    let cells = &row(&after, ada.id).unwrap()["cells"];
+    assert_eq!(
+        [&cells[0]["state"], &cells[1]["state"]],
+        ["finished", "in_progress"]
+    );
+    assert!(row(&after, di.id).is_none());
+    assert!(!after.to_string().contains("Erased person"));
+
+    // The CSV too: the same grades, and an `enrolled` column.
+    let after_csv = gradebook_csv(&c.teacher, &path).await;
+    assert_eq!(
+        &after_csv[0][..4],
+        ["user_id", "display_name", "email", "enrolled"]
+    );
+    assert_eq!(after_csv[0], before_csv[0]);
+    assert_eq!(after_csv.len(), 4);
+    for (l, enrolled) in [(ada, "false"), (bo, "true"), (cy, "true")] {
+        let id = l.id.to_string();
+        let line = |csv: &[Vec<String>]| csv.iter().find(|f| f[0] == id).cloned().unwrap();
+        let (mut was, now) = (line(&before_csv), line(&after_csv));
+        assert_eq!(was[3], "true");
+        was[3] = enrolled.to_string();
+        assert_eq!(now, was);
+    }
 }
 
 #[tokio::test]

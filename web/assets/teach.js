@@ -921,7 +921,13 @@ export async function gradebookPage(view, ctx, id) {
                 h(
                   'tr',
                   { dataset: { user: l.user_id } },
-                  h('th', { scope: 'row' }, h('bdi', {}, l.display_name), l.email ? h('span', { class: 'meta col-meta' }, h('bdi', {}, l.email)) : null),
+                  h(
+                    'th',
+                    { scope: 'row' },
+                    h('bdi', {}, l.display_name),
+                    l.email ? h('span', { class: 'meta col-meta' }, h('bdi', {}, l.email)) : null,
+                    l.enrolled === false ? h('span', { class: 'meta col-meta not-enrolled' }, t('gb_not_enrolled')) : null,
+                  ),
                   l.cells.map((c, i) => gradebookCell(c, assignments[i], l)),
                 ),
               ),
