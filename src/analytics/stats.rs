@@ -45,6 +45,15 @@ pub fn covariance(a: &[f64], b: &[f64]) -> Option<f64> {
     )
 }
 
+/// The error ratio, √(1 − alpha). Alpha can be negative; the ratio is defined only for
+/// 0 ≤ alpha ≤ 1, where an alpha within rounding noise of either end counts as that end (the
+/// same alpha summed in another order, from a frequency table, can be −1e-16 or 0).
+fn error_ratio(alpha: Option<f64>) -> Option<f64> {
+    alpha
+        .filter(|a| (-EPS..=1.0 + EPS).contains(a))
+        .map(|a| (1.0 - a).max(0.0).sqrt())
+}
+
 pub fn variance(a: &[f64]) -> Option<f64> {
     covariance(a, a)
 }
@@ -187,10 +196,7 @@ impl ScoreMatrix<'_> {
             (Some(vt), Some(vi)) if vt > EPS && p > 1.0 => finite(p / (p - 1.0) * (1.0 - vi / vt)),
             _ => None,
         };
-        // Alpha can be negative; the error ratio is defined only for 0 ≤ alpha ≤ 1.
-        let error_ratio = alpha
-            .filter(|a| (0.0..=1.0).contains(a))
-            .map(|a| (1.0 - a).sqrt());
+        let error_ratio = error_ratio(alpha);
         let mut histogram = [0usize; 10];
         for x in &pct {
             histogram[((x / 10.0).floor() as usize).min(9)] += 1;
@@ -855,9 +861,7 @@ impl ScoreTable {
             (Some(vt), Some(vi)) if vt > EPS && p > 1.0 => finite(p / (p - 1.0) * (1.0 - vi / vt)),
             _ => None,
         };
-        let error_ratio = alpha
-            .filter(|a| (0.0..=1.0).contains(a))
-            .map(|a| (1.0 - a).sqrt());
+        let error_ratio = error_ratio(alpha);
         let mut histogram = [0usize; 10];
         for (x, c) in &pct {
             histogram[((x / 10.0).floor() as usize).min(9)] += *c as usize;
