@@ -2024,6 +2024,7 @@ test('live mode: the projector shows the code, two phones join and answer agains
   await projector.locator('button', { hasText: 'Next question' }).click();
   await projector.locator('.live-prompt').waitFor();
   assert.equal(await projector.locator('.live-bar').count(), 0, 'no distribution while the question is open');
+  await assertNoJunkText(projector, 'an open question without an image on the projector');
   for (const [i, page] of pages.entries()) {
     await page.locator('legend.prompt').waitFor();
     assert.match(await page.locator('.live-timer').textContent(), /\d+ s left/);
@@ -2040,10 +2041,12 @@ test('live mode: the projector shows the code, two phones join and answer agains
   const counts = await projector.locator('.live-bar progress').evaluateAll((ps) => ps.map((p) => Number(p.getAttribute('value'))));
   assert.equal(counts.reduce((a, b) => a + b, 0), 2);
   await checkA11y(projector, 'the live projector page with a distribution');
+  await assertNoJunkText(projector, 'the distribution on the projector, with no leaderboard');
   for (const page of pages) {
     await page.locator('h2', { hasText: 'How the class answered' }).waitFor();
     await page.locator('.verdict').waitFor(); // the practice quiz's feedback is immediate
     await checkA11y(page, 'the distribution on a phone');
+    await assertNoJunkText(page, 'the distribution on a phone');
   }
   await shot(projector, 'live-projector');
   await shot(pages[0], 'live-phone');

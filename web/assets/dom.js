@@ -23,6 +23,13 @@ export function h(tag, attrs, ...children) {
   return build(document.createElement(tag), attrs, children);
 }
 
+/// Replaces `el`'s children as `h` builds them: null, undefined and false are skipped and arrays
+/// flattened (native `replaceChildren` would write a null as the text "null").
+export function setChildren(el, ...children) {
+  el.replaceChildren();
+  return build(el, null, children);
+}
+
 /// An SVG element (attributes, never a style attribute: the CSP allows no inline style).
 export function s(tag, attrs, ...children) {
   return build(document.createElementNS(SVG_NS, tag), attrs, children);

@@ -5,7 +5,7 @@
 // the API, display names included, goes in as text (dom.js builds text nodes, never markup).
 
 import { api, ApiError, fill, stream } from './api.js';
-import { h, loc, focus, announce } from './dom.js';
+import { h, loc, setChildren, focus, announce } from './dom.js';
 import { t, num } from './i18n.js';
 import { questionImages } from './learner.js';
 
@@ -135,7 +135,7 @@ function phone(view, ctx, joined) {
         shown = data.question;
         stopTimer();
         images.release();
-        stage.replaceChildren(question(ctx, joined, data, status, (stop) => (stopTimer = stop), images));
+        setChildren(stage, question(ctx, joined, data, status, (stop) => (stopTimer = stop), images));
         status.textContent = t('live_question_n', { n: data.index + 1, m: data.question_count });
       } else if (name === 'closed') {
         stopTimer();
@@ -145,7 +145,7 @@ function phone(view, ctx, joined) {
         const rows = data.options.map((o) => ({ label: labels.get(o.id) ?? '?', text: labels.get(o.id) ?? '?', answers: o.answers, correct: right.has(o.id) }));
         const verdict = data.result ? h('p', { class: ['verdict', data.result.correct ? 'right' : 'wrong'] }, data.result.correct ? t('correct') : t('incorrect')) : null;
         const explanation = data.result ? h('p', {}, `${t('explanation')}: `, loc('span', data.result.explanation)) : null;
-        stage.replaceChildren(
+        setChildren(stage, 
           h('h2', {}, t('live_distribution')),
           data.answered ? null : h('p', {}, t('live_not_answered')),
           verdict,
@@ -158,11 +158,11 @@ function phone(view, ctx, joined) {
       } else if (name === 'ended') {
         stopTimer();
         images.release();
-        stage.replaceChildren(h('p', {}, h('a', { href: `#/attempt/${joined.attempt_id}` }, t('live_see_result'))));
+        setChildren(stage, h('p', {}, h('a', { href: `#/attempt/${joined.attempt_id}` }, t('live_see_result'))));
         status.textContent = t('live_ended');
       }
     },
-    (err) => stage.replaceChildren(h('p', { role: 'alert' }, ctx.errorText(err))),
+    (err) => setChildren(stage, h('p', { role: 'alert' }, ctx.errorText(err))),
   );
 }
 
@@ -323,7 +323,7 @@ function projector(view, ctx, assignment, session) {
       } else if (name === 'question') {
         stopTimer = countdown(ctx, timer, Math.max(0, (Date.parse(data.closes_at) - Date.now()) / 1000));
         images.release();
-        stage.replaceChildren(
+        setChildren(stage, 
           h('p', { class: 'question-count' }, t('live_question_n', { n: data.index + 1, m: data.question_count })),
           h('h2', { lang: data.lang, class: 'live-prompt' }, data.prompt),
           images.render(data.image),
@@ -337,7 +337,7 @@ function projector(view, ctx, assignment, session) {
         images.release();
         const reveal = assignment.policy.feedback === 'immediate';
         const rows = data.options.map((o) => ({ label: o.text, text: o.text, answers: o.answers, correct: reveal && o.correct }));
-        stage.replaceChildren(
+        setChildren(stage, 
           h('h2', {}, t('live_distribution')),
           rows.length ? bars(rows, data.total) : h('p', {}, t('live_right_wrong', { r: data.correct, w: data.wrong })),
           h('p', { class: 'meta' }, t('live_answers_n', { n: data.total })),
@@ -350,7 +350,7 @@ function projector(view, ctx, assignment, session) {
         images.release();
         timer.textContent = '';
         controls.replaceChildren(h('a', { href: `#/teach/assignment/${assignment.id}`, class: 'button' }, t('analytics')));
-        stage.replaceChildren(h('p', { role: 'status' }, t('live_ended')));
+        setChildren(stage, h('p', { role: 'status' }, t('live_ended')));
       }
     },
     (err) => error.replaceChildren(ctx.errorText(err)),
