@@ -50,7 +50,7 @@ pub struct Mail {
 
 impl Mail {
     /// A message to `to` carrying a link to `path` on quizd, made from `public_url`
-    /// ([`public_url`]); `text` writes the body around the link.
+    /// ([`crate::state::AppState::public_url`]); `text` writes the body around the link.
     pub fn with_link(
         public_url: Option<&str>,
         to: &str,
@@ -70,11 +70,6 @@ impl Mail {
             mailable,
         }
     }
-}
-
-/// quizd's public origin for the links in mail (`--public-url`), if one is configured.
-pub fn public_url(state: &crate::state::AppState) -> Option<&str> {
-    state.lti.public_url.as_deref()
 }
 
 /// Where mail goes: an SMTP server, or the log.

@@ -112,6 +112,12 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// quizd's public origin (`--public-url`), if one is configured: the links in mail are
+    /// made from it, never from a request.
+    pub fn public_url(&self) -> Option<&str> {
+        self.lti.public_url.as_deref()
+    }
+
     /// The state with default settings; analytics read `pool`.
     pub fn new(pool: PgPool, signing_secret: &[u8]) -> Self {
         Self::with_settings(

@@ -147,7 +147,7 @@ pub async fn verification_mail(
     let expires_at = now + Duration::hours(VERIFICATION_TTL_HOURS);
     store::insert_verification(db, &token_hash(&token), user, email, now, expires_at).await?;
     let mail = Mail::with_link(
-        crate::mail::public_url(state),
+        state.public_url(),
         email,
         "Confirm your email address for quizd",
         &format!("/v1/email-verifications/{token}"),
@@ -186,7 +186,7 @@ pub fn invitation_mail(
         CourseRole::Instructor => "an instructor",
     };
     Mail::with_link(
-        crate::mail::public_url(state),
+        state.public_url(),
         &inv.email,
         invitation_subject(locale),
         "/",

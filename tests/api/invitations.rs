@@ -971,6 +971,25 @@ async fn register_with_forged_host(app: &TestApp, email: &str) {
     expect_status(res, 201).await;
 }
 
+/// A teacher's course, and `invitee` invited to it by a request that names `evil.example` as
+/// its host.
+async fn invite_with_forged_host(app: &TestApp, name: &str, invitee: &str) {
+    let teacher = app.person(&address("teacher"), "instructor").await;
+    let id = course(app, &teacher, name).await;
+    let res = teacher
+        .request(
+            reqwest::Method::POST,
+            &format!("/v1/courses/{id}/enrollments"),
+        )
+        .header("host", "evil.example")
+        .header("x-forwarded-host", "evil.example")
+        .json(&json!({ "email": invitee }))
+        .send()
+        .await
+        .unwrap();
+    expect_status(res, 202).await;
+}
+
 #[tokio::test]
 async fn mail_links_come_from_the_public_url_and_never_from_a_forged_host() {
     // With --public-url, the link is on it whatever the request says.
@@ -984,21 +1003,8 @@ async fn mail_links_come_from_the_public_url_and_never_from_a_forged_host() {
         link.starts_with(&format!("{}/v1/email-verifications/", app.base)),
         "{link}"
     );
-    let teacher = app.person(&address("teacher"), "instructor").await;
-    let id = course(&app, &teacher, "Forged").await;
     let invitee = address("invitee");
-    let res = teacher
-        .request(
-            reqwest::Method::POST,
-            &format!("/v1/courses/{id}/enrollments"),
-        )
-        .header("host", "evil.example")
-        .header("x-forwarded-host", "evil.example")
-        .json(&json!({ "email": invitee }))
-        .send()
-        .await
-        .unwrap();
-    expect_status(res, 202).await;
+    invite_with_forged_host(&app, "Forged", &invitee).await;
     let mail = mailbox().message_to(&invitee.to_lowercase()).await;
     assert!(!mail.to_string().contains("evil.example"), "{mail}");
     assert!(mail["text"].as_str().unwrap().contains(&app.base), "{mail}");
@@ -1007,20 +1013,8 @@ async fn mail_links_come_from_the_public_url_and_never_from_a_forged_host() {
     let bare = spawn_with_mail_and_no_public_url().await;
     let victim = address("victim");
     register_with_forged_host(&bare, &victim).await;
-    let teacher = bare.person(&address("teacher"), "instructor").await;
-    let id = course(&bare, &teacher, "No public URL").await;
     let invitee = address("invitee");
-    let res = teacher
-        .request(
-            reqwest::Method::POST,
-            &format!("/v1/courses/{id}/enrollments"),
-        )
-        .header("host", "evil.example")
-        .json(&json!({ "email": invitee }))
-        .send()
-        .await
-        .unwrap();
-    expect_status(res, 202).await;
+    invite_with_forged_host(&bare, "No public URL", &invitee).await;
     mailbox()
         .nothing_to(&victim.to_lowercase(), Duration::from_secs(2))
         .await;
